@@ -1,0 +1,5 @@
+import sys
+
+from .agent_main import main
+
+sys.exit(main())

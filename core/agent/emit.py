@@ -1,0 +1,110 @@
+"""Schema-v1 event emission on the probe host: stdlib only (this file is shipped to remote hosts).
+
+The Emitter owns the clock. ``t`` is seconds since the probe process started; every timed event's
+``dt`` is the wall time since the previous timed event ended, so the ``dt`` of a complete log add
+up to its end time: stalls, callbacks and epoch boundaries all land in some ``dt``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from typing import IO, Any
+
+
+def process_start_monotonic() -> float:
+    """The monotonic time at which this process started (Linux), else now.
+
+    Interpreter start-up and imports belong to T_init, so the clock starts with the process,
+    not with the agent's first line of code.
+    """
+    now = time.monotonic()
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        start_ticks = int(fields[19])  # field 22 of stat; 2 fields consumed before ')' split
+        with open("/proc/uptime", "rb") as fh:
+            uptime = float(fh.read().split()[0])
+        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+        if 0 <= age < 3600:
+            return now - age
+    except (OSError, ValueError, IndexError):
+        pass
+    return now
+
+
+class Emitter:
+    """Writes one flushed JSON line per event to stdout and, optionally, to a file."""
+
+    def __init__(
+        self,
+        out: IO[str] | None = None,
+        path: str | None = None,
+        t0: float | None = None,
+    ) -> None:
+        self.t0 = process_start_monotonic() if t0 is None else t0
+        self._last_timed = self.t0
+        self._outs: list[IO[str]] = [out if out is not None else sys.stdout]
+        self._file: IO[str] | None = None
+        if path:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            self._file = open(path, "a", encoding="utf-8")
+            self._outs.append(self._file)
+        self._lock = threading.Lock()  # the sampler thread emits too
+        self.ended = False
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    def emit(self, ev: str, **fields: Any) -> dict[str, Any]:
+        with self._lock:
+            return self._write({"ev": ev, "t": round(self.now(), 6), **fields})
+
+    def timed(self, ev: str, **fields: Any) -> dict[str, Any]:
+        """Emit a timed event whose dt runs from the end of the previous timed event to now."""
+        with self._lock:
+            now = time.monotonic()
+            dt = now - self._last_timed
+            self._last_timed = now
+            return self._write(
+                {"ev": ev, "t": round(now - self.t0, 6), "dt": round(dt, 6), **fields}
+            )
+
+    def _write(self, obj: dict[str, Any]) -> dict[str, Any]:
+        line = json.dumps(obj, separators=(",", ":")) + "\n"
+        for out in self._outs:
+            try:
+                out.write(line)
+                out.flush()
+            except (OSError, ValueError):
+                pass  # a closed stdout (our reader went away) must not kill the training
+        return obj
+
+    def start(self, probe: str, **fields: Any) -> None:
+        fields.setdefault("host", socket.gethostname())
+        fields.setdefault(
+            "time", _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        )
+        self.emit("start", v=1, probe=probe, **fields)
+
+    def end(self, status: str, reason: str = "") -> None:
+        if self.ended:
+            return
+        self.ended = True
+        fields: dict[str, Any] = {"status": status}
+        if reason:
+            fields["reason"] = reason[:2000]
+        self.timed("end", **fields)
+
+    def log(self, level: str, msg: str) -> None:
+        self.emit("log", level=level, msg=msg)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

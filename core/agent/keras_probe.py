@@ -1,0 +1,288 @@
+"""Keras timing: ProbeCallback for explicit use, and a hook that injects it into every Model.fit.
+
+Only imported when Keras is used; Keras itself is imported lazily (the agent runs on hosts with
+PyTorch only, too).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+from .session import ProbeSession, ProbeStop
+
+
+def _keras() -> Any:
+    import keras
+
+    return keras
+
+
+def _length(x: Any) -> int | None:
+    if x is None:
+        return None
+    if isinstance(x, dict):
+        x = next(iter(x.values()), None)
+    if isinstance(x, (list, tuple)) and x and hasattr(x[0], "shape"):
+        x = x[0]
+    shape = getattr(x, "shape", None)
+    if shape is not None and len(shape) > 0 and shape[0] is not None:
+        return int(shape[0])
+    try:
+        card = int(x.cardinality())  # tf.data.Dataset
+        return card if card >= 0 else None
+    except Exception:  # noqa: BLE001 - anything without a usable cardinality
+        pass
+    try:
+        return len(x)
+    except TypeError:
+        return None
+
+
+def _is_batched_source(x: Any) -> bool:
+    """tf.data datasets, generators and PyDatasets yield batches; arrays do not."""
+    return not hasattr(x, "shape") and not isinstance(x, (list, tuple, dict))
+
+
+def _make_callback_class() -> type:
+    keras = _keras()
+
+    class ProbeCallback(keras.callbacks.Callback):  # type: ignore[misc, name-defined]
+        """Add to ``callbacks=[...]`` to emit schema-v1 timing events for this fit.
+
+        In explicit use the stop policy ends training through ``model.stop_training``; the hook
+        (zero-code mode) raises ProbeStop instead, so the validation can be timed on a bounded
+        number of batches rather than the whole validation set.
+        """
+
+        def __init__(self, session: ProbeSession | None = None, raise_on_stop: bool = False,
+                     fit_info: dict[str, Any] | None = None) -> None:
+            super().__init__()
+            if session is None:
+                from .agent_main import session_from_env
+
+                session = session_from_env()
+            self.session = session
+            self.raise_on_stop = raise_on_stop
+            self.fit_info = fit_info or {}
+            self._epoch = 0
+            self._test_batches = 0
+            self._in_fit = False
+
+        def on_train_begin(self, logs: Any = None) -> None:
+            self._in_fit = True
+            p = self.params or {}
+            self.session.begin(
+                steps_per_epoch=int(p.get("steps") or self.fit_info.get("steps_per_epoch") or 0),
+                val_steps=int(self.fit_info.get("val_steps") or 0),
+                epochs=p.get("epochs") or self.fit_info.get("epochs"),
+                batch_size=self.fit_info.get("batch_size"),
+                framework=f"keras {keras.__version__}",
+            )
+
+        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+            self._epoch = epoch
+
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            if self.session.ended:
+                return
+            if self.session.step(self._epoch, batch):
+                if self.raise_on_stop:
+                    raise ProbeStop(self.session.policy.reason)
+                self.model.stop_training = True
+
+        def on_test_begin(self, logs: Any = None) -> None:
+            self._test_batches = 0
+
+        def on_test_batch_end(self, batch: int, logs: Any = None) -> None:
+            self._test_batches += 1
+
+        def on_test_end(self, logs: Any = None) -> None:
+            if self._in_fit and not self.session.ended:
+                self.session.val(self._epoch, self._test_batches, logs)
+
+        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            if not self.session.ended:
+                self.session.epoch_end(epoch, logs)
+
+        def on_train_end(self, logs: Any = None) -> None:
+            self._in_fit = False
+            if self.raise_on_stop or self.session.ended:
+                return  # the hook decides how the run ends
+            planned = self.params.get("epochs") if self.params else None
+            if self.session.stop_requested:
+                self.session.finish("probe-done", self.session.policy.reason)
+            elif planned is None or self.session.epochs_done >= int(planned):
+                self.session.finish("complete")
+
+    return ProbeCallback
+
+
+_CALLBACK_CLASS: type | None = None
+
+
+def ProbeCallback(*args: Any, **kwargs: Any) -> Any:  # noqa: N802 - reads like the class it makes
+    """The Keras callback (built on first use so importing the agent does not import Keras)."""
+    global _CALLBACK_CLASS
+    if _CALLBACK_CLASS is None:
+        _CALLBACK_CLASS = _make_callback_class()
+    return _CALLBACK_CLASS(*args, **kwargs)
+
+
+_FIT_POSITIONAL = ("x", "y", "batch_size", "epochs")
+
+
+def fit_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """What a probe needs from a Model.fit call: batch size, epochs, steps and validation."""
+    named = dict(zip(_FIT_POSITIONAL, args))
+    named.update(kwargs)
+    x = named.get("x")
+    batch_size = named.get("batch_size")
+    batched = _is_batched_source(x)
+    if batch_size is None and not batched:
+        batch_size = 32  # Keras' default for arrays
+    epochs = int(named.get("epochs", 1))
+    steps = named.get("steps_per_epoch")
+    val_data = named.get("validation_data")
+    val_split = float(named.get("validation_split") or 0.0)
+    n = _length(x)
+    val_x = val_y = None
+    if val_data is not None:
+        if isinstance(val_data, tuple):
+            val_x = val_data[0]
+            val_y = val_data[1] if len(val_data) > 1 else None
+        else:
+            val_x = val_data
+    val_steps = named.get("validation_steps")
+    if val_steps is None and val_data is not None:
+        vn = _length(val_x)
+        if vn is not None:
+            vb = named.get("validation_batch_size") or batch_size
+            val_steps = vn if _is_batched_source(val_x) else math.ceil(vn / (vb or 32))
+    if val_split and n and not batched:
+        n_val = int(n * val_split)
+        val_steps = val_steps or math.ceil(n_val / batch_size)
+        n = n - n_val
+    if steps is None and n is not None and not batched and batch_size:
+        steps = math.ceil(n / batch_size)
+    elif steps is None and batched:
+        steps = n
+    return {
+        "batch_size": batch_size, "epochs": epochs, "steps_per_epoch": steps,
+        "val_steps": val_steps, "val_x": val_x, "val_y": val_y, "val_split": val_split,
+        "x": x, "y": named.get("y"),
+    }
+
+
+def _validation_source(info: dict[str, Any]) -> tuple[Any, Any]:
+    if info["val_x"] is not None:
+        return info["val_x"], info["val_y"]
+    if info["val_split"] and info["x"] is not None and hasattr(info["x"], "shape"):
+        n = info["x"].shape[0]
+        cut = n - int(n * info["val_split"])
+        y = info["y"]
+        return info["x"][cut:], (y[cut:] if y is not None else None)
+    return None, None
+
+
+def time_validation(model: Any, session: ProbeSession, info: dict[str, Any],
+                    max_batches: int, passes: int = 2) -> None:
+    """Two bounded validation passes, emitted as partial `val` events (first and steady)."""
+    vx, vy = _validation_source(info)
+    if vx is None or max_batches <= 0:
+        return
+    steps = min(max_batches, int(info["val_steps"] or max_batches))
+    kwargs: dict[str, Any] = {"verbose": 0, "steps": steps, "return_dict": True}
+    if not _is_batched_source(vx):
+        kwargs["batch_size"] = info["batch_size"]
+        vx = vx[: steps * info["batch_size"]]
+        vy = vy[: steps * info["batch_size"]] if vy is not None else None
+    epoch = session.epoch or 0
+    for _ in range(passes):
+        metrics = model.evaluate(vx, vy, **kwargs) if vy is not None else model.evaluate(vx, **kwargs)
+        session.val(epoch, steps, metrics if isinstance(metrics, dict) else {})
+
+
+class KerasHook:
+    """Wraps keras.Model.fit so an unchanged training script is probed.
+
+    Probe mode: when the stop policy fires, ProbeStop leaves fit cleanly; the hook then times a
+    bounded validation, writes ``end: probe-done`` and exits the process so the rest of the user's
+    script (saving a half-trained model over a real checkpoint, say) never runs.
+    """
+
+    def __init__(self, session: ProbeSession, val_batches: int = 5) -> None:
+        self.session = session
+        self.val_batches = val_batches
+        self.installed = False
+
+    def install(self) -> None:
+        if self.installed:
+            return
+        keras = _keras()
+        original = keras.Model.fit
+        hook = self
+
+        def fit(model: Any, *args: Any, **kwargs: Any) -> Any:
+            if hook.session.ended:
+                return original(model, *args, **kwargs)
+            info = fit_arguments(args, kwargs)
+            callback = ProbeCallback(hook.session, raise_on_stop=not hook.session.policy.full,
+                                     fit_info=info)
+            callbacks = list(kwargs.pop("callbacks", None) or [])
+            kwargs["callbacks"] = [*callbacks, callback]
+            try:
+                history = original(model, *args, **kwargs)
+            except ProbeStop as stop:
+                try:
+                    time_validation(model, hook.session, info, hook.val_batches)
+                finally:
+                    hook.session.finish("probe-done", str(stop))
+                raise SystemExit(0) from None
+            if hook.session.policy.full and not hook.session.ended:
+                hook.session.finish("complete")
+            return history
+
+        fit.__wrapped__ = original  # type: ignore[attr-defined]
+        keras.Model.fit = fit
+        self.installed = True
+
+
+def install_import_hook(hook: KerasHook) -> None:
+    """Patch Model.fit as soon as the user's script imports keras (or tensorflow)."""
+    if "keras" in sys.modules:
+        hook.install()
+        return
+    import importlib.abc
+    import importlib.util
+
+    class _Finder(importlib.abc.MetaPathFinder):
+        # Frameworks probe for keras with find_spec() before importing it, so this finder stays
+        # in place until the module really executes, and patches each spec it hands out.
+        busy = False
+
+        def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+            if name != "keras" or self.busy:
+                return None
+            self.busy = True
+            try:
+                spec = importlib.util.find_spec(name)
+            finally:
+                self.busy = False
+            if spec is None or spec.loader is None:
+                return spec
+            loader = spec.loader
+            exec_module = loader.exec_module
+            finder = self
+
+            def exec_and_patch(module: Any) -> None:
+                exec_module(module)
+                if finder in sys.meta_path:
+                    sys.meta_path.remove(finder)
+                hook.install()
+
+            loader.exec_module = exec_and_patch  # type: ignore[method-assign]
+            return spec
+
+    sys.meta_path.insert(0, _Finder())

@@ -1,0 +1,59 @@
+"""When a probe has seen enough: fixed step count, time budget, or a tight confidence interval."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from .steady import DEFAULT_STATISTIC, StepSeries
+
+
+@dataclass
+class StopPolicy:
+    """Counts steady steps (every step except the very first) and says when to stop.
+
+    ``full`` never stops early. Otherwise the first of: ``max_steps`` steps in all, ``max_seconds``
+    since training began, or - with ``target_ci`` - the 95 % interval of the steady step time within
+    ``target_ci`` (relative half-width) once ``min_steps`` steps were seen.
+    """
+
+    max_steps: int | None = 30
+    max_seconds: float | None = None
+    target_ci: float | None = None
+    min_steps: int = 10
+    full: bool = False
+    statistic: str = DEFAULT_STATISTIC
+    series: StepSeries = field(default_factory=StepSeries)
+    steps: int = 0
+    began: float | None = None
+    reason: str = ""
+
+    def begin(self) -> None:
+        if self.began is None:
+            self.began = time.monotonic()
+
+    def observe(self, dt: float, steady: bool) -> None:
+        self.steps += 1
+        if steady:
+            self.series.add(dt)
+
+    def should_stop(self) -> bool:
+        if self.full:
+            return False
+        if self.max_steps is not None and self.steps >= self.max_steps:
+            self.reason = f"max-steps {self.max_steps}"
+            return True
+        if (
+            self.max_seconds is not None
+            and self.began is not None
+            and time.monotonic() - self.began >= self.max_seconds
+        ):
+            self.reason = f"max-seconds {self.max_seconds:g}"
+            return True
+        if self.target_ci is not None and self.steps >= self.min_steps:
+            width = self.series.relative_half_width(self.statistic)
+            if math.isfinite(width) and width <= self.target_ci:
+                self.reason = f"ci {width:.2%} <= {self.target_ci:.2%} after {self.steps} steps"
+                return True
+        return False

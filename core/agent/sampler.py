@@ -1,0 +1,147 @@
+"""Hardware sampler: GPU (nvidia-smi), CPU, RSS and swap, about once a second. Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from typing import Any
+
+from .emit import Emitter
+
+NVIDIA_QUERY = "utilization.gpu,memory.used,memory.total,name"
+
+
+def read_nvidia_smi(binary: str = "nvidia-smi") -> list[dict[str, Any]] | None:
+    """One row per GPU: util %, memory used/total MiB, name. None when it cannot be read."""
+    try:
+        out = subprocess.run(
+            [binary, f"--query-gpu={NVIDIA_QUERY}", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return parse_nvidia_smi(out)
+
+
+def parse_nvidia_smi(text: str) -> list[dict[str, Any]]:
+    rows = []
+    for line in text.strip().splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) < 3:
+            continue
+
+        def num(s: str) -> float | None:
+            try:
+                return float(s)
+            except ValueError:  # "[N/A]" on some boards
+                return None
+
+        rows.append({"util": num(parts[0]), "mem_used": num(parts[1]),
+                     "mem_total": num(parts[2]), "name": parts[3] if len(parts) > 3 else ""})
+    return rows
+
+
+def _cpu_times() -> tuple[int, int] | None:
+    try:
+        with open("/proc/stat") as fh:
+            parts = fh.readline().split()[1:]
+        values = [int(p) for p in parts]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)
+        return sum(values), idle
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _status_kb(path: str, key: str) -> float | None:
+    try:
+        with open(path) as fh:
+            for line in fh:
+                if line.startswith(key):
+                    return float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def read_swap_used_mb() -> float | None:
+    total = _status_kb("/proc/meminfo", "SwapTotal:")
+    free = _status_kb("/proc/meminfo", "SwapFree:")
+    if total is None or free is None:
+        return None
+    return round((total - free) / 1024, 1)
+
+
+class HardwareSampler(threading.Thread):
+    """Emits ``sample`` events until stopped. Missing sources are skipped, each noted once."""
+
+    def __init__(self, emitter: Emitter, interval: float = 1.0, nvidia_smi: str | None = None):
+        super().__init__(name="probecast-sampler", daemon=True)
+        self.emitter = emitter
+        self.interval = interval
+        self._stop_event = threading.Event()
+        self.nvidia_smi = nvidia_smi or shutil.which("nvidia-smi")
+        self._noted: set[str] = set()
+        self._last_cpu = _cpu_times()
+
+    def _note_once(self, key: str, msg: str) -> None:
+        if key not in self._noted:
+            self._noted.add(key)
+            self.emitter.log("info", msg)
+
+    def sample(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
+        if self.nvidia_smi:
+            rows = read_nvidia_smi(self.nvidia_smi)
+            if rows is None:
+                self._note_once("gpu", "sampler: nvidia-smi did not answer; no GPU samples")
+            else:
+                fields["gpu_util"] = [r["util"] for r in rows]
+                fields["gpu_mem_mb"] = [r["mem_used"] for r in rows]
+                fields["gpu_mem_total_mb"] = [r["mem_total"] for r in rows]
+        else:
+            self._note_once("gpu", "sampler: no nvidia-smi on this host; no GPU samples")
+        cpu = _cpu_times()
+        if cpu and self._last_cpu:
+            total = cpu[0] - self._last_cpu[0]
+            idle = cpu[1] - self._last_cpu[1]
+            if total > 0:
+                fields["cpu_util"] = round(100.0 * (total - idle) / total, 1)
+        elif cpu is None:
+            self._note_once("cpu", "sampler: /proc/stat unreadable; no CPU samples")
+        self._last_cpu = cpu
+        rss = _status_kb(f"/proc/{os.getpid()}/status", "VmRSS:")
+        if rss is not None:
+            fields["rss_mb"] = round(rss / 1024, 1)
+        swap = read_swap_used_mb()
+        if swap is not None:
+            fields["swap_mb"] = swap
+        return fields
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self.interval):
+            fields = self.sample()
+            if fields and not self.emitter.ended:
+                self.emitter.emit("sample", **fields)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+
+
+def describe_devices() -> list[dict[str, Any]]:
+    """The `start.devices` list: GPUs from nvidia-smi, else the CPU."""
+    rows = read_nvidia_smi() if shutil.which("nvidia-smi") else None
+    if rows:
+        return [{"kind": "gpu", "name": r["name"], "memory_mb": r["mem_total"]} for r in rows]
+    name = "cpu"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return [{"kind": "cpu", "name": f"{name} ({cores} cores usable)"}]

@@ -1,0 +1,139 @@
+"""Steady-state step-time statistics with confidence intervals. Stdlib only.
+
+Shared by the probe agent (adaptive stopping on the host) and core.stats (estimates on the
+client), so both sides agree on what "steady state" and "within 2 %" mean.
+
+Why a trimmed mean by default: the estimate multiplies the steady step time by thousands of
+steps, so what matters is the *mean* cost of a step over an epoch, and occasional slow steps
+(GC, a prefetch hiccup) do belong in that mean. A plain mean over a 20-step probe is at the mercy
+of one such step, and the median systematically drops them. The 10 %-trimmed mean keeps most of
+their weight while one outlier cannot move it far; benchmarks/RESULTS.md has the comparison.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Sequence
+
+Z95 = 1.959963984540054
+STATISTICS = ("trimmed", "mean", "median", "second")
+DEFAULT_STATISTIC = "trimmed"
+TRIM = 0.1
+
+
+def t_quantile_975(dof: float) -> float:
+    """Two-sided 95 % Student-t critical value (Cornish-Fisher expansion; <0.3 % off at dof >= 3)."""
+    if dof <= 0:
+        return math.inf
+    if dof < 3:
+        return {1: 12.706, 2: 4.303}.get(int(dof), 4.303)
+    z = Z95
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    return z + g1 / dof + g2 / dof**2 + g3 / dof**3
+
+
+class StepSeries:
+    """Steady-state step times, appended in O(1); statistics computed on demand and cached."""
+
+    __slots__ = ("values", "n", "_sum", "_sumsq", "_sorted", "_cache")
+
+    def __init__(self) -> None:
+        self.values = array("d")
+        self.n = 0
+        self._sum = 0.0
+        self._sumsq = 0.0
+        self._sorted: list[float] | None = None
+        self._cache: dict[str, tuple[float, float, float]] = {}
+
+    def add(self, dt: float) -> None:
+        self.values.append(dt)
+        self.n += 1
+        self._sum += dt
+        self._sumsq += dt * dt
+        if self._cache:
+            self._cache.clear()
+        self._sorted = None
+
+    def _sorted_values(self) -> list[float]:
+        if self._sorted is None:
+            self._sorted = sorted(self.values)
+        return self._sorted
+
+    def mean(self) -> float:
+        return self._sum / self.n if self.n else math.nan
+
+    def interval(self, statistic: str = DEFAULT_STATISTIC) -> tuple[float, float, float]:
+        """(estimate, low, high) of the steady step time, 95 % confidence."""
+        cached = self._cache.get(statistic)
+        if cached is not None:
+            return cached
+        result = _interval(self, statistic)
+        self._cache[statistic] = result
+        return result
+
+    def relative_half_width(self, statistic: str = DEFAULT_STATISTIC) -> float:
+        est, low, high = self.interval(statistic)
+        if not est or math.isnan(est) or math.isinf(high):
+            return math.inf
+        return (high - low) / 2 / est
+
+
+def _interval(series: StepSeries, statistic: str) -> tuple[float, float, float]:
+    n = series.n
+    if n == 0:
+        return (math.nan, math.nan, math.nan)
+    if statistic == "second":
+        v = series.values[0]
+        return (v, v, v) if n == 1 else (v, min(series.values), max(series.values))
+    if n == 1:
+        v = series.values[0]
+        return (v, 0.0, math.inf)
+    if statistic == "mean":
+        mean = series.mean()
+        var = max(0.0, (series._sumsq - n * mean * mean) / (n - 1))
+        half = t_quantile_975(n - 1) * math.sqrt(var / n)
+        return (mean, max(0.0, mean - half), mean + half)
+    xs = series._sorted_values()
+    if statistic == "median":
+        return median_interval(xs)
+    if statistic == "trimmed":
+        return trimmed_interval(xs, TRIM)
+    raise ValueError(f"unknown statistic {statistic!r}; one of {', '.join(STATISTICS)}")
+
+
+def median(xs: Sequence[float]) -> float:
+    n = len(xs)
+    mid = n // 2
+    return xs[mid] if n % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def median_interval(xs: Sequence[float]) -> tuple[float, float, float]:
+    """Median of sorted xs with a distribution-free 95 % interval from order statistics."""
+    n = len(xs)
+    half = Z95 * math.sqrt(n) / 2
+    lo = max(0, int(math.floor(n / 2 - half)))
+    hi = min(n - 1, int(math.ceil(n / 2 + half)) - 1)
+    if n < 6:  # too few points for an order-statistic interval
+        return (median(xs), xs[0], xs[-1])
+    return (median(xs), xs[lo], xs[hi])
+
+
+def trimmed_interval(xs: Sequence[float], prop: float) -> tuple[float, float, float]:
+    """Trimmed mean of sorted xs with the Tukey-McLaughlin (winsorised variance) interval."""
+    n = len(xs)
+    g = int(math.floor(prop * n))
+    kept = xs[g : n - g]
+    h = len(kept)
+    est = sum(kept) / h
+    if h < 2:
+        return (est, xs[0], xs[-1])
+    lo_v, hi_v = xs[g], xs[n - g - 1]
+    wins = [lo_v] * g + list(kept) + [hi_v] * g
+    wmean = sum(wins) / n
+    wvar = sum((w - wmean) ** 2 for w in wins) / (n - 1)
+    se = math.sqrt(wvar) / ((1 - 2 * g / n) * math.sqrt(n))
+    half = t_quantile_975(h - 1) * se
+    return (est, max(0.0, est - half), est + half)

@@ -1,0 +1,330 @@
+"""The `probecast` command line.
+
+    probecast                       the app (TUI) on its embedded default
+    probecast estimate LOG...       runtime/cost estimate per probe log
+    probecast rank LOG_OR_DIR...    ranking of (instance, batch size) by time or cost
+    probecast probe --local ...     run a probe on this machine and save its log
+    probecast replay LOG_OR_DIR...  replay saved logs in the app
+    probecast prices                the price catalog
+
+Headless commands never import the TUI. Errors name the file and what to do; the exit status is
+non-zero only when nothing could be estimated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from typing import Any, TextIO
+
+from .agent.steady import DEFAULT_STATISTIC, STATISTICS
+from .estimate import DEFAULT_HORIZONS, EQUATIONS, NoEstimate, parse_horizons
+from .logstore import ProbeRecord, discover_logs, load_probe
+from .pricing import BILLING_RULES, Catalog
+from .ranking import Pricing, choose_epochs, estimate_row, rank, ranking_records
+
+
+class CliError(Exception):
+    """A problem with the command line itself (exit status 2)."""
+
+
+def fmt_duration(seconds: float | None) -> str:
+    if seconds is None or isinstance(seconds, float) and math.isnan(seconds):
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    if seconds < 3600:
+        m, s = divmod(seconds, 60)
+        return f"{int(m)}m{int(s):02d}s"
+    h, rem = divmod(seconds, 3600)
+    return f"{int(h)}h{int(rem // 60):02d}m"
+
+
+def fmt_cost(usd: float | None) -> str:
+    if usd is None or isinstance(usd, float) and math.isnan(usd):
+        return "-"
+    if usd < 0.01:
+        return f"${usd:.4f}"
+    if usd < 100:
+        return f"${usd:.2f}"
+    return f"${usd:,.0f}"
+
+
+def _warn(msg: str) -> None:
+    print(f"probecast: {msg}", file=sys.stderr)
+
+
+def _parse_prices(items: list[str] | None) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise CliError(f"--price wants INSTANCE=USD_PER_HOUR, got {item!r}") from None
+    return out
+
+
+def _load_records(paths: list[str]) -> list[ProbeRecord]:
+    files, errors = discover_logs(paths)
+    for e in errors:
+        _warn(e)
+    records = []
+    for f in files:
+        try:
+            rec = load_probe(f)
+        except OSError as exc:
+            _warn(f"{f}: cannot read ({exc.strerror or exc})")
+            continue
+        if rec.report.malformed:
+            _warn(f"{f}: {len(rec.report.malformed)} malformed line(s) skipped - "
+                  f"{rec.report.describe_malformed()}")
+        records.append(rec)
+    return records
+
+
+def _why_no_estimate(rec: ProbeRecord, exc: NoEstimate) -> str:
+    if rec.report.events == 0:
+        return f"{rec.path}: empty log (no events) - was the probe started? Re-run it"
+    if rec.state.steps == 0:
+        status = rec.state.end.status if rec.state.end else "truncated"
+        reason = f": {rec.state.end.reason}" if rec.state.end and rec.state.end.reason else ""
+        return (f"{rec.path}: no training steps ({status}{reason}) - "
+                "check the probe's command and re-run it")
+    return f"{rec.path}: cannot estimate - {exc}"
+
+
+def _rows_for(records: list[ProbeRecord], pricing: Pricing, epochs: float | None,
+              ns: argparse.Namespace) -> list[tuple[ProbeRecord, dict[str, Any]]]:
+    out = []
+    for rec in records:
+        n_ep, source = choose_epochs(rec.state, epochs)
+        try:
+            row = estimate_row(rec.state, pricing, n_ep, use_validation=not ns.no_validation,
+                               equation=ns.equation, statistic=ns.statistic)
+        except NoEstimate as exc:
+            _warn(_why_no_estimate(rec, exc))
+            continue
+        row["epochs_source"] = source
+        row["path"] = str(rec.path)
+        row["truncated"] = rec.report.truncated
+        row["malformed_lines"] = len(rec.report.malformed)
+        if row["cost_usd"] is None:
+            _warn(f"{rec.path}: no price for instance {row['instance'] or '(none)'!r} - "
+                  "add it with --price INSTANCE=USD_PER_HOUR (or price_per_hour in the config)")
+        out.append((rec, row))
+    return out
+
+
+def _pricing(ns: argparse.Namespace) -> Pricing:
+    return Pricing(Catalog.embedded(), _parse_prices(ns.price), ns.billing)
+
+
+# ---- estimate -------------------------------------------------------------------------------
+
+
+def cmd_estimate(ns: argparse.Namespace, out: TextIO) -> int:
+    horizons = parse_horizons(ns.horizons) if ns.horizons else DEFAULT_HORIZONS
+    pricing = _pricing(ns)
+    records = _load_records(ns.logs)
+    results = []
+    for rec, row in _rows_for(records, pricing, ns.epochs, ns):
+        extra = []
+        for n in horizons:
+            try:
+                h = estimate_row(rec.state, pricing, n, use_validation=not ns.no_validation,
+                                 equation=ns.equation, statistic=ns.statistic)
+            except NoEstimate:
+                continue
+            extra.append({k: h[k] for k in ("epochs", "runtime_s", "runtime_low_s",
+                                             "runtime_high_s", "cost_usd", "equation")})
+        row["horizons"] = extra
+        results.append(row)
+    if ns.json:
+        json.dump(results, out, indent=2)
+        out.write("\n")
+    else:
+        for row in results:
+            _print_estimate(row, out)
+    return 0 if results else 1
+
+
+def _print_estimate(row: dict[str, Any], out: TextIO) -> None:
+    flag = "  (log truncated)" if row["truncated"] else ""
+    out.write(f"{row['probe']}  {row['instance'] or '?'}  batch {row['batch_size']}  "
+              f"{row['workload']}{flag}\n  {row['path']}\n")
+    out.write(f"  Eq. {row['equation']}, {row['epochs']:g} epochs ({row['epochs_source']}): "
+              f"{fmt_duration(row['runtime_s'])} "
+              f"[{fmt_duration(row['runtime_low_s'])} - {fmt_duration(row['runtime_high_s'])}]"
+              f"  {fmt_cost(row['cost_usd'])}\n")
+    out.write(f"  {row['formula']}\n")
+    if row["horizons"]:
+        hs = "  ".join(f"{h['epochs']:g} ep: {fmt_duration(h['runtime_s'])} {fmt_cost(h['cost_usd'])}"
+                       for h in row["horizons"])
+        out.write(f"  horizons  {hs}\n")
+    for note in row["notes"]:
+        out.write(f"  note: {note}\n")
+    out.write("\n")
+
+
+# ---- rank -----------------------------------------------------------------------------------
+
+
+def cmd_rank(ns: argparse.Namespace, out: TextIO) -> int:
+    pricing = _pricing(ns)
+    records = _load_records(ns.logs)
+    pairs = _rows_for(records, pricing, ns.epochs, ns)
+    if not pairs:
+        return 1
+    rows = [row for _, row in pairs]
+    recs = ranking_records(rank(rows, ns.by))
+    if ns.json:
+        json.dump(recs, out, indent=2)
+        out.write("\n")
+    elif ns.csv:
+        flat = [{k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in r.items()}
+                for r in recs]
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(flat[0].keys()), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(flat)
+        out.write(buf.getvalue())
+    else:
+        _print_ranking(recs, rows, ns, out)
+    return 0
+
+
+def _print_ranking(recs: list[dict[str, Any]], rows: list[dict[str, Any]],
+                   ns: argparse.Namespace, out: TextIO) -> None:
+    sources = {r["epochs_source"] for r in rows}
+    epochs = {r["epochs"] for r in rows}
+    if len(epochs) == 1:
+        ep = f"{next(iter(epochs)):g} epochs ({', '.join(sorted(sources))})"
+    else:
+        ep = "each log's planned epochs"
+    view = "fastest" if ns.by == "time" else "cheapest"
+    out.write(f"Ranking: {view} first, at {ep}\n")
+    header = f"{'#':>2}  {'instance':<15} {'batch':>5} {'runtime':>8} {'bounds':>17} {'cost':>9} {'rel':>5} P\n"
+    out.write(header)
+    for i, r in enumerate(recs, 1):
+        bounds = f"{fmt_duration(r['runtime_low_s'])}-{fmt_duration(r['runtime_high_s'])}"
+        rel = "-" if r["relative"] is None else f"{r['relative']:.2f}"
+        out.write(f"{i:>2}  {str(r['instance'] or '?')[:15]:<15} {r['batch_size']:>5} "
+                  f"{fmt_duration(r['runtime_s']):>8} {bounds:>17} {fmt_cost(r['cost_usd']):>9} "
+                  f"{rel:>5} {'*' if r['pareto'] else ' '}\n")
+    out.write("rel: 1.00 = best; P *: Pareto-optimal (no row is both faster and cheaper)\n")
+
+
+# ---- prices ---------------------------------------------------------------------------------
+
+
+def cmd_prices(ns: argparse.Namespace, out: TextIO) -> int:
+    catalog = Catalog.embedded()
+    families = [f.strip() for f in (ns.family or "").split(",") if f.strip()]
+    rows = [i for i in catalog
+            if not families or any(i.instance.split(".")[0] == f or i.instance.startswith(f + ".")
+                                   for f in families)]
+    if ns.json:
+        json.dump([{k: getattr(i, k) for k in i.__dataclass_fields__} for i in rows], out, indent=2)
+        out.write("\n")
+        return 0
+    out.write(f"Price catalog: {catalog.source}, dated {catalog.date} (per-instance dates below)\n")
+    out.write(f"{'instance':<16} {'GPUs':<12} {'GPU mem':>7} {'vCPU':>4} {'$/h':>8}  {'date':<7} provider\n")
+    for i in rows:
+        mem = f"{i.gpu_memory_gb:g}G" if i.gpu_memory_gb else "-"
+        out.write(f"{i.instance:<16} {i.gpus:<12} {mem:>7} {i.vcpus or '-':>4} "
+                  f"{i.price_per_hour if i.price_per_hour is not None else '-':>8}  "
+                  f"{i.price_date:<7} {i.provider}/{i.service}\n")
+    return 0
+
+
+# ---- parser ---------------------------------------------------------------------------------
+
+
+def _add_estimate_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epochs", type=float, default=None,
+                   help="planned number of epochs N_ep (default: the log's plan, else 10)")
+    p.add_argument("--no-validation", action="store_true", help="leave validation out (Eq. 5.4)")
+    p.add_argument("--equation", choices=EQUATIONS, default="auto",
+                   help="auto: 5.1 when two whole epochs were seen, else 5.3 (5.4 without validation)")
+    p.add_argument("--statistic", choices=STATISTICS, default=DEFAULT_STATISTIC,
+                   help="steady-state step time statistic (second = the dissertation's 2nd iteration)")
+    p.add_argument("--price", action="append", metavar="INSTANCE=USD",
+                   help="price per hour for an instance (repeatable); wins over log and catalog")
+    p.add_argument("--billing", choices=BILLING_RULES, default=None,
+                   help="billing rule for every row (default: the catalog's per instance)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="probecast",
+        description="Find where to train: probe a few iterations of your job on each candidate "
+                    "host, estimate full-training time and cost, rank them.",
+    )
+    sub = parser.add_subparsers(dest="cmd")
+    p = sub.add_parser("estimate", help="estimate runtime and cost from probe logs")
+    p.add_argument("logs", nargs="+", metavar="LOG")
+    p.add_argument("--horizons", default=None, help="epoch horizons, e.g. 5,10,20,25")
+    _add_estimate_options(p)
+    p.add_argument("--json", action="store_true", help="JSON list, one object per log")
+    p.set_defaults(func=cmd_estimate)
+
+    p = sub.add_parser("rank", help="rank (instance, batch size) by time or cost")
+    p.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
+    p.add_argument("--by", choices=("time", "cost"), default="time")
+    _add_estimate_options(p)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--json", action="store_true")
+    g.add_argument("--csv", action="store_true")
+    p.set_defaults(func=cmd_rank)
+
+    p = sub.add_parser("prices", help="show the price catalog")
+    p.add_argument("--family", default=None, help="comma-separated families, e.g. p3,g5")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_prices)
+
+    from .probe_cli import add_probe_parser
+
+    add_probe_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    if not args or args[0] == "replay":
+        return _run_app(args)
+    ns = parser.parse_args(args)
+    if ns.cmd is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(ns.func(ns, sys.stdout))
+    except CliError as exc:
+        _warn(str(exc))
+        return 2
+    except ValueError as exc:
+        _warn(str(exc))
+        return 2
+    except BrokenPipeError:  # `probecast rank ... | head`
+        return 0
+
+
+def _run_app(args: list[str]) -> int:
+    # The TUI is imported only here, so headless commands never load textual.
+    try:
+        from tui.main import run_app
+    except ImportError as exc:
+        _warn(f"the app cannot start ({exc}); headless commands still work: probecast --help")
+        return 2
+    return run_app(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Probe logs on disk: find them, read them, fold them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .events import EventReader, ReadReport
+from .stats import ProbeState
+
+LOG_SUFFIXES = (".jsonl", ".ndjson", ".log")
+
+
+@dataclass
+class ProbeRecord:
+    """A probe log read from disk: its folded state and what the reader saw."""
+
+    path: Path
+    state: ProbeState
+    report: ReadReport
+
+    @property
+    def label(self) -> str:
+        return self.state.probe_id or self.path.stem
+
+
+def discover_logs(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """Expand files and directories (recursively, sorted) into log files; errors name the path."""
+    found: list[Path] = []
+    errors: list[str] = []
+    for raw in paths:
+        p = Path(os.path.expanduser(raw))
+        if p.is_dir():
+            logs = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in LOG_SUFFIXES)
+            if not logs:
+                errors.append(f"{raw}: no probe logs (*.jsonl) in this directory")
+            found.extend(logs)
+        elif p.is_file():
+            found.append(p)
+        else:
+            errors.append(f"{raw}: no such file or directory")
+    return found, errors
+
+
+def load_probe(path: str | os.PathLike[str]) -> ProbeRecord:
+    """Read and fold one log. Malformed lines are counted in the report, never fatal."""
+    reader = EventReader()
+    state = ProbeState()
+    fold = state.fold
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            ev = reader.feed_line(line)
+            if ev is not None:
+                fold(ev)
+    return ProbeRecord(Path(path), state, reader.report)

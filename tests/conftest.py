@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_LOGS = ROOT / "sample_logs"
+
+
+def write_log(path: Path, events: list[dict[str, Any]], raw: list[str] | None = None) -> Path:
+    lines = [json.dumps(e) for e in events] + (raw or [])
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+class LogBuilder:
+    """Builds a schema-v1 event list with a consistent clock (t = running sum of dt)."""
+
+    def __init__(self, **start: Any) -> None:
+        self.t = 0.0
+        fields = {"probe": "p1", "instance": "p3.2xlarge", "batch_size": 256,
+                  "workload": "test", "steps_per_epoch": 100, "val_steps": 10}
+        fields.update(start)
+        self.events: list[dict[str, Any]] = [{"ev": "start", "t": 0.0, "v": 1, **fields}]
+
+    def timed(self, ev: str, dt: float, **fields: Any) -> LogBuilder:
+        self.t += dt
+        self.events.append({"ev": ev, "t": round(self.t, 9), "dt": dt, **fields})
+        return self
+
+    def init(self, dt: float) -> LogBuilder:
+        return self.timed("init", dt)
+
+    def steps(self, epoch: int, dts: list[float], first_index: int = 0) -> LogBuilder:
+        for i, dt in enumerate(dts):
+            self.timed("step", dt, epoch=epoch, step=first_index + i)
+        return self
+
+    def val(self, epoch: int, dt: float, steps: int, **metrics: float) -> LogBuilder:
+        return self.timed("val", dt, epoch=epoch, steps=steps, metrics=metrics)
+
+    def epoch(self, epoch: int, **metrics: float) -> LogBuilder:
+        self.events.append({"ev": "epoch", "t": self.t, "epoch": epoch, "metrics": metrics})
+        return self
+
+    def end(self, status: str = "probe-done", dt: float = 0.0) -> LogBuilder:
+        return self.timed("end", dt, status=status)
+
+    def write(self, path: Path) -> Path:
+        return write_log(path, self.events)
+
+
+@pytest.fixture
+def log_builder() -> type[LogBuilder]:
+    return LogBuilder
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    from core.cli import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def python() -> str:
+    return sys.executable

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLE_LOGS
+
+RECON = SAMPLE_LOGS / "reconstructed-dissertation"
+CONTRACT = {"probe", "instance", "batch_size", "epochs", "runtime_s", "runtime_low_s",
+            "runtime_high_s", "cost_usd"}
+
+
+def probe_log(b, tmp: Path, name: str = "x.jsonl", **start):  # type: ignore[no-untyped-def]
+    lb = b(**start).init(2.0).steps(0, [5.0] + [0.1] * 29).val(0, 3.0, 10).val(0, 1.0, 10).end()
+    return lb.write(tmp / name)
+
+
+def test_estimate_json_contract(run_cli, log_builder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    p = probe_log(log_builder, tmp_path, instance="p3.2xlarge", epochs=10)
+    code, out, err = run_cli("estimate", str(p), "--json", "--billing", "exact")
+    assert code == 0, err
+    data = json.loads(out)
+    assert isinstance(data, list) and len(data) == 1
+    obj = data[0]
+    assert CONTRACT <= obj.keys()
+    assert obj["probe"] == "p1" and obj["instance"] == "p3.2xlarge" and obj["batch_size"] == 256
+    assert obj["epochs"] == 10 and obj["epochs_source"] == "planned"
+    assert obj["runtime_s"] == pytest.approx(118.9)
+    assert obj["runtime_low_s"] <= obj["runtime_s"] <= obj["runtime_high_s"]
+    assert obj["cost_usd"] == pytest.approx(3.06 * 118.9 / 3600)
+    assert obj["equation"] == "5.3"
+    assert [h["epochs"] for h in obj["horizons"]] == [5, 10, 20, 25]
+    code, out, _ = run_cli("estimate", str(p), "--json", "--epochs", "20", "--horizons", "1,2")
+    obj = json.loads(out)[0]
+    assert obj["epochs"] == 20 and obj["epochs_source"] == "user"
+    assert [h["epochs"] for h in obj["horizons"]] == [1, 2]
+
+
+def test_price_in_log_overrides_catalog_and_cli_price_overrides_log(run_cli, log_builder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    p = probe_log(log_builder, tmp_path, instance="p3.2xlarge", price_per_hour=1.0)
+    obj = json.loads(run_cli("estimate", str(p), "--json", "--billing", "exact")[1])[0]
+    assert obj["cost_usd"] == pytest.approx(obj["runtime_s"] / 3600)
+    assert obj["price_source"] == "log"
+    obj = json.loads(run_cli("estimate", str(p), "--json", "--billing", "exact",
+                             "--price", "p3.2xlarge=2")[1])[0]
+    assert obj["cost_usd"] == pytest.approx(2 * obj["runtime_s"] / 3600)
+
+
+def test_unknown_instance_has_null_cost_and_a_message(run_cli, log_builder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    p = probe_log(log_builder, tmp_path, instance="my-box")
+    code, out, err = run_cli("estimate", str(p), "--json")
+    assert code == 0
+    assert json.loads(out)[0]["cost_usd"] is None
+    assert "my-box" in err and "--price" in err and str(p) in err
+
+
+def test_errors_name_the_file_and_exit_nonzero_only_if_nothing_estimated(run_cli, log_builder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    good = probe_log(log_builder, tmp_path, "good.jsonl")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    nosteps = log_builder().init(1.0).end("failed").write(tmp_path / "nosteps.jsonl")
+    missing = tmp_path / "missing.jsonl"
+    code, out, err = run_cli("estimate", str(good), str(empty), str(nosteps), str(missing), "--json")
+    assert code == 0
+    assert len(json.loads(out)) == 1
+    lines = err.strip().splitlines()
+    assert any(str(empty) in l and "empty" in l for l in lines)
+    assert any(str(nosteps) in l and "no training steps" in l for l in lines)
+    assert any(str(missing) in l and "no such file" in l for l in lines)
+    code, out, err = run_cli("estimate", str(empty), str(missing))
+    assert code != 0
+
+
+def test_malformed_lines_are_reported_but_estimate_still_made(run_cli, log_builder, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    p = probe_log(log_builder, tmp_path)
+    with open(p, "a") as fh:
+        fh.write("{garbage\n")
+    code, out, err = run_cli("estimate", str(p), "--json")
+    assert code == 0
+    assert "1 malformed line" in err and "line 36" in err
+    assert json.loads(out)[0]["malformed_lines"] == 1
+
+
+def test_rank_json_sorted_with_relative(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run_cli("rank", str(RECON), "--epochs", "20", "--json", "--billing", "exact")
+    assert code == 0, err
+    rows = json.loads(out)
+    seismic = [r for r in rows if r["workload"] == "seismic-fcn"]
+    assert CONTRACT | {"relative", "pareto"} <= rows[0].keys()
+    times = [r["runtime_s"] for r in rows]
+    assert times == sorted(times)
+    assert rows[0]["relative"] == 1.0
+    assert seismic[0]["instance"] == "p3.2xlarge"
+    code, out, _ = run_cli("rank", str(RECON), "--epochs", "20", "--by", "cost", "--json")
+    costs = [r["cost_usd"] for r in json.loads(out)]
+    assert costs == sorted(costs)
+
+
+def test_rank_reproduces_the_dissertation_relative_runtimes(run_cli) -> None:  # type: ignore[no-untyped-def]
+    """seeds/001 Table 5.7 (seismic, batch 256): relative runtime at 5/10/20 epochs."""
+    table_5_7 = {"p2.xlarge": (4.07, 4.34, 4.49), "p2.8xlarge": (6.05, 4.81, 4.11),
+                 "p2.16xlarge": (9.95, 8.15, 7.12), "p3.2xlarge": (1.0, 1.0, 1.0),
+                 "p3.8xlarge": (3.97, 2.56, 1.75), "p3.16xlarge": (4.54, 3.23, 2.48)}
+    logs = sorted(str(p) for p in RECON.glob("seismic-fcn-*.jsonl"))
+    for i, n in enumerate((5, 10, 20)):
+        rows = json.loads(run_cli("rank", *logs, "--epochs", str(n), "--json")[1])
+        got = {r["instance"]: r["relative"] for r in rows}
+        for inst, rel in table_5_7.items():
+            assert got[inst] == pytest.approx(rel[i], rel=0.03), (inst, n)
+
+
+def test_rank_csv_and_human_output(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = run_cli("rank", str(RECON), "--csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 12 and "relative" in rows[0]
+    code, out, _ = run_cli("rank", str(RECON))
+    assert code == 0
+    assert "fastest first" in out
+    assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_prices_lists_the_catalog(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = run_cli("prices", "--family", "p3,g5")
+    assert code == 0
+    assert "p3.2xlarge" in out and "g5.xlarge" in out and "g4dn" not in out
+    assert all(len(line) <= 80 for line in out.splitlines())

@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from core.estimate import NoEstimate, eq_5_1, eq_5_3, eq_5_4, estimate_runtime, parse_horizons
+from core.stats import fold_all
+from core.events import EventReader
+
+
+def state_of(builder):  # type: ignore[no-untyped-def]
+    reader = EventReader()
+    import json
+    return fold_all(list(reader.read(json.dumps(e) for e in builder.events)))
+
+
+# seeds/001 Table 5.2: batch, first epoch, average epoch, init, epochs, "Estimated time (s)"
+TABLE_5_2 = [
+    (256, 13.69, 11.05, 0.18, 13, 146.47),
+    (512, 14.22, 9.96, 0.19, 11, 114.01),
+    (1024, 18.95, 10.05, 0.20, 12, 129.70),
+    (2048, 33.06, 15.6, 0.19, 16, 267.25),
+]
+
+
+@pytest.mark.parametrize("batch,ep1,ep2,init,n_ep,expected", TABLE_5_2)
+def test_eq_5_1_reproduces_table_5_2(batch, ep1, ep2, init, n_ep, expected):  # type: ignore[no-untyped-def]
+    assert eq_5_1(init, ep1, ep2, n_ep) == pytest.approx(expected, abs=0.005)
+
+
+@pytest.mark.parametrize("batch,ep1,ep2,init,n_ep,expected", TABLE_5_2)
+def test_eq_5_1_from_a_log_with_two_whole_epochs(log_builder, batch, ep1, ep2, init, n_ep, expected):  # type: ignore[no-untyped-def]
+    n_it = 4
+    b = log_builder(steps_per_epoch=n_it, val_steps=1, epochs=n_ep).init(init)
+    b.steps(0, [ep1 - 3 * 0.5 - 0.2, 0.5, 0.5, 0.5]).val(0, 0.2, 1).epoch(0)
+    b.steps(1, [ep2 - 3 * 0.5 - 0.2, 0.5, 0.5, 0.5]).val(1, 0.2, 1).epoch(1)
+    est = estimate_runtime(state_of(b), n_ep)
+    assert est.equation == "5.1"
+    assert est.runtime_s == pytest.approx(expected, abs=0.005)
+    assert est.terms.t_ep1 == pytest.approx(ep1) and est.terms.t_ep2 == pytest.approx(ep2)
+
+
+def test_eq_5_3_hand_computed() -> None:
+    # T_init 2, T_it1 5, N_it 100, T_it 0.1, T_val1 3, T_val 1, 10 epochs:
+    # 2 + 5 + 99*0.1 + 3 + 9*(100*0.1 + 1) = 2 + 5 + 9.9 + 3 + 99 = 118.9
+    assert eq_5_3(2, 5, 0.1, 100, 10, 3, 1) == pytest.approx(118.9)
+    # without validation (Eq. 5.4): 2 + 5 + 9.9 + 9*10 = 106.9
+    assert eq_5_4(2, 5, 0.1, 100, 10) == pytest.approx(106.9)
+    # with an epoch-boundary cost of 4 s: + 9*4
+    assert eq_5_3(2, 5, 0.1, 100, 10, 3, 1, t_ep=4) == pytest.approx(154.9)
+
+
+def test_estimate_from_probe_log_uses_eq_5_3_with_steady_step(log_builder) -> None:  # type: ignore[no-untyped-def]
+    b = log_builder(steps_per_epoch=100, val_steps=10, epochs=10).init(2.0)
+    b.steps(0, [5.0] + [0.1] * 29).val(0, 3.0, 10).val(0, 1.0, 10).end()
+    est = estimate_runtime(state_of(b), 10)
+    assert est.equation == "5.3"
+    assert est.terms.t_it == pytest.approx(0.1)
+    assert est.terms.t_val1 == pytest.approx(3.0) and est.terms.t_val == pytest.approx(1.0)
+    assert est.runtime_s == pytest.approx(118.9)
+    assert any("no epoch boundary" in n for n in est.notes)
+    no_val = estimate_runtime(state_of(b), 10, use_validation=False)
+    assert no_val.equation == "5.4" and no_val.runtime_s == pytest.approx(106.9)
+
+
+def test_partial_validation_is_scaled_and_first_pass_overhead_added_once(log_builder) -> None:  # type: ignore[no-untyped-def]
+    # 2 of 10 batches timed: first pass 0.9 s (0.5 s one-off + 2 x 0.2), second 0.4 s (2 x 0.2).
+    b = log_builder(steps_per_epoch=100, val_steps=10).init(2.0)
+    b.steps(0, [5.0] + [0.1] * 29).val(0, 0.9, 2).val(0, 0.4, 2).end()
+    st = state_of(b)
+    t_val1, t_val, partial = st.validation_times()
+    assert partial
+    assert t_val == pytest.approx(0.4 * 5)  # 10 batches x 0.2 s
+    assert t_val1 == pytest.approx(2.0 + 0.5)  # full pass + the one-off 0.5 s, not 0.9 x 5
+    # a single partial pass can only be scaled as a whole
+    b1 = log_builder(steps_per_epoch=100, val_steps=10).init(2.0)
+    b1.steps(0, [5.0] + [0.1] * 29).val(0, 0.6, 3).end()
+    t_val1, t_val, _ = state_of(b1).validation_times()
+    assert t_val1 == pytest.approx(2.0) and t_val == pytest.approx(2.0)
+
+
+def test_epoch_boundary_cost_is_measured_and_added_per_later_epoch(log_builder) -> None:  # type: ignore[no-untyped-def]
+    b = log_builder(steps_per_epoch=5, val_steps=0).init(1.0)
+    b.steps(0, [3.0, 0.1, 0.1, 0.1, 0.1]).epoch(0)
+    b.steps(1, [4.1, 0.1, 0.1]).end()  # 4.0 s boundary cost, epoch 1 not whole
+    est = estimate_runtime(state_of(b), 10)
+    assert est.equation == "5.4"
+    assert est.terms.t_ep == pytest.approx(4.0)
+    assert est.terms.boundaries_seen == 1
+    assert est.runtime_s == pytest.approx(eq_5_4(1.0, 3.0, 0.1, 5, 10, t_ep=4.0))
+    assert "t_ep" in est.formula() or "+ 4.000" in est.formula()
+
+
+def test_bounds_bracket_the_estimate(log_builder) -> None:  # type: ignore[no-untyped-def]
+    import random
+    rnd = random.Random(1)
+    b = log_builder(steps_per_epoch=200).init(1.0)
+    b.steps(0, [2.0] + [0.1 + rnd.gauss(0, 0.01) for _ in range(40)]).end()
+    est = estimate_runtime(state_of(b), 20)
+    assert est.low_s < est.runtime_s < est.high_s
+    assert (est.high_s - est.low_s) / est.runtime_s < 0.1
+
+
+def test_no_estimate_reasons(log_builder) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(NoEstimate, match="no training steps"):
+        estimate_runtime(state_of(log_builder().init(1.0).end("failed")), 10)
+    with pytest.raises(NoEstimate, match="steps_per_epoch"):
+        estimate_runtime(state_of(log_builder(steps_per_epoch=0).init(1.0).steps(0, [1, 1])), 10)
+    with pytest.raises(NoEstimate, match="positive"):
+        estimate_runtime(state_of(log_builder().init(1.0).steps(0, [1, 1])), 0)
+
+
+def test_horizon_parsing() -> None:
+    assert parse_horizons("5,10,20,25") == (5, 10, 20, 25)
+    with pytest.raises(ValueError):
+        parse_horizons("5,ten")
+    with pytest.raises(ValueError):
+        parse_horizons("0")
+
+
+def test_statistic_second_iteration_matches_dissertation_baseline(log_builder) -> None:  # type: ignore[no-untyped-def]
+    b = log_builder(steps_per_epoch=100).init(1.0).steps(0, [5.0, 0.3, 0.1, 0.1, 0.1]).end()
+    st = state_of(b)
+    assert estimate_runtime(st, 1, statistic="second").terms.t_it == pytest.approx(0.3)
+    assert estimate_runtime(st, 1, statistic="median").terms.t_it == pytest.approx(0.1)
+    assert not math.isnan(estimate_runtime(st, 1, statistic="trimmed").terms.t_it)

@@ -1,0 +1,58 @@
+"""core must not drag UI or framework modules in (STYLE.md 1): checked in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def loaded_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    ).stdout
+    return {m.split(".")[0] for m in json.loads(out.strip().splitlines()[-1])}
+
+
+def test_core_imports_no_textual_rich_or_tensorflow() -> None:
+    mods = loaded_after(
+        "import core, core.events, core.stats, core.estimate, core.pricing, core.ranking, "
+        "core.logstore, core.cli, core.probe_cli, core.agent, core.agent.keras_probe, "
+        "core.agent.workloads"
+    )
+    assert not mods & {"textual", "rich", "tensorflow", "keras", "torch"}, mods
+
+
+def test_headless_cli_run_loads_no_ui() -> None:
+    mods = loaded_after(
+        "from core.cli import main\n"
+        "import contextlib, io\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['rank', 'sample_logs/reconstructed-dissertation'])"
+    )
+    assert not mods & {"textual", "rich", "tensorflow"}
+
+
+def test_agent_package_is_self_contained() -> None:
+    """The agent is shipped alone: it may import only the stdlib and itself."""
+    import ast
+    from pathlib import Path
+
+    stdlib = set(sys.stdlib_module_names)
+    allowed = stdlib | {"keras", "tensorflow", "numpy", "torch", "jax"}
+    for path in (ROOT / "core" / "agent").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:  # relative: within the agent
+                    continue
+                names = [node.module or ""]
+            else:
+                continue
+            for n in names:
+                assert n.split(".")[0] in allowed, f"{path.name} imports {n}"

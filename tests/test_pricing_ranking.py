@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from core.pricing import Catalog, billed_seconds, cost_usd
+from core.ranking import is_pareto, rank
+
+
+def test_billing_rules() -> None:
+    assert billed_seconds(10.2, "exact") == 10.2
+    assert billed_seconds(10.2, "per-second") == 11
+    assert billed_seconds(10.2, "per-second-60") == 60
+    assert billed_seconds(61.5, "per-second-60") == 62
+    assert billed_seconds(61, "per-minute") == 120
+    assert billed_seconds(3601, "per-hour") == 7200
+    assert billed_seconds(0, "per-hour") == 0
+    assert cost_usd(3.06, 1800, "exact") == pytest.approx(1.53)
+    assert cost_usd(3.06, 30, "per-second-60") == pytest.approx(3.06 / 60)
+    with pytest.raises(ValueError, match="unknown billing rule"):
+        billed_seconds(1, "per-fortnight")
+
+
+def test_embedded_catalog_has_seed_and_current_instances_with_dates() -> None:
+    cat = Catalog.embedded()
+    for name, price in [("p2.xlarge", 0.90), ("p3.2xlarge", 3.06), ("p3.16xlarge", 24.48),
+                        ("ml.p3.2xlarge", 3.8), ("NC6", 0.90), ("gce-v100", 2.48)]:
+        inst = cat.get(name)
+        assert inst is not None and inst.price_per_hour == price and inst.price_date == "2021-02"
+    for name in ("g4dn.xlarge", "g5.xlarge", "g6.xlarge", "p4d.24xlarge", "p5.48xlarge"):
+        inst = cat.get(name)
+        assert inst is not None and inst.price_per_hour and inst.price_date and inst.gpu_count
+    assert cat.get("p4d.24xlarge").gpus == "8x A100"  # type: ignore[union-attr]
+    assert all(i.price_date for i in cat)
+
+
+def test_user_prices_override_and_add() -> None:
+    cat = Catalog.embedded().with_prices({"g5.xlarge": 0.5, "my-box": 0.1})
+    assert cat.price("g5.xlarge") == (0.5, "user")
+    assert cat.price("my-box")[0] == 0.1
+    assert cat.get("g5.xlarge").gpu_model == "A10G"  # type: ignore[union-attr]
+    price, why = cat.price("nope.large")
+    assert price is None and "nope.large" in why
+
+
+def row(probe: str, inst: str, b: int, t: float, c: float | None) -> dict:  # type: ignore[type-arg]
+    return {"probe": probe, "instance": inst, "batch_size": b, "epochs": 10, "runtime_s": t,
+            "runtime_low_s": t * 0.9, "runtime_high_s": t * 1.1, "cost_usd": c,
+            "cost_low_usd": c, "cost_high_usd": c, "price_per_hour": 1.0, "equation": "5.3"}
+
+
+def test_rank_normalises_to_best_and_sorts_by_view() -> None:
+    rows = [row("a", "p2.xlarge", 256, 400.0, 0.10), row("b", "p3.2xlarge", 256, 100.0, 0.085),
+            row("c", "p3.8xlarge", 256, 200.0, 0.68)]
+    by_time = rank(rows, "time")
+    assert list(by_time["probe"]) == ["b", "c", "a"]
+    assert list(by_time["relative"]) == pytest.approx([1.0, 2.0, 4.0])
+    by_cost = rank(rows, "cost")
+    assert list(by_cost["probe"]) == ["b", "a", "c"]
+    assert by_cost["relative"].iloc[0] == 1.0
+    assert by_cost["relative"].iloc[2] == pytest.approx(0.68 / 0.085)
+
+
+def test_rank_ties_are_stable_and_missing_costs_last() -> None:
+    rows = [row("z", "g5.xlarge", 64, 100.0, None), row("y", "a-inst", 64, 100.0, 0.2),
+            row("x", "a-inst", 32, 100.0, 0.2)]
+    by_time = rank(rows, "time")
+    assert list(by_time["probe"]) == ["x", "y", "z"]  # tie on time: instance, then batch size
+    by_cost = rank(rows, "cost")
+    assert list(by_cost["probe"])[-1] == "z"
+    assert math.isnan(by_cost["relative"].iloc[-1])
+
+
+def test_pareto_frontier() -> None:
+    times = [100, 200, 150, 300, 100]
+    costs = [5.0, 1.0, 2.0, 1.0, None]
+    assert is_pareto(times, costs) == [True, True, True, False, False]
+    # a duplicate point does not dominate its twin
+    assert is_pareto([1, 1], [1.0, 1.0]) == [True, True]
