@@ -1,0 +1,240 @@
+"""The probe agent end to end: real subprocesses, real TensorFlow where it matters."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from core.events import End, Init, Start, Step, Val, read_log
+
+TINY_KERAS = """
+import sys
+import numpy as np
+import keras
+from keras import layers
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=(640, 8)).astype("float32")
+y = (x[:, 0] > 0).astype("int32")
+xv = rng.normal(size=(160, 8)).astype("float32")
+yv = (xv[:, 0] > 0).astype("int32")
+model = keras.Sequential([keras.Input((8,)), layers.Dense(16, activation="relu"),
+                          layers.Dense(2, activation="softmax")])
+model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+EPOCHS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+{fit}
+open(sys.argv[2] if len(sys.argv) > 2 else "after_fit.marker", "w").write("ran")
+"""
+
+
+def agent(*args: str, cwd: Path, env: dict[str, str] | None = None,
+          timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    e = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "core.agent", *args], cwd=cwd, env=e,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def script(tmp: Path, fit: str) -> Path:
+    p = tmp / "train.py"
+    p.write_text(TINY_KERAS.replace("{fit}", textwrap.dedent(fit)))
+    return p
+
+
+def kinds(events):  # type: ignore[no-untyped-def]
+    return [type(e).__name__ for e in events]
+
+
+def assert_dt_partition(events) -> None:  # type: ignore[no-untyped-def]
+    total = sum(e.dt for e in events if isinstance(e, (Init, Step, Val, End)))
+    end = events[-1]
+    assert isinstance(end, End)
+    assert total == pytest.approx(end.t, rel=0.01)
+
+
+@pytest.mark.tensorflow
+def test_zero_code_hook_probes_unchanged_script_and_stops_it(tmp_path: Path) -> None:
+    s = script(tmp_path, "model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0)")
+    log = tmp_path / "probe.jsonl"
+    r = agent("run", "--max-steps", "8", "--val-batches", "2", "--out", str(log),
+              "--instance", "g5.xlarge", "--", "python", str(s), "3", str(tmp_path / "m"),
+              cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, report = read_log(log)
+    assert report.malformed == [] and not report.truncated
+    # stdout carries the same events as the file
+    assert len([l for l in r.stdout.splitlines() if l.startswith("{")]) == report.lines
+    core = [e for e in events if isinstance(e, (Start, Init, Step, Val, End))]
+    assert kinds(core) == ["Start", "Init"] + ["Step"] * 8 + ["Val", "Val", "End"]
+    start = core[0]
+    assert start.batch_size == 32 and start.steps_per_epoch == 20 and start.val_steps == 5
+    assert start.epochs == 3 and start.instance == "g5.xlarge" and "keras" in start.framework
+    vals = [e for e in events if isinstance(e, Val)]
+    assert [v.steps for v in vals] == [2, 2]
+    assert "accuracy" in vals[0].metrics
+    assert events[-1].status == "probe-done" and "max-steps" in events[-1].reason
+    assert_dt_partition(events)
+    assert not (tmp_path / "m").exists(), "the script must not go on after the probe"
+
+
+@pytest.mark.tensorflow
+def test_full_run_through_the_hook_is_complete_and_partitioned(tmp_path: Path) -> None:
+    s = script(tmp_path, "model.fit(x, y, batch_size=64, epochs=EPOCHS, validation_split=0.2, verbose=0)")
+    log = tmp_path / "full.jsonl"
+    r = agent("run", "--full", "--out", str(log), "--", "python", str(s), "2", str(tmp_path / "m"),
+              cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, _ = read_log(log)
+    steps = [e for e in events if isinstance(e, Step)]
+    start = events[0]
+    assert start.steps_per_epoch == 8 and start.val_steps == 2  # 512 train / 128 val rows
+    assert [(s.epoch, s.step) for s in steps] == [(e, i) for e in range(2) for i in range(8)]
+    assert [e.epoch for e in events if type(e).__name__ == "Epoch"] == [0, 1]
+    assert len([e for e in events if isinstance(e, Val)]) == 2
+    assert events[-1].status == "complete"
+    assert_dt_partition(events)
+    assert (tmp_path / "m").exists()  # a full run lets the script finish
+
+
+@pytest.mark.tensorflow
+def test_explicit_callback_with_env_stop_policy(tmp_path: Path) -> None:
+    s = script(tmp_path, """
+        from core.agent import ProbeCallback
+        model.fit(x, y, batch_size=32, epochs=EPOCHS, verbose=0, callbacks=[ProbeCallback()])
+    """)
+    log = tmp_path / "cb.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3",
+           "PROBECAST_MAX_STEPS": "5", "PROBECAST_OUT": str(log)}
+    r = subprocess.run([sys.executable, str(s), "3", str(tmp_path / "m")], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, report = read_log(log)
+    steps = [e for e in events if isinstance(e, Step)]
+    assert len(steps) == 5
+    assert events[-1].status == "probe-done"
+    assert_dt_partition(events)
+
+
+@pytest.mark.tensorflow
+def test_script_that_raises_still_ends_the_log_as_failed(tmp_path: Path) -> None:
+    s = script(tmp_path, """
+        class Boom(keras.callbacks.Callback):
+            def on_train_batch_end(self, batch, logs=None):
+                if batch == 3:
+                    raise RuntimeError("CUDA out of memory (simulated)")
+        model.fit(x, y, batch_size=32, epochs=EPOCHS, verbose=0, callbacks=[Boom()])
+    """)
+    log = tmp_path / "fail.jsonl"
+    r = agent("run", "--max-steps", "50", "--out", str(log), "--", "python", str(s), cwd=tmp_path)
+    assert r.returncode == 1
+    assert "CUDA out of memory" in r.stderr
+    events, report = read_log(log)
+    assert not report.truncated
+    assert events[-1].status == "failed"
+    assert "RuntimeError: CUDA out of memory (simulated)" in events[-1].reason
+    assert_dt_partition(events)
+
+
+# ---- framework-free timer (no TensorFlow) -----------------------------------------------------
+
+LOOP = """
+import sys, time
+from core.agent import StepTimer
+probe = StepTimer(steps_per_epoch=50, val_steps=4, batch_size=16, epochs=3, framework="plain")
+for epoch in range(3):
+    for batch in probe.steps(range(50), epoch):
+        time.sleep(float(sys.argv[1]))
+    if probe.stopped:
+        break
+    with probe.validation(epoch, steps=4) as m:
+        time.sleep(0.01)
+        m["val_accuracy"] = 0.5 + epoch / 10
+    probe.epoch_end(epoch, {"val_accuracy": 0.5 + epoch / 10})
+if probe.stopped:
+    for _ in range(2):
+        with probe.validation(0, steps=2):
+            time.sleep(0.005)
+probe.finish()
+"""
+
+
+def run_loop(tmp: Path, sleep: float, **env: str) -> list:  # type: ignore[type-arg]
+    p = tmp / "loop.py"
+    p.write_text(LOOP)
+    log = tmp / "loop.jsonl"
+    e = {**os.environ, "PYTHONPATH": str(ROOT), "PROBECAST_OUT": str(log), **env}
+    r = subprocess.run([sys.executable, str(p), str(sleep)], env=e, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    events, report = read_log(log)
+    assert not report.truncated
+    return events
+
+
+def test_step_timer_full_loop(tmp_path: Path) -> None:
+    events = run_loop(tmp_path, 0.001)
+    steps = [e for e in events if isinstance(e, Step)]
+    assert len(steps) == 150 and steps[50].epoch == 1 and steps[50].step == 0
+    assert [v.metrics["val_accuracy"] for v in events if isinstance(v, Val)] == [0.5, 0.6, 0.7]
+    assert events[-1].status == "complete"
+    assert_dt_partition(events)
+
+
+def test_step_timer_max_steps_then_partial_validation(tmp_path: Path) -> None:
+    events = run_loop(tmp_path, 0.001, PROBECAST_MAX_STEPS="12")
+    assert len([e for e in events if isinstance(e, Step)]) == 12
+    vals = [e for e in events if isinstance(e, Val)]
+    assert [v.steps for v in vals] == [2, 2]
+    assert events[-1].status == "probe-done"
+    assert_dt_partition(events)
+
+
+def test_step_timer_adaptive_stop_on_tight_interval(tmp_path: Path) -> None:
+    events = run_loop(tmp_path, 0.02, PROBECAST_TARGET_CI="0.05")
+    n = len([e for e in events if isinstance(e, Step)])
+    assert 10 <= n < 50  # stops after min-steps once the 95% CI is within 5 %
+    assert "ci" in events[-1].reason
+
+
+def test_sigterm_ends_the_log_as_stopped(tmp_path: Path) -> None:
+    p = tmp_path / "slow.py"
+    p.write_text(LOOP)
+    log = tmp_path / "slow.jsonl"
+    e = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "core.agent", "run", "--full", "--out", str(log),
+                             "--", "python", str(p), "0.05"], env=e, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if '"ev":"step"' in line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=20)
+    events, report = read_log(log)
+    assert events[-1].status == "stopped" and "SIGTERM" in events[-1].reason
+    assert_dt_partition(events)
+
+
+def test_zipped_agent_runs_with_python_only(tmp_path: Path) -> None:
+    """The agent ships as one .pyz and runs with nothing of probecast installed."""
+    from core.agent.bundle import build_zipapp
+
+    pyz = build_zipapp(tmp_path / "probecast-agent.pyz")
+    loop = tmp_path / "loop.py"
+    loop.write_text(LOOP.replace("from core.agent import StepTimer", "from probecast_agent import StepTimer"))
+    log = tmp_path / "z.jsonl"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-I", str(pyz), "run", "--max-steps", "5", "--out", str(log),
+                        "--", "python", str(loop), "0.001"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    events, _ = read_log(log)
+    assert len([e for e in events if isinstance(e, Step)]) == 5
+    assert events[-1].status == "probe-done"
