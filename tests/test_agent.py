@@ -64,8 +64,8 @@ def assert_dt_partition(events) -> None:  # type: ignore[no-untyped-def]
 def test_zero_code_hook_probes_unchanged_script_and_stops_it(tmp_path: Path) -> None:
     s = script(tmp_path, "model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0)")
     log = tmp_path / "probe.jsonl"
-    r = agent("run", "--max-steps", "8", "--val-batches", "2", "--out", str(log),
-              "--instance", "g5.xlarge", "--", "python", str(s), "3", str(tmp_path / "m"),
+    r = agent("run", "--max-steps", "8", "--val-batches", "2", "--boundary-budget", "0",
+              "--out", str(log), "--instance", "g5.xlarge", "--", "python", str(s), "3", str(tmp_path / "m"),
               cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     events, report = read_log(log)
@@ -83,6 +83,31 @@ def test_zero_code_hook_probes_unchanged_script_and_stops_it(tmp_path: Path) -> 
     assert events[-1].status == "probe-done" and "max-steps" in events[-1].reason
     assert_dt_partition(events)
     assert not (tmp_path / "m").exists(), "the script must not go on after the probe"
+
+
+@pytest.mark.tensorflow
+def test_probe_goes_on_to_time_one_epoch_boundary_when_cheap(tmp_path: Path) -> None:
+    s = script(tmp_path, "model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0)")
+    log = tmp_path / "probe.jsonl"
+    r = agent("run", "--max-steps", "8", "--val-batches", "2", "--out", str(log), "--",
+              "python", str(s), "3", str(tmp_path / "m"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, _ = read_log(log)
+    steps = [(e.epoch, e.step) for e in events if isinstance(e, Step)]
+    assert steps == [(0, i) for i in range(20)] + [(1, 0)]  # to the first step of epoch 2
+    vals = [e.steps for e in events if isinstance(e, Val)]
+    assert vals == [5, 2, 2]  # Keras' own full validation of epoch 1, then two timed passes
+    msgs = [e.msg for e in events if type(e).__name__ == "Log"]
+    assert any("time one epoch boundary" in m for m in msgs)
+    assert any("steps_per_epoch=20" in m for m in msgs)  # the stall hint names the fix
+    assert "epoch boundary" in events[-1].reason
+    from core.stats import fold_all
+    from core.estimate import estimate_runtime
+    st = fold_all(events)
+    assert len(st.boundary_steps) == 1
+    est = estimate_runtime(st, 3)
+    assert est.terms.boundaries_seen == 1 and est.equation == "5.3"
+    assert_dt_partition(events)
 
 
 @pytest.mark.tensorflow
@@ -231,7 +256,7 @@ def test_zipped_agent_runs_with_python_only(tmp_path: Path) -> None:
     loop.write_text(LOOP.replace("from core.agent import StepTimer", "from probecast_agent import StepTimer"))
     log = tmp_path / "z.jsonl"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    r = subprocess.run([sys.executable, "-I", str(pyz), "run", "--max-steps", "5", "--out", str(log),
+    r = subprocess.run([sys.executable, "-I", str(pyz), "run", "--max-steps", "5", "--boundary-budget", "0", "--out", str(log),
                         "--", "python", str(loop), "0.001"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

@@ -67,6 +67,9 @@ def add_stop_arguments(p: argparse.ArgumentParser) -> None:
                    help="stop once the step time's 95%% CI half-width is within X (e.g. 0.02)")
     g.add_argument("--min-steps", type=int, default=10, help="steps before --target-ci may stop")
     g.add_argument("--full", action="store_true", help="run the whole training (no early stop)")
+    g.add_argument("--boundary-budget", type=float, default=30.0,
+                   help="after enough steps, go on up to S seconds to reach the next epoch and time "
+                        "one epoch boundary (0: never; default 30)")
     g.add_argument("--val-batches", type=int, default=5,
                    help="validation batches per timed pass after an early stop")
     m = p.add_argument_group("what to record")
@@ -84,7 +87,7 @@ def make_policy(ns: argparse.Namespace) -> StopPolicy:
     if max_steps is None and ns.target_ci is None and ns.max_seconds is None:
         max_steps = 30
     return StopPolicy(max_steps=max_steps, max_seconds=ns.max_seconds, target_ci=ns.target_ci,
-                      min_steps=ns.min_steps, full=ns.full)
+                      min_steps=ns.min_steps, full=ns.full, boundary_budget=ns.boundary_budget)
 
 
 def _install_signal_handlers() -> None:

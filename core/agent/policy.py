@@ -23,6 +23,9 @@ class StopPolicy:
     target_ci: float | None = None
     min_steps: int = 10
     full: bool = False
+    # Seconds the probe may go on, once it has seen enough, to reach the next epoch and time one
+    # real epoch boundary (Keras pays seconds there; a probe inside one epoch cannot see it).
+    boundary_budget: float = 0.0
     statistic: str = DEFAULT_STATISTIC
     series: StepSeries = field(default_factory=StepSeries)
     steps: int = 0
@@ -32,6 +35,13 @@ class StopPolicy:
     def begin(self) -> None:
         if self.began is None:
             self.began = time.monotonic()
+
+    def boundary_affordable(self, steps_left_in_epoch: int) -> float | None:
+        """Seconds to the next epoch at the steady step time, if within the budget, else None."""
+        if self.boundary_budget <= 0 or steps_left_in_epoch < 0 or self.series.n == 0:
+            return None
+        cost = steps_left_in_epoch * self.series.mean()
+        return cost if cost <= self.boundary_budget else None
 
     def observe(self, dt: float, steady: bool) -> None:
         self.steps += 1

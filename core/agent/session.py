@@ -54,6 +54,8 @@ class ProbeSession:
         self.epochs_done = 0
         self.planned_epochs: int | None = None
         self.stop_requested = False
+        self.boundaries = 0
+        self.waiting_for_boundary = False
 
     @property
     def ended(self) -> bool:
@@ -109,8 +111,23 @@ class ProbeSession:
         # The run's first step and each later epoch's first step are not steady state: the first
         # carries tracing/compilation, the others the epoch-boundary cost (estimated separately).
         self.policy.observe(ev["dt"], steady=not (first_ever or first_of_epoch))
-        if self.policy.should_stop():
-            self.stop_requested = True
+        if first_of_epoch:
+            self.boundaries += 1
+        if self.stop_requested:
+            return True
+        if self.waiting_for_boundary:
+            if self.boundaries:
+                self.stop_requested = True
+                self.policy.reason += "; went on to time one epoch boundary"
+        elif self.policy.should_stop():
+            left = self.steps_per_epoch - step - 1 if self.steps_per_epoch else -1
+            cost = None if self.boundaries else self.policy.boundary_affordable(left)
+            if cost is None:
+                self.stop_requested = True
+            else:
+                self.waiting_for_boundary = True
+                self.emitter.log("info", f"probe: {self.policy.reason}; going on {left} steps "
+                                 f"(~{cost:.0f}s) to time one epoch boundary")
         return self.stop_requested
 
     def val(self, epoch: int, steps: int, metrics: dict[str, Any] | None = None) -> None:
