@@ -17,11 +17,11 @@ import argparse
 import csv
 import io
 import json
-import math
 import sys
 from typing import Any, TextIO
 
 from .agent.steady import DEFAULT_STATISTIC, STATISTICS
+from .fmt import fmt_cost, fmt_duration
 from .estimate import DEFAULT_HORIZONS, EQUATIONS, NoEstimate, parse_horizons
 from .logstore import ProbeRecord, discover_logs, load_probe
 from .pricing import BILLING_RULES, Catalog
@@ -30,28 +30,6 @@ from .ranking import Pricing, choose_epochs, estimate_row, rank, ranking_records
 
 class CliError(Exception):
     """A problem with the command line itself (exit status 2)."""
-
-
-def fmt_duration(seconds: float | None) -> str:
-    if seconds is None or isinstance(seconds, float) and math.isnan(seconds):
-        return "-"
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    if seconds < 3600:
-        m, s = divmod(seconds, 60)
-        return f"{int(m)}m{int(s):02d}s"
-    h, rem = divmod(seconds, 3600)
-    return f"{int(h)}h{int(rem // 60):02d}m"
-
-
-def fmt_cost(usd: float | None) -> str:
-    if usd is None or isinstance(usd, float) and math.isnan(usd):
-        return "-"
-    if usd < 0.01:
-        return f"${usd:.4f}"
-    if usd < 100:
-        return f"${usd:.2f}"
-    return f"${usd:,.0f}"
 
 
 def _warn(msg: str) -> None:
@@ -298,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     parser = build_parser()
-    if not args or args[0] == "replay":
+    if not args or args[0] in ("replay", "--config"):
         return _run_app(args)
     ns = parser.parse_args(args)
     if ns.cmd is None:

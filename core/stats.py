@@ -121,32 +121,56 @@ class ProbeState:
         return self.steady.interval(statistic)
 
     def validation_times(self) -> tuple[float | None, float | None, bool]:
-        """(T_val1, T_val, partial) for a full validation pass.
+        """(T_val1, T_val, partial) for a full validation pass of ``val_steps`` batches.
 
-        A partial pass (fewer batches than ``val_steps``) is scaled by ``val_steps/steps``. The
-        first pass carries a one-off cost (tracing the test function) that does not grow with
-        the number of batches: when a later pass of the same length exists, that cost is taken
-        as the difference between the two and added once, instead of being scaled up.
+        Whole passes are used as they are when the log has them. Partial passes (fewer batches)
+        are scaled up, but not naively: each pass has a per-call cost that does not grow with
+        the batches, and the first one also traces the test function. With later partial passes
+        of two different lengths, a line dt = a + b*steps through them separates the two, so
+        T_val = a + b*val_steps and T_val1 adds the first pass's excess over that line. With
+        passes of one length only, each is scaled by val_steps/steps (an upper bound).
         """
         if not self.vals:
             return None, None, False
         full = self.val_steps
+        whole = [v for v in self.vals if not full or v.steps >= full]
+        if whole:
+            t_val1 = whole[0].dt
+            later = [v.dt for v in whole[1:]]
+            if later:
+                return t_val1, sum(later) / len(later), False
+            partial_est = self._partial_validation()
+            if partial_est is not None:
+                return t_val1, min(t_val1, partial_est[1]), True
+            return t_val1, t_val1, False
+        est = self._partial_validation()
+        assert est is not None
+        return est[0], est[1], True
 
-        def scale(v: ValTiming) -> float:
-            return full / v.steps if full and v.steps and v.steps < full else 1.0
-
-        first = self.vals[0]
-        later = self.vals[1:]
-        partial = any(full and v.steps < full for v in self.vals)
+    def _partial_validation(self) -> tuple[float, float] | None:
+        full = self.val_steps
+        parts = [v for v in self.vals if full and 0 < v.steps < full]
+        if not parts:
+            return None
+        first, later = parts[0], parts[1:]
+        sizes = {v.steps for v in later}
+        if len(sizes) >= 2:
+            n = len(later)
+            mx = sum(v.steps for v in later) / n
+            my = sum(v.dt for v in later) / n
+            sxx = sum((v.steps - mx) ** 2 for v in later)
+            b = max(0.0, sum((v.steps - mx) * (v.dt - my) for v in later) / sxx)
+            a = max(0.0, my - b * mx)
+            t_val = a + b * full
+            return t_val + max(0.0, first.dt - (a + b * first.steps)), t_val
+        scale = full / first.steps
         if not later:
-            t1 = first.dt * scale(first)
-            return t1, t1, partial
-        t_val = sum(v.dt * scale(v) for v in later) / len(later)
-        same_len = [v.dt for v in later if v.steps == first.steps]
-        if scale(first) > 1.0 and same_len:
-            one_off = max(0.0, first.dt - sum(same_len) / len(same_len))
-            return t_val + one_off, t_val, partial
-        return first.dt * scale(first), t_val, partial
+            return first.dt * scale, first.dt * scale
+        t_val = sum(v.dt * full / v.steps for v in later) / len(later)
+        same = [v.dt for v in later if v.steps == first.steps]
+        if same:
+            return t_val + max(0.0, first.dt - sum(same) / len(same)), t_val
+        return first.dt * scale, t_val
 
     def full_epochs(self) -> list[tuple[int, float]]:
         """(epoch, wall time) of epochs seen whole: all N_it steps and an `epoch` event."""

@@ -73,12 +73,12 @@ def test_zero_code_hook_probes_unchanged_script_and_stops_it(tmp_path: Path) -> 
     # stdout carries the same events as the file
     assert len([l for l in r.stdout.splitlines() if l.startswith("{")]) == report.lines
     core = [e for e in events if isinstance(e, (Start, Init, Step, Val, End))]
-    assert kinds(core) == ["Start", "Init"] + ["Step"] * 8 + ["Val", "Val", "End"]
+    assert kinds(core) == ["Start", "Init"] + ["Step"] * 8 + ["Val", "Val", "Val", "End"]
     start = core[0]
     assert start.batch_size == 32 and start.steps_per_epoch == 20 and start.val_steps == 5
     assert start.epochs == 3 and start.instance == "g5.xlarge" and "keras" in start.framework
     vals = [e for e in events if isinstance(e, Val)]
-    assert [v.steps for v in vals] == [2, 2]
+    assert [v.steps for v in vals] == [2, 2, 4]  # k, k, 2k: fixed vs per-batch cost
     assert "accuracy" in vals[0].metrics
     assert events[-1].status == "probe-done" and "max-steps" in events[-1].reason
     assert_dt_partition(events)
@@ -96,7 +96,7 @@ def test_probe_goes_on_to_time_one_epoch_boundary_when_cheap(tmp_path: Path) -> 
     steps = [(e.epoch, e.step) for e in events if isinstance(e, Step)]
     assert steps == [(0, i) for i in range(20)] + [(1, 0)]  # to the first step of epoch 2
     vals = [e.steps for e in events if isinstance(e, Val)]
-    assert vals == [5, 2, 2]  # Keras' own full validation of epoch 1, then two timed passes
+    assert vals == [5, 2, 2, 4]  # Keras' own full validation of epoch 1, then the timed passes
     msgs = [e.msg for e in events if type(e).__name__ == "Log"]
     assert any("time one epoch boundary" in m for m in msgs)
     assert any("steps_per_epoch=20" in m for m in msgs)  # the stall hint names the fix

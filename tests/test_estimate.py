@@ -80,6 +80,27 @@ def test_partial_validation_is_scaled_and_first_pass_overhead_added_once(log_bui
     assert t_val1 == pytest.approx(2.0) and t_val == pytest.approx(2.0)
 
 
+def test_partial_passes_of_two_lengths_separate_fixed_and_per_batch_cost(log_builder) -> None:  # type: ignore[no-untyped-def]
+    # Each pass costs 0.3 s fixed + 0.05 s per batch; the first also 1.0 s of tracing.
+    b = log_builder(steps_per_epoch=100, val_steps=40).init(2.0)
+    b.steps(0, [5.0] + [0.1] * 29).val(0, 1.0 + 0.3 + 0.25, 5).val(0, 0.3 + 0.25, 5).val(0, 0.3 + 0.5, 10).end()
+    t_val1, t_val, partial = state_of(b).validation_times()
+    assert partial
+    assert t_val == pytest.approx(0.3 + 0.05 * 40)
+    assert t_val1 == pytest.approx(0.3 + 0.05 * 40 + 1.0)
+
+
+def test_whole_validation_passes_win_over_partial_ones(log_builder) -> None:  # type: ignore[no-untyped-def]
+    b = log_builder(steps_per_epoch=5, val_steps=10).init(1.0)
+    b.steps(0, [2.0, 0.1, 0.1, 0.1, 0.1]).val(0, 0.8, 10).epoch(0).steps(1, [3.0])
+    b.val(1, 0.5, 2).val(1, 0.4, 2).val(1, 0.6, 4).end()
+    t_val1, t_val, _ = state_of(b).validation_times()
+    assert t_val1 == pytest.approx(0.8)  # the whole pass as measured
+    # the partial passes' line (a=0.2, b=0.1) extrapolates to 1.2 s for 10 batches; a later pass
+    # has no tracing, so it cannot cost more than the whole first one: bounded at 0.8
+    assert t_val == pytest.approx(0.8)
+
+
 def test_epoch_boundary_cost_is_measured_and_added_per_later_epoch(log_builder) -> None:  # type: ignore[no-untyped-def]
     b = log_builder(steps_per_epoch=5, val_steps=0).init(1.0)
     b.steps(0, [3.0, 0.1, 0.1, 0.1, 0.1]).epoch(0)

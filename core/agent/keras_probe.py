@@ -189,20 +189,26 @@ def _validation_source(info: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def time_validation(model: Any, session: ProbeSession, info: dict[str, Any],
-                    max_batches: int, passes: int = 2) -> None:
-    """Two bounded validation passes, emitted as partial `val` events (first and steady)."""
+                    max_batches: int) -> None:
+    """Three bounded validation passes of k, k and 2k batches, emitted as partial `val` events.
+
+    The first carries the one-off tracing; the two later lengths let the estimator separate a
+    pass's fixed cost from its per-batch cost (core.stats.ProbeState.validation_times).
+    """
     vx, vy = _validation_source(info)
     if vx is None or max_batches <= 0:
         return
-    steps = min(max_batches, int(info["val_steps"] or max_batches))
-    kwargs: dict[str, Any] = {"verbose": 0, "steps": steps, "return_dict": True}
-    if not _is_batched_source(vx):
-        kwargs["batch_size"] = info["batch_size"]
-        vx = vx[: steps * info["batch_size"]]
-        vy = vy[: steps * info["batch_size"]] if vy is not None else None
+    total = int(info["val_steps"] or 2 * max_batches)
+    k = max(1, min(max_batches, total // 2))
     epoch = session.epoch or 0
-    for _ in range(passes):
-        metrics = model.evaluate(vx, vy, **kwargs) if vy is not None else model.evaluate(vx, **kwargs)
+    for steps in (k, k, min(2 * k, total)):
+        kwargs: dict[str, Any] = {"verbose": 0, "steps": steps, "return_dict": True}
+        px, py = vx, vy
+        if not _is_batched_source(vx):
+            kwargs["batch_size"] = info["batch_size"]
+            px = vx[: steps * info["batch_size"]]
+            py = vy[: steps * info["batch_size"]] if vy is not None else None
+        metrics = model.evaluate(px, py, **kwargs) if py is not None else model.evaluate(px, **kwargs)
         session.val(epoch, steps, metrics if isinstance(metrics, dict) else {})
 
 

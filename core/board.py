@@ -1,0 +1,136 @@
+"""The board: every probe of a session, its state, status and estimate; the live ranking.
+
+Runners feed events in (O(1) each); the UI reads the board on a timer and redraws only what
+changed (each entry carries a version number that bumps on every change).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .agent.steady import DEFAULT_STATISTIC
+from .estimate import NoEstimate
+from .events import Event, Step
+from .pricing import cost_usd
+from .ranking import Pricing, choose_epochs, estimate_row, rank
+from .runners import ProbeSpec, Runner, RunnerStatus
+from .stats import ProbeState
+
+CHART_POINTS = 240
+
+
+@dataclass
+class ProbeEntry:
+    spec: ProbeSpec
+    state: ProbeState = field(default_factory=ProbeState)
+    status: str = "pending"
+    detail: str = ""
+    log_path: Path | None = None
+    recent: deque[float] = field(default_factory=lambda: deque(maxlen=CHART_POINTS))
+    version: int = 0
+
+    @property
+    def key(self) -> str:
+        return self.spec.key
+
+    @property
+    def instance(self) -> str:
+        if self.state.start is not None and self.state.start.instance:
+            return self.state.start.instance
+        return self.spec.instance
+
+    @property
+    def batch_size(self) -> int:
+        if self.state.start is not None and self.state.start.batch_size:
+            return self.state.start.batch_size
+        return self.spec.batch_size
+
+    @property
+    def active(self) -> bool:
+        return self.status in ("pending", "connecting", "uploading", "running")
+
+
+class Board:
+    def __init__(self, pricing: Pricing, statistic: str = DEFAULT_STATISTIC) -> None:
+        self.pricing = pricing
+        self.statistic = statistic
+        self.entries: dict[str, ProbeEntry] = {}
+        self.version = 0
+
+    def add(self, spec: ProbeSpec, log_path: Path | None = None) -> ProbeEntry:
+        entry = ProbeEntry(spec, log_path=log_path)
+        self.entries[spec.key] = entry
+        self.version += 1
+        return entry
+
+    def feed(self, key: str, item: Event | RunnerStatus) -> None:
+        entry = self.entries[key]
+        if isinstance(item, RunnerStatus):
+            entry.status = item.status
+            entry.detail = item.detail
+        else:
+            entry.state.fold(item)
+            if isinstance(item, Step):
+                entry.recent.append(item.dt)
+        entry.version += 1
+        self.version += 1
+
+    async def drive(self, runner: Runner) -> None:
+        """Pump one runner into the board until it ends; a failure marks only this probe."""
+        key = runner.spec.key
+        try:
+            async for item in runner.stream():
+                self.feed(key, item)
+        except asyncio.CancelledError:
+            await runner.cancel()
+            self.feed(key, RunnerStatus("stopped", "cancelled"))
+            raise
+        except Exception as exc:  # noqa: BLE001 - one probe's failure must not stop the others
+            self.feed(key, RunnerStatus("failed", f"{type(exc).__name__}: {exc}"))
+
+    @property
+    def active(self) -> int:
+        return sum(1 for e in self.entries.values() if e.active)
+
+    def rows(self, epochs: float | None, use_validation: bool = True) -> list[dict[str, Any]]:
+        """Estimate rows for every probe that can support one (others are skipped)."""
+        out = []
+        for entry in self.entries.values():
+            if entry.state.steps < 2:
+                continue
+            n_ep, source = choose_epochs(entry.state, epochs)
+            try:
+                row = estimate_row(entry.state, self.pricing, n_ep, use_validation=use_validation,
+                                   statistic=self.statistic)
+            except NoEstimate:
+                continue
+            row["key"] = entry.key
+            row["label"] = entry.spec.label
+            row["epochs_source"] = source
+            row["status"] = entry.status
+            out.append(row)
+        return out
+
+    def ranking(self, epochs: float | None, by: str = "time") -> pd.DataFrame:
+        rows = self.rows(epochs)
+        if not rows:
+            return pd.DataFrame()
+        return rank(rows, by)
+
+    def probe_cost(self) -> float:
+        """What the probes themselves have cost so far: price x wall time covered, no minimum."""
+        total = 0.0
+        for entry in self.entries.values():
+            price, _, _ = self.pricing.price_for(entry.state)
+            if price is None and entry.spec.price_per_hour is not None:
+                price = entry.spec.price_per_hour
+            if price is not None and not math.isnan(entry.state.elapsed):
+                total += cost_usd(price, entry.state.elapsed, "exact")
+        return total

@@ -1,0 +1,120 @@
+"""From hosts x batch sizes to running probes.
+
+Hosts run concurrently (up to ``concurrency``); the batch sizes of one host run in sequence,
+since they share its GPU. A probe that fails, hangs past the timeout or is cancelled affects
+only itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .board import Board
+from .config import Config, Host, ProbeSettings
+from .runners import LocalRunner, ProbeSpec, Runner, RunnerStatus
+
+RunnerFactory = Callable[[Host, ProbeSpec, Path], Runner]
+
+
+@dataclass
+class PlannedProbe:
+    host: Host
+    spec: ProbeSpec
+    log_path: Path
+
+
+def session_dir(base: str | Path | None = None) -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path(base) if base else Path("probecast-logs") / stamp
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def plan_probes(hosts: list[Host], settings: ProbeSettings, log_dir: Path) -> list[PlannedProbe]:
+    out = []
+    for host in hosts:
+        for b in settings.batch_sizes:
+            key = f"{host.name}-b{b}"
+            spec = ProbeSpec(
+                key=key, label=f"{host.name} b{b}", instance=host.instance, batch_size=b,
+                workload=settings.workload, command=settings.command, workdir=settings.workdir,
+                epochs=settings.epochs, max_steps=settings.max_steps, target_ci=settings.target_ci,
+                max_seconds=settings.max_seconds, boundary_budget=settings.boundary_budget,
+                price_per_hour=host.price_per_hour, workload_args=list(settings.workload_args),
+            )
+            out.append(PlannedProbe(host, spec, log_dir / f"{_safe(key)}.jsonl"))
+    return out
+
+
+def default_runner_factory(host: Host, spec: ProbeSpec, log_path: Path) -> Runner:
+    if host.kind == "local":
+        return LocalRunner(spec, log_path, python=host.python)
+    from .sshrun import SshRunner
+
+    return SshRunner(host, spec, log_path)
+
+
+def worst_case_probe_cost(plan: list[PlannedProbe], config: Config, timeout: float) -> float | None:
+    """Every probe running to its timeout, billed with a 60 s minimum; None if a price is unknown."""
+    from .pricing import Catalog, cost_usd
+
+    catalog = Catalog.embedded().with_prices(config.prices) if config.prices else Catalog.embedded()
+    total = 0.0
+    for p in plan:
+        price = p.host.price_per_hour
+        if price is None:
+            price, _ = catalog.price(p.host.instance)
+        if price is None:
+            if p.host.kind == "local":
+                continue
+            return None
+        total += cost_usd(price, timeout, "per-second-60")
+    return total
+
+
+async def run_plan(
+    board: Board,
+    plan: list[PlannedProbe],
+    *,
+    concurrency: int = 8,
+    timeout: float = 900.0,
+    factory: RunnerFactory = default_runner_factory,
+) -> None:
+    """Run every planned probe into the board. Returns when all have ended."""
+    for p in plan:
+        if p.spec.key not in board.entries:
+            board.add(p.spec, p.log_path)
+    by_host: dict[str, list[PlannedProbe]] = {}
+    for p in plan:
+        by_host.setdefault(p.host.name, []).append(p)
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(p: PlannedProbe) -> None:
+        runner = factory(p.host, p.spec, p.log_path)
+        try:
+            await asyncio.wait_for(board.drive(runner), timeout)
+        except asyncio.TimeoutError:
+            await runner.cancel()
+            board.feed(p.spec.key, RunnerStatus("failed", f"timed out after {timeout:g}s (probe.timeout)"))
+
+    async def host_queue(items: list[PlannedProbe]) -> None:
+        async with gate:
+            for p in items:
+                await one(p)
+
+    await asyncio.gather(*(host_queue(items) for items in by_host.values()))
+
+
+async def run_runners(board: Board, runners: list[Runner]) -> None:
+    """Drive independent runners (replays, tests) concurrently into the board."""
+    for r in runners:
+        if r.spec.key not in board.entries:
+            board.add(r.spec)
+    await asyncio.gather(*(board.drive(r) for r in runners))

@@ -1,0 +1,276 @@
+"""Runners: where a probe's events come from. Local subprocess, saved log (replay), SSH (sshrun).
+
+Every runner yields schema-v1 events and RunnerStatus updates through one async iterator, so the
+board, the app, the headless CLI and the tests consume live probes and replays the same way.
+Live runners append every line to the probe's log file the moment it arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, Union
+
+from .events import End, Event, EventReader, EventWriter
+
+STATUSES = ("pending", "connecting", "uploading", "running", "done", "failed", "stopped")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerStatus:
+    status: str
+    detail: str = ""
+
+
+RunnerItem = Union[Event, RunnerStatus]
+
+
+@dataclass
+class ProbeSpec:
+    """What to probe: one (host, batch size) pair and how long to probe it."""
+
+    key: str
+    label: str
+    instance: str = ""
+    batch_size: int = 64
+    workload: str = "mnist-cnn"
+    command: str | None = None  # a user command instead of a built-in workload
+    workdir: str | None = None
+    epochs: int | None = None
+    max_steps: int | None = None
+    target_ci: float | None = None
+    max_seconds: float | None = None
+    boundary_budget: float | None = None
+    full: bool = False
+    price_per_hour: float | None = None
+    workload_args: list[str] = field(default_factory=list)
+
+    def agent_args(self) -> list[str]:
+        """Agent command-line arguments (after the agent's entry point)."""
+        if self.command:
+            head = ["run"]
+        else:
+            head = ["workload", self.workload, "--batch-size", str(self.batch_size)]
+            if self.epochs:
+                head += ["--epochs", str(self.epochs)]
+            head += list(self.workload_args)
+        args = head + ["--probe", self.key]
+        if self.instance:
+            args += ["--instance", self.instance]
+        if self.price_per_hour is not None:
+            args += ["--price-per-hour", repr(self.price_per_hour)]
+        if self.full:
+            args.append("--full")
+        if self.max_steps is not None:
+            args += ["--max-steps", str(self.max_steps)]
+        if self.target_ci is not None:
+            args += ["--target-ci", repr(self.target_ci)]
+        if self.max_seconds is not None:
+            args += ["--max-seconds", repr(self.max_seconds)]
+        if self.boundary_budget is not None:
+            args += ["--boundary-budget", repr(self.boundary_budget)]
+        if self.command:
+            if self.epochs:
+                args += ["--epochs", str(self.epochs)]
+            args += ["--batch-size", str(self.batch_size), "--workload-label", self.command[:80],
+                     "--", *self.command_argv()]
+        return args
+
+    def command_argv(self) -> list[str]:
+        import shlex
+
+        assert self.command is not None
+        return shlex.split(self.command.replace("{batch_size}", str(self.batch_size)))
+
+
+class Runner(Protocol):
+    spec: ProbeSpec
+
+    def stream(self) -> AsyncIterator[RunnerItem]: ...
+
+    async def cancel(self) -> None: ...
+
+
+class _LineSink:
+    """Parses raw lines, keeps the log file, remembers whether `end` was seen."""
+
+    def __init__(self, log_path: Path | None) -> None:
+        self.reader = EventReader()
+        self.writer = EventWriter(log_path) if log_path else None
+        self.saw_end = False
+
+    def line(self, line: str) -> Event | None:
+        if self.writer is not None and line.strip():
+            self.writer.write_raw(line)
+        ev = self.reader.feed_line(line)
+        if isinstance(ev, End):
+            self.saw_end = True
+        return ev
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+class LocalRunner:
+    """Runs the agent as a subprocess of this machine (the embedded default: no SSH, no cloud)."""
+
+    def __init__(self, spec: ProbeSpec, log_path: Path | None, python: str | None = None) -> None:
+        self.spec = spec
+        self.log_path = log_path
+        self.python = python or sys.executable
+        self._proc: asyncio.subprocess.Process | None = None
+        self._cancelled = False
+
+    def command(self) -> list[str]:
+        return [self.python, "-m", "core.agent", *self.spec.agent_args()]
+
+    async def stream(self) -> AsyncIterator[RunnerItem]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        env["PYTHONUNBUFFERED"] = "1"
+        sink = _LineSink(self.log_path)
+        stderr_tail: deque[str] = deque(maxlen=20)
+        yield RunnerStatus("running", "local")
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self.command(), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                stdin=asyncio.subprocess.DEVNULL, env=env, cwd=self.spec.workdir or None,
+                start_new_session=True,  # cancel signals the whole group, not just python
+                limit=1 << 20,
+            )
+        except OSError as exc:
+            sink.close()
+            yield RunnerStatus("failed", f"cannot start the agent: {exc}")
+            return
+        proc = self._proc
+        assert proc.stdout is not None and proc.stderr is not None
+
+        async def drain_stderr() -> None:
+            assert proc.stderr is not None
+            async for raw in proc.stderr:
+                text = raw.decode("utf-8", "replace").rstrip()
+                if text:
+                    stderr_tail.append(text)
+
+        err_task = asyncio.create_task(drain_stderr())
+        try:
+            async for raw in proc.stdout:
+                ev = sink.line(raw.decode("utf-8", "replace"))
+                if ev is not None:
+                    yield ev
+            code = await proc.wait()
+            await err_task
+        finally:
+            if proc.returncode is None:
+                await self._kill()
+            sink.close()
+        yield _final_status(self._cancelled, code, sink.saw_end, list(stderr_tail))
+
+    async def _kill(self) -> None:
+        proc = self._proc
+        if proc is None or proc.returncode is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                await asyncio.wait_for(proc.wait(), wait)
+                return
+            except asyncio.TimeoutError:
+                continue
+
+    async def cancel(self) -> None:
+        self._cancelled = True
+        await self._kill()
+
+
+def _final_status(cancelled: bool, code: int | None, saw_end: bool, stderr_tail: list[str]) -> RunnerStatus:
+    if cancelled:
+        return RunnerStatus("stopped", "cancelled")
+    if code == 0 and saw_end:
+        return RunnerStatus("done")
+    tail = " | ".join(stderr_tail[-3:]) if stderr_tail else "no output on stderr"
+    if not saw_end:
+        return RunnerStatus("failed", f"agent exited ({code}) without an end event: {tail}")
+    return RunnerStatus("failed", f"agent exited with status {code}: {tail}")
+
+
+class ReplayRunner:
+    """A saved log, replayed at the recorded pace x speed (0: as fast as possible).
+
+    ``pause()``/``resume()`` and ``speed`` can change while it plays.
+    """
+
+    def __init__(self, spec: ProbeSpec, path: Path, speed: float = 1.0) -> None:
+        self.spec = spec
+        self.path = path
+        self.speed = speed
+        self._running = asyncio.Event()
+        self._running.set()
+        self._cancelled = False
+
+    def pause(self) -> None:
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._running.is_set()
+
+    async def stream(self) -> AsyncIterator[RunnerItem]:
+        reader = EventReader()
+        yield RunnerStatus("running", f"replay of {self.path.name}")
+        last_t: float | None = None
+        saw_end = False
+        try:
+            fh = open(self.path, encoding="utf-8", errors="replace")
+        except OSError as exc:
+            yield RunnerStatus("failed", f"cannot read {self.path}: {exc.strerror or exc}")
+            return
+        with fh:
+            for n, line in enumerate(fh):
+                if self._cancelled:
+                    yield RunnerStatus("stopped", "cancelled")
+                    return
+                ev = reader.feed_line(line)
+                if ev is None:
+                    continue
+                if self.speed > 0 and last_t is not None and ev.t > last_t:
+                    await self._sleep((ev.t - last_t) / self.speed)
+                elif n % 2000 == 0:
+                    await asyncio.sleep(0)  # stay cooperative at full speed
+                if not self._running.is_set():
+                    await self._running.wait()
+                last_t = ev.t
+                saw_end = saw_end or isinstance(ev, End)
+                yield ev
+        if saw_end:
+            yield RunnerStatus("done", "replayed")
+        else:
+            yield RunnerStatus("done", "replayed (log truncated: no end event)")
+
+    async def _sleep(self, seconds: float) -> None:
+        # Sleep in slices so a speed change or a pause takes effect promptly.
+        remaining = min(seconds, 30.0)
+        while remaining > 0 and not self._cancelled:
+            chunk = min(remaining, 0.1)
+            await asyncio.sleep(chunk)
+            remaining -= chunk
+            await self._running.wait()
+
+    async def cancel(self) -> None:
+        self._cancelled = True
+        self._running.set()

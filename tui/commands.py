@@ -1,0 +1,33 @@
+"""Command palette entries for every action (a bastion terminal may have no mouse)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import Hit, Hits, Provider
+
+COMMANDS = (
+    ("Ranking: toggle fastest / cheapest view", "toggle_view", "v"),
+    ("Ranking: next horizon (planned, 5, 10, 20, 25 epochs)", "cycle_horizon", "h"),
+    ("Show / hide the estimate detail", "toggle_detail", "d"),
+    ("Cancel the selected probe", "cancel_probe", "x"),
+    ("Export the ranking (CSV, JSON, Markdown)", "export", "e"),
+    ("Replay: pause / resume", "pause", "space"),
+    ("Replay: faster", "speed(2.0)", "+"),
+    ("Replay: slower", "speed(0.5)", "-"),
+    ("Help", "app.help", "?"),
+    ("Quit", "app.quit", "q"),
+)
+
+
+class ProbecastCommands(Provider):
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        screen = self.app.screen
+        for text, action, key in COMMANDS:
+            score = matcher.match(text)
+            if score > 0:
+                target = action if action.startswith("app.") else f"screen.{action}"
+                yield Hit(score, matcher.highlight(f"{text}  [{key}]"),
+                          partial(self.app.run_action, target, screen),
+                          help=f"key: {key}")

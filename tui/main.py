@@ -1,0 +1,67 @@
+"""Build the app for `probecast` (embedded default / config) and `probecast replay`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from core.board import Board
+from core.config import ConfigError, load_config
+from core.logstore import discover_logs
+from core.pricing import Catalog
+from core.ranking import Pricing
+from core.runners import ProbeSpec, ReplayRunner
+
+from .app import ProbecastApp
+
+
+def make_replay_app(paths: list[str], speed: float) -> ProbecastApp:
+    files, errors = discover_logs(paths)
+    for e in errors:
+        print(f"probecast: {e}", file=sys.stderr)
+    if not files:
+        raise SystemExit("probecast: nothing to replay - give probe logs or a directory of them "
+                         "(try: probecast replay sample_logs/)")
+    pricing = Pricing(Catalog.embedded())
+    board = Board(pricing)
+    runners = []
+    seen: set[str] = set()
+    for f in files:
+        key = f.stem
+        while key in seen:
+            key += "'"
+        seen.add(key)
+        runners.append(ReplayRunner(ProbeSpec(key=key, label=f.stem), f, speed=speed))
+    where = paths[0] if len(paths) == 1 else f"{len(files)} logs"
+    return ProbecastApp(board, replay=runners, subtitle=f"replay of {where}")
+
+
+def make_live_app(config_path: str | None) -> ProbecastApp:
+    config = load_config(config_path)
+    pricing = Pricing(Catalog.embedded(), config.prices or None)
+    board = Board(pricing)
+    where = str(config.path) if config.path else "no config: this machine, built-in workload"
+    return ProbecastApp(board, config=config, setup=True, subtitle=where,
+                        horizons=tuple(config.probe.horizons))
+
+
+def run_app(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="probecast")
+    if args and args[0] == "replay":
+        parser.add_argument("cmd")
+        parser.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
+        parser.add_argument("--speed", type=float, default=1.0,
+                            help="recorded pace x SPEED (0: as fast as possible)")
+        ns = parser.parse_args(args)
+        app = make_replay_app(ns.logs, ns.speed)
+    else:
+        parser.add_argument("--config", default=None)
+        ns = parser.parse_args(args)
+        try:
+            app = make_live_app(ns.config)
+        except ConfigError as exc:
+            print(f"probecast: {exc}", file=sys.stderr)
+            return 2
+    app.run()
+    return 0

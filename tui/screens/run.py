@@ -1,0 +1,212 @@
+"""The run screen: ranking table, per-probe panels, detail view - for live probes and replays."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from core.export import export_ranking
+from core.fmt import fmt_cost
+from core.ranking import ranking_records
+
+from ..widgets.detail import DetailView
+from ..widgets.probe_panel import ProbePanel
+from ..widgets.ranking import RankingTable
+
+if TYPE_CHECKING:
+    from ..app import ProbecastApp
+
+REFRESH_HZ = 5
+
+
+class RunScreen(Screen[None]):
+    BINDINGS = [
+        Binding("v", "toggle_view", "Fastest/cheapest", id="toggle-view"),
+        Binding("h", "cycle_horizon", "Horizon", id="cycle-horizon"),
+        Binding("d", "toggle_detail", "Detail", id="toggle-detail"),
+        Binding("x", "cancel_probe", "Cancel probe", id="cancel-probe"),
+        Binding("e", "export", "Export", id="export"),
+        Binding("space", "pause", "Pause", id="pause"),
+        Binding("plus,equals_sign", "speed(2.0)", "Faster", id="faster", show=False),
+        Binding("minus", "speed(0.5)", "Slower", id="slower", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by = "time"
+        self.horizon_index = 0
+        self._seen_board = -1
+        self._last_rank_at = 0.0
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._panels: dict[str, ProbePanel] = {}
+
+    @property
+    def papp(self) -> ProbecastApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="ranking-box"):
+            yield RankingTable(id="ranking")
+        with Horizontal(id="lower"):
+            yield VerticalScroll(id="probes")
+            with VerticalScroll(id="detail-box"):
+                yield DetailView(id="detail")
+        yield Static(id="statusline")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#detail-box").border_title = "Detail"
+        self.query_one("#probes").border_title = "Probes"
+        if self.size.width < 120:
+            self.query_one("#detail-box").display = False
+        self.update_title()
+        self.set_interval(1 / REFRESH_HZ, self.refresh_view)
+        self.refresh_view()
+
+    # ---- what is shown ------------------------------------------------------------------------
+
+    @property
+    def horizons(self) -> list[float | None]:
+        return [None, *self.papp.horizons]
+
+    @property
+    def epochs(self) -> float | None:
+        return self.horizons[self.horizon_index]
+
+    def horizon_label(self) -> str:
+        return "planned epochs" if self.epochs is None else f"{self.epochs:g} epochs"
+
+    def update_title(self) -> None:
+        view = "fastest" if self.by == "time" else "cheapest"
+        self.query_one("#ranking-box").border_title = (
+            f"Ranking: {view} first · {self.horizon_label()}  [dim](v: view, h: horizon)[/]")
+
+    def refresh_view(self, force: bool = False) -> None:
+        board = self.papp.board
+        if board.version == self._seen_board and not force:
+            self.update_status()
+            return
+        self._seen_board = board.version
+        with self.app.batch_update():
+            self.update_panels()
+            now = time.monotonic()
+            if force or now - self._last_rank_at >= 0.25:
+                self._last_rank_at = now
+                self.update_ranking()
+            self.update_status()
+
+    def update_panels(self) -> None:
+        container = self.query_one("#probes", VerticalScroll)
+        for key, entry in self.papp.board.entries.items():
+            panel = self._panels.get(key)
+            if panel is None:
+                panel = ProbePanel(entry)
+                self._panels[key] = panel
+                container.mount(panel)
+            elif panel.is_mounted:
+                panel.refresh_from_entry()
+
+    def update_ranking(self) -> None:
+        df = self.papp.board.ranking(self.epochs, self.by)
+        records = ranking_records(df) if len(df) else []
+        self._rows = {r["key"]: r for r in records}
+        table = self.query_one(RankingTable)
+        table.apply(records)
+        self.show_detail(table.selected_key())
+
+    def update_status(self) -> None:
+        board = self.papp.board
+        total = len(board.entries)
+        active = board.active
+        failed = sum(1 for e in board.entries.values() if e.status == "failed")
+        parts = [f"probes {total - active}/{total} ended" + (f", {failed} failed" if failed else ""),
+                 f"probe cost {fmt_cost(board.probe_cost())}"]
+        if self.papp.replay_runners:
+            r = self.papp.replay_runners[0]
+            parts.append(("paused" if r.paused else "replay") + f" ×{r.speed:g}" if r.speed else "replay instant")
+        if self.papp.log_dir:
+            parts.append(f"logs: {self.papp.log_dir}")
+        self.query_one("#statusline", Static).update(" · ".join(parts))
+
+    def show_detail(self, key: str | None) -> None:
+        self.query_one(DetailView).show(self._rows.get(key) if key else None)
+
+    @on(DataTable.RowHighlighted)
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_detail(event.row_key.value if event.row_key else None)
+
+    # ---- actions ------------------------------------------------------------------------------
+
+    def action_toggle_view(self) -> None:
+        self.by = "cost" if self.by == "time" else "time"
+        self.update_title()
+        self.update_ranking()
+
+    def action_cycle_horizon(self) -> None:
+        self.horizon_index = (self.horizon_index + 1) % len(self.horizons)
+        self.update_title()
+        self.update_ranking()
+
+    def action_toggle_detail(self) -> None:
+        box = self.query_one("#detail-box")
+        box.display = not box.display
+        if box.display and self.size.width < 120:
+            self.query_one("#probes").display = not box.display
+        else:
+            self.query_one("#probes").display = True
+
+    async def action_cancel_probe(self) -> None:
+        key = self.query_one(RankingTable).selected_key()
+        if key is None:
+            self.notify("Select a probe in the ranking first.", severity="warning")
+            return
+        if await self.papp.cancel_probe(key):
+            self.notify(f"Cancelling {key}…")
+        else:
+            self.notify(f"{key} is not running.", severity="warning")
+
+    def action_export(self) -> None:
+        df = self.papp.board.ranking(self.epochs, self.by)
+        if not len(df):
+            self.notify("Nothing to export yet: no probe has an estimate.", severity="warning")
+            return
+        directory = self.papp.log_dir or Path("probecast-exports")
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        view = "fastest" if self.by == "time" else "cheapest"
+        horizon = "planned" if self.epochs is None else f"{self.epochs:g}ep"
+        paths = export_ranking(df, Path(directory), f"ranking-{view}-{horizon}-{stamp}",
+                               f"probecast ranking: {view} first, {self.horizon_label()}")
+        self.notify("Exported " + ", ".join(str(p) for p in paths), timeout=8)
+
+    def action_pause(self) -> None:
+        runners = self.papp.replay_runners
+        if not runners:
+            self.notify("Pause works in replays; live probes keep running.", severity="warning")
+            return
+        pause = not runners[0].paused
+        for r in runners:
+            r.pause() if pause else r.resume()
+        self.update_status()
+
+    def action_speed(self, factor: float) -> None:
+        runners = self.papp.replay_runners
+        if not runners:
+            return
+        for r in runners:
+            r.speed = min(1000.0, max(0.125, (r.speed or 1.0) * factor))
+        self.update_status()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("pause", "speed"):
+            return bool(self.papp.replay_runners)
+        return True

@@ -1,0 +1,234 @@
+"""Setup: pick instances (hosts), batch sizes and probe settings, then start."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Label, Select, SelectionList, Static
+
+from core.agent.workloads import WORKLOADS
+from core.config import Config, Host, ProbeSettings
+from core.fmt import fmt_cost
+from core.plan import plan_probes, session_dir, worst_case_probe_cost
+from core.pricing import Catalog
+
+if TYPE_CHECKING:
+    from ..app import ProbecastApp
+
+PRESET_BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048)
+ADD_HOST_HINT = ('no host: add [[hosts]] with instance = "{name}" and its address to '
+                 "probecast.toml (README: Config)")
+
+
+class SetupScreen(Screen[None]):
+    BINDINGS = [
+        Binding("s", "start", "Start probes", id="start"),
+        Binding("slash", "focus_filter", "Filter", id="filter"),
+        Binding("space", "toggle_instance", "Pick instance", id="pick", show=False),
+        Binding("r", "replay_hint", "Replay samples", id="replay-hint"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.selected_hosts: set[str] = set()
+
+    @property
+    def papp(self) -> ProbecastApp:
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def config(self) -> Config:
+        assert self.papp.config is not None
+        return self.papp.config
+
+    def compose(self) -> ComposeResult:
+        s = self.config.probe
+        yield Header()
+        with Vertical(id="instances-box"):
+            yield Input(placeholder="/ to filter instances (g5, A100, 24G …)", id="filter", compact=True)
+            yield DataTable(id="instances", cursor_type="row", zebra_stripes=True)
+        with Horizontal(id="settings"):
+            with Vertical(id="batch-box"):
+                yield SelectionList[int](
+                    *[(str(b), b, b in s.batch_sizes) for b in
+                      sorted(set(PRESET_BATCHES) | set(s.batch_sizes))], id="batches")
+                yield Input(placeholder="+ custom: 96 192", id="custom-batches", compact=True)
+            with Vertical(id="probe-box"):
+                with Horizontal(classes="field"):
+                    yield Label("workload")
+                    if s.command:
+                        yield Label(s.command, id="command")
+                    else:
+                        yield Select([(w, w) for w in WORKLOADS], value=s.workload,
+                                     allow_blank=False, id="workload", compact=True)
+                with Horizontal(classes="field"):
+                    yield Label("max steps")
+                    yield Input(str(s.max_steps or ""), placeholder="30", id="max-steps",
+                                restrict=r"[0-9]*", compact=True)
+                with Horizontal(classes="field"):
+                    yield Label("or CI ≤")
+                    yield Input("" if s.target_ci is None else str(s.target_ci),
+                                placeholder="0.02 = stop when ±2 %", id="target-ci",
+                                restrict=r"[0-9.]*", compact=True)
+                with Horizontal(classes="field"):
+                    yield Label("epochs")
+                    yield Input("" if s.epochs is None else str(s.epochs),
+                                placeholder="blank: horizons " + "/".join(map(str, s.horizons)),
+                                id="epochs", restrict=r"[0-9]*", compact=True)
+                yield Static("probes run one batch size at a time per host; logs are saved",
+                             classes="hint")
+        yield Static(id="summary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#instances-box").border_title = "Instances: space picks, / filters"
+        self.query_one("#batch-box").border_title = "Batch sizes"
+        self.query_one("#probe-box").border_title = "Probe"
+        table = self.query_one("#instances", DataTable)
+        for key, label in (("pick", "✓"), ("instance", "instance"), ("gpus", "GPUs"),
+                           ("mem", "GPU mem"), ("vcpu", "vCPU"), ("price", "$/h"), ("hosts", "host")):
+            table.add_column(label, key=key)
+        if len(self.config.hosts) == 1:
+            self.selected_hosts.add(self.config.hosts[0].name)
+        self.fill_instances("")
+        table.focus()
+        self.update_summary()
+        if self.config.path is None:
+            self.notify("No config: probing this machine with a built-in workload. "
+                        "To see a six-instance comparison: probecast replay sample_logs/",
+                        timeout=10)
+
+    # ---- instances ----------------------------------------------------------------------------
+
+    def hosts_by_instance(self) -> dict[str, list[Host]]:
+        out: dict[str, list[Host]] = {}
+        for h in self.config.hosts:
+            out.setdefault(h.instance, []).append(h)
+        return out
+
+    def fill_instances(self, query: str) -> None:
+        table = self.query_one("#instances", DataTable)
+        table.clear()
+        q = query.lower().strip()
+        by_instance = self.hosts_by_instance()
+        catalog = Catalog.embedded()
+        names = list(by_instance) + [i.instance for i in catalog if i.instance not in by_instance]
+        for name in names:
+            inst = catalog.get(name)
+            hosts = by_instance.get(name, [])
+            gpus = inst.gpus if inst else "-"
+            mem = f"{inst.gpu_memory_gb:g}G" if inst and inst.gpu_memory_gb else "-"
+            hay = " ".join([name, gpus, mem, *(h.name for h in hosts)]).lower()
+            if q and q not in hay:
+                continue
+            price = next((h.price_per_hour for h in hosts if h.price_per_hour is not None), None)
+            if price is None and inst is not None:
+                price = inst.price_per_hour
+            picked = any(h.name in self.selected_hosts for h in hosts)
+            host_text = (Text(", ".join(h.name for h in hosts), style="green") if hosts
+                         else Text("— add a host", style="dim"))
+            table.add_row(
+                Text("✓" if picked else "", style="bold green"), name, gpus, mem,
+                str(inst.vcpus) if inst and inst.vcpus else "-",
+                f"{price:.3f}" if price is not None else "-", host_text, key=name)
+
+    @on(Input.Changed, "#filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self.fill_instances(event.value)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one("#instances", DataTable).focus()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    @on(DataTable.RowSelected, "#instances")
+    def _row_selected(self) -> None:
+        self.action_toggle_instance()
+
+    def action_toggle_instance(self) -> None:
+        table = self.query_one("#instances", DataTable)
+        if not table.row_count:
+            return
+        row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
+        name = str(row_key.value)
+        hosts = self.hosts_by_instance().get(name, [])
+        if not hosts:
+            self.notify(ADD_HOST_HINT.format(name=name), severity="warning", timeout=8)
+            return
+        names = {h.name for h in hosts}
+        if names & self.selected_hosts:
+            self.selected_hosts -= names
+        else:
+            self.selected_hosts |= names
+        table.update_cell(row_key, "pick", Text("✓" if names & self.selected_hosts else "",
+                                                style="bold green"))
+        self.update_summary()
+
+    # ---- settings -----------------------------------------------------------------------------
+
+    def batch_sizes(self) -> list[int]:
+        chosen = set(self.query_one("#batches", SelectionList).selected)
+        for part in self.query_one("#custom-batches", Input).value.replace(",", " ").split():
+            if part.isdigit() and int(part) > 0:
+                chosen.add(int(part))
+        return sorted(chosen)
+
+    def settings(self) -> ProbeSettings:
+        base = self.config.probe
+        s = ProbeSettings(**{k: getattr(base, k) for k in base.__dataclass_fields__})
+        s.batch_sizes = self.batch_sizes()
+        if not base.command:
+            s.workload = str(self.query_one("#workload", Select).value)
+        steps = self.query_one("#max-steps", Input).value.strip()
+        ci = self.query_one("#target-ci", Input).value.strip()
+        epochs = self.query_one("#epochs", Input).value.strip()
+        s.max_steps = int(steps) if steps else None
+        try:
+            s.target_ci = float(ci) if ci else None
+        except ValueError:
+            s.target_ci = None
+        if s.max_steps is None and s.target_ci is None:
+            s.max_steps = 30
+        s.epochs = int(epochs) if epochs else None
+        return s
+
+    def plan(self) -> list[Any]:
+        hosts = [h for h in self.config.hosts if h.name in self.selected_hosts]
+        return plan_probes(hosts, self.settings(), session_dir())
+
+    @on(SelectionList.SelectedChanged)
+    @on(Input.Changed, "#custom-batches, #max-steps, #target-ci, #epochs")
+    @on(Select.Changed)
+    def update_summary(self) -> None:
+        plan = self.plan()
+        s = self.settings()
+        worst = worst_case_probe_cost(plan, self.config, s.timeout)
+        hosts = len(self.selected_hosts)
+        stop = f"{s.max_steps} steps" if s.max_steps else f"CI ≤ {s.target_ci:.0%}"
+        text = Text()
+        text.append(f" {len(plan)} probes", "bold")
+        text.append(f" ({hosts} host × {len(s.batch_sizes)} batch) · {stop} · worst ")
+        text.append(fmt_cost(worst) if worst is not None else "? (no price)")
+        text.append(f" (≤{s.timeout / 60:g} min each)", "dim")
+        self.query_one("#summary", Static).update(text)
+
+    def action_start(self) -> None:
+        plan = self.plan()
+        if not plan:
+            self.notify("Pick at least one instance with a host (space) and one batch size.",
+                        severity="warning")
+            return
+        s = self.settings()
+        self.papp.start_plan(plan, concurrency=s.concurrency, timeout=s.timeout)
+
+    def action_replay_hint(self) -> None:
+        self.notify("Quit (q) and run: probecast replay sample_logs/  — replays recorded probes "
+                    "(incl. the dissertation's six p2/p3 instances) in this UI.", timeout=10)

@@ -1,0 +1,69 @@
+"""The detail of one ranking row: the estimate's terms and the equation with numbers filled in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from core.fmt import fmt_cost, fmt_duration
+
+EQUATIONS = {
+    "5.3": "T = T_init + T_it1 + (N_it−1)·T_it + T_val1 + (N_ep−1)·(N_it·T_it + T_val + T_ep)",
+    "5.4": "T = T_init + T_it1 + (N_it−1)·T_it + (N_ep−1)·(N_it·T_it + T_ep)",
+    "5.1": "T = T_init + T(Ep1) + (N_ep−1)·T(Ep2)",
+}
+TERM_LABELS = (("t_init", "T_init"), ("t_it1", "T_it1"), ("t_it", "T_it"), ("t_val1", "T_val1"),
+               ("t_val", "T_val"), ("t_ep", "T_ep (boundary)"), ("t_ep1", "T(Ep1)"),
+               ("t_ep2", "T(Ep2)"), ("n_it", "N_it"), ("n_ep", "N_ep"))
+
+
+def render_detail(row: dict[str, Any] | None) -> Any:
+    if row is None:
+        return Text("Select a row of the ranking to see how its estimate is made.", style="dim")
+    t = row["terms"]
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="bold")
+    grid.add_column(justify="right")
+    for key, label in TERM_LABELS:
+        v = t.get(key)
+        if v is None:
+            continue
+        if key == "n_ep":
+            text = f"{v:g} ({row.get('epochs_source', '')})"
+        elif key == "n_it":
+            text = str(v)
+        elif key == "t_it":
+            text = f"{v * 1000:.2f} ms  [{t['t_it_low'] * 1000:.2f}–{t['t_it_high'] * 1000:.2f}]"
+        elif key == "t_ep":
+            if not t.get("boundaries_seen"):
+                continue
+            text = f"{v:.3f} s ({t['boundaries_seen']} seen)"
+        else:
+            text = f"{v:.3f} s"
+        grid.add_row(label, text)
+    out = Table.grid()
+    out.add_row(Text(f"{row['instance']} · batch {row['batch_size']} · {row.get('workload', '')}",
+                     style="bold"))
+    out.add_row(Text(f"Eq. {row['equation']}: {EQUATIONS.get(row['equation'], '')}", style="cyan"))
+    out.add_row(grid)
+    out.add_row(Text(row["formula"]))
+    price = row.get("price_per_hour")
+    cost_line = (f"cost {fmt_cost(row.get('cost_usd'))} = ${price}/h × {fmt_duration(row['runtime_s'])}"
+                 f" ({row.get('billing')}, price: {row.get('price_source')})" if price is not None
+                 else "cost unknown: no price for this instance (set price_per_hour in the config)")
+    out.add_row(Text(cost_line))
+    for note in row.get("notes", []):
+        out.add_row(Text(f"note: {note}", style="yellow"))
+    return out
+
+
+class DetailView(Static):
+    DEFAULT_CSS = """
+    DetailView { height: auto; padding: 0 1; }
+    """
+
+    def show(self, row: dict[str, Any] | None) -> None:
+        self.update(render_detail(row))

@@ -1,0 +1,110 @@
+"""One compact panel per probe: status, steps, steady step time +/- CI, live chart, hardware."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Sparkline, Static
+
+from core.board import ProbeEntry
+from core.fmt import fmt_ms
+
+STATUS_STYLE = {
+    "pending": "dim", "connecting": "yellow", "uploading": "yellow", "running": "cyan",
+    "done": "green", "failed": "bold red", "stopped": "magenta",
+}
+
+
+def chart_values(values: list[float]) -> list[float]:
+    """Clip outliers (the first iteration, epoch boundaries) at 3x the median, so they show as
+    full-height bars without flattening everything else."""
+    if len(values) < 3:
+        return values
+    cap = 3 * statistics.median(values)
+    return [min(v, cap) for v in values]
+
+
+class ProbePanel(Vertical):
+    DEFAULT_CSS = """
+    ProbePanel { height: auto; border: round $panel-lighten-2; padding: 0 1; margin-bottom: 0; }
+    ProbePanel.-failed { border: round $error; }
+    ProbePanel.-done { border: round $success 50%; }
+    ProbePanel .headline { height: 1; }
+    ProbePanel Sparkline { height: 2; margin: 0; }
+    ProbePanel .hardware { height: auto; color: $text-muted; }
+    """
+
+    def __init__(self, entry: ProbeEntry) -> None:
+        super().__init__(id=f"probe-{_css_id(entry.key)}")
+        self.entry = entry
+        self.seen_version = -1
+        self.border_title = entry.spec.label
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="headline")
+        yield Sparkline([], summary_function=max)
+        yield Static(classes="hardware")
+
+    def on_mount(self) -> None:
+        self.refresh_from_entry()
+
+    def refresh_from_entry(self) -> None:
+        e = self.entry
+        if e.version == self.seen_version:
+            return
+        self.seen_version = e.version
+        st = e.state
+        head = Text()
+        head.append(f"{e.status:<9}", STATUS_STYLE.get(e.status, ""))
+        head.append(f" {st.steps:>5} steps ")
+        est, lo, hi = st.step_time()
+        if not math.isnan(est):
+            head.append(f" {fmt_ms(est)}")
+            if not math.isinf(hi) and est:
+                head.append(f" ±{(hi - lo) / 2 / est:.1%}", "dim")
+        if st.t_it1 is not None:
+            head.append(f"  first {fmt_ms(st.t_it1)}", "dim")
+        if st.boundary_steps:
+            head.append(f"  boundary {fmt_ms(st.boundary_steps[-1])}", "dim")
+        self.query_one(".headline", Static).update(head)
+        self.query_one(Sparkline).data = chart_values(list(e.recent))
+        self.query_one(".hardware", Static).update(hardware_line(e))
+        self.set_class(e.status == "failed", "-failed")
+        self.set_class(e.status == "done", "-done")
+        self.border_subtitle = e.instance or ""
+
+
+def hardware_line(e: ProbeEntry) -> Text:
+    out = Text()
+    if e.status in ("failed", "stopped") and e.detail:
+        out.append(e.detail, "red" if e.status == "failed" else "magenta")
+        return out
+    s = e.state.last_sample
+    if s is not None:
+        parts = []
+        if s.gpu_util:
+            parts.append("GPU " + "/".join(f"{u:.0f}%" for u in s.gpu_util))
+        if s.gpu_mem_mb and s.gpu_mem_total_mb:
+            used, total = sum(s.gpu_mem_mb), sum(s.gpu_mem_total_mb)
+            parts.append(f"mem {used / 1024:.1f}/{total / 1024:.0f}G")
+        if s.cpu_util is not None:
+            parts.append(f"CPU {s.cpu_util:.0f}%")
+        if s.rss_mb is not None:
+            parts.append(f"RSS {s.rss_mb:.0f}M")
+        if s.swap_mb is not None:
+            parts.append(f"swap {s.swap_mb:.0f}M")
+        out.append("  ".join(parts))
+    hint = e.state.hint()
+    if hint:
+        out.append(f"  ⚠ {hint}", "yellow")
+    if not out.plain and e.detail:
+        out.append(e.detail, "dim")
+    return out
+
+
+def _css_id(key: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in key)

@@ -1,0 +1,80 @@
+"""The ranking table: keyed rows updated in place, sorted only when the order changes."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from core.fmt import fmt_cost, fmt_duration
+
+COLUMNS = (("rank", "#"), ("instance", "instance"), ("batch", "batch"), ("runtime", "runtime"),
+           ("bounds", "bounds"), ("cost", "cost"), ("rel", "rel"), ("pareto", "P"))
+
+
+def row_cells(rank: int, r: dict[str, Any]) -> dict[str, Any]:
+    rel = r.get("relative")
+    rel_text = "-" if rel is None or (isinstance(rel, float) and math.isnan(rel)) else f"{rel:.2f}"
+    style = "bold green" if rank == 1 else ""
+    live = "" if r.get("status") in ("done", None) else "…"
+    return {
+        "rank": rank,
+        "instance": Text(f"{r['instance'] or '?'}{live}", style=style),
+        "batch": Text(str(r["batch_size"]), justify="right"),
+        "runtime": Text(fmt_duration(r["runtime_s"]), justify="right"),
+        "bounds": Text(f"{fmt_duration(r['runtime_low_s'])}–{fmt_duration(r['runtime_high_s'])}",
+                       justify="right", style="dim"),
+        "cost": Text(fmt_cost(r.get("cost_usd")), justify="right"),
+        "rel": Text(rel_text, justify="right", style=style),
+        "pareto": Text("★" if r.get("pareto") else "", style="yellow"),
+    }
+
+
+class RankingTable(DataTable[Any]):
+    DEFAULT_CSS = """
+    RankingTable { height: 1fr; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self._cells: dict[str, dict[str, Any]] = {}
+        self._order: list[str] = []
+
+    def on_mount(self) -> None:
+        for key, label in COLUMNS:
+            self.add_column(label, key=key)
+
+    def selected_key(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            row_key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
+        except Exception:  # noqa: BLE001 - no row under the cursor
+            return None
+        return row_key.value
+
+    def apply(self, records: list[dict[str, Any]]) -> None:
+        """Diff the table against the ranking: update changed cells, add/remove rows, re-sort."""
+        selected = self.selected_key()
+        wanted = [r["key"] for r in records]
+        for gone in [k for k in self._cells if k not in wanted]:
+            self.remove_row(gone)
+            del self._cells[gone]
+        for rank, r in enumerate(records, 1):
+            key = r["key"]
+            cells = row_cells(rank, r)
+            old = self._cells.get(key)
+            if old is None:
+                self.add_row(*(cells[c] for c, _ in COLUMNS), key=key)
+            else:
+                for col, value in cells.items():
+                    if old.get(col) != value:
+                        self.update_cell(key, col, value)
+            self._cells[key] = cells
+        if wanted != self._order:
+            self.sort("rank")
+            self._order = wanted
+            if selected in self._cells:
+                self.move_cursor(row=self.get_row_index(selected), animate=False)
