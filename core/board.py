@@ -99,11 +99,20 @@ class Board:
     def active(self) -> int:
         return sum(1 for e in self.entries.values() if e.active)
 
-    def rows(self, epochs: float | None, use_validation: bool = True) -> list[dict[str, Any]]:
+    def workloads(self) -> list[str]:
+        """Distinct workloads seen so far (rankings compare probes of one workload only)."""
+        return sorted({e.state.start.workload for e in self.entries.values()
+                       if e.state.start is not None})
+
+    def rows(self, epochs: float | None, use_validation: bool = True,
+             workload: str | None = None) -> list[dict[str, Any]]:
         """Estimate rows for every probe that can support one (others are skipped)."""
         out = []
         for entry in self.entries.values():
             if entry.state.steps < 2:
+                continue
+            if workload is not None and entry.state.start is not None \
+                    and entry.state.start.workload != workload:
                 continue
             n_ep, source = choose_epochs(entry.state, epochs)
             try:
@@ -118,19 +127,24 @@ class Board:
             out.append(row)
         return out
 
-    def ranking(self, epochs: float | None, by: str = "time") -> pd.DataFrame:
-        rows = self.rows(epochs)
+    def ranking(self, epochs: float | None, by: str = "time",
+                workload: str | None = None) -> pd.DataFrame:
+        rows = self.rows(epochs, workload=workload)
         if not rows:
             return pd.DataFrame()
         return rank(rows, by)
 
-    def probe_cost(self) -> float:
-        """What the probes themselves have cost so far: price x wall time covered, no minimum."""
+    def probe_cost(self) -> float | None:
+        """What the probes themselves have cost so far: price x wall time covered, no minimum.
+
+        None when no probe has a known price (local runs)."""
         total = 0.0
+        priced = False
         for entry in self.entries.values():
             price, _, _ = self.pricing.price_for(entry.state)
             if price is None and entry.spec.price_per_hour is not None:
                 price = entry.spec.price_per_hour
             if price is not None and not math.isnan(entry.state.elapsed):
+                priced = True
                 total += cost_usd(price, entry.state.elapsed, "exact")
-        return total
+        return total if priced else None

@@ -10,6 +10,7 @@ COMMANDS = (
     ("Ranking: toggle fastest / cheapest view", "toggle_view", "v"),
     ("Ranking: next horizon (planned, 5, 10, 20, 25 epochs)", "cycle_horizon", "h"),
     ("Show / hide the estimate detail", "toggle_detail", "d"),
+    ("Ranking: next workload (when logs of several are loaded)", "cycle_workload", "w"),
     ("Cancel the selected probe", "cancel_probe", "x"),
     ("Export the ranking (CSV, JSON, Markdown)", "export", "e"),
     ("Replay: pause / resume", "pause", "space"),

@@ -42,6 +42,7 @@ full training (seeds/001 Eq. 5.3, plus the epoch-boundary cost) and settles as d
 | `v` | ranking view: fastest ↔ cheapest (the title says which) |
 | `h` | horizon: planned epochs → 5 → 10 → 20 → 25 epochs |
 | `d` | show/hide the detail of the selected row (terms and equation) |
+| `w` | next workload, when logs of several workloads are loaded |
 | `↑ ↓` | move in the ranking; the cursor stays on its row when the order changes |
 | `x` | cancel the selected row's probe |
 | `e` | export the ranking (CSV, JSON, Markdown) |

@@ -33,6 +33,7 @@ class RunScreen(Screen[None]):
         Binding("v", "toggle_view", "Fastest/cheapest", id="toggle-view"),
         Binding("h", "cycle_horizon", "Horizon", id="cycle-horizon"),
         Binding("d", "toggle_detail", "Detail", id="toggle-detail"),
+        Binding("w", "cycle_workload", "Workload", id="cycle-workload"),
         Binding("x", "cancel_probe", "Cancel probe", id="cancel-probe"),
         Binding("e", "export", "Export", id="export"),
         Binding("space", "pause", "Pause", id="pause"),
@@ -44,6 +45,7 @@ class RunScreen(Screen[None]):
         super().__init__()
         self.by = "time"
         self.horizon_index = 0
+        self.workload: str | None = None
         self._seen_board = -1
         self._last_rank_at = 0.0
         self._rows: dict[str, dict[str, Any]] = {}
@@ -88,8 +90,9 @@ class RunScreen(Screen[None]):
 
     def update_title(self) -> None:
         view = "fastest" if self.by == "time" else "cheapest"
+        workload = f" · {self.workload} (w)" if self.workload else ""
         self.query_one("#ranking-box").border_title = (
-            f"Ranking: {view} first · {self.horizon_label()}  [dim](v: view, h: horizon)[/]")
+            f"Ranking: {view} first · {self.horizon_label()}{workload}  [dim](v: view, h: horizon)[/]")
 
     def refresh_view(self, force: bool = False) -> None:
         board = self.papp.board
@@ -117,7 +120,11 @@ class RunScreen(Screen[None]):
                 panel.refresh_from_entry()
 
     def update_ranking(self) -> None:
-        df = self.papp.board.ranking(self.epochs, self.by)
+        workloads = self.papp.board.workloads()
+        if len(workloads) > 1 and self.workload not in workloads:
+            self.workload = workloads[0]
+            self.update_title()
+        df = self.papp.board.ranking(self.epochs, self.by, self.workload)
         records = ranking_records(df) if len(df) else []
         self._rows = {r["key"]: r for r in records}
         table = self.query_one(RankingTable)
@@ -130,7 +137,8 @@ class RunScreen(Screen[None]):
         active = board.active
         failed = sum(1 for e in board.entries.values() if e.status == "failed")
         parts = [f"probes {total - active}/{total} ended" + (f", {failed} failed" if failed else ""),
-                 f"probe cost {fmt_cost(board.probe_cost())}"]
+                 "probe cost " + (fmt_cost(cost) if (cost := board.probe_cost()) is not None
+                                  else "n/a (no prices)")]
         if self.papp.replay_runners:
             r = self.papp.replay_runners[0]
             parts.append(("paused" if r.paused else "replay") + f" ×{r.speed:g}" if r.speed else "replay instant")
@@ -157,6 +165,16 @@ class RunScreen(Screen[None]):
         self.update_title()
         self.update_ranking()
 
+    def action_cycle_workload(self) -> None:
+        workloads = self.papp.board.workloads()
+        if len(workloads) < 2:
+            self.notify("All probes run the same workload.")
+            return
+        i = workloads.index(self.workload) if self.workload in workloads else -1
+        self.workload = workloads[(i + 1) % len(workloads)]
+        self.update_title()
+        self.update_ranking()
+
     def action_toggle_detail(self) -> None:
         box = self.query_one("#detail-box")
         box.display = not box.display
@@ -176,7 +194,7 @@ class RunScreen(Screen[None]):
             self.notify(f"{key} is not running.", severity="warning")
 
     def action_export(self) -> None:
-        df = self.papp.board.ranking(self.epochs, self.by)
+        df = self.papp.board.ranking(self.epochs, self.by, self.workload)
         if not len(df):
             self.notify("Nothing to export yet: no probe has an estimate.", severity="warning")
             return

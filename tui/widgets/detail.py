@@ -65,5 +65,20 @@ class DetailView(Static):
     DetailView { height: auto; padding: 0 1; }
     """
 
+    row: dict[str, Any] | None = None
+
     def show(self, row: dict[str, Any] | None) -> None:
+        if row is self.row:
+            return
+        self.row = row
         self.update(render_detail(row))
+
+    def plain_text(self, width: int = 78) -> str:
+        """What the view shows, as plain text (tests, export)."""
+        import io
+
+        from rich.console import Console
+
+        console = Console(width=width, file=io.StringIO(), record=True, color_system=None)
+        console.print(render_detail(self.row))
+        return console.export_text()

@@ -1,0 +1,235 @@
+"""Functional tests of the app, driven by Pilot at 80x24 and 160x48. No sleeps: wait on workers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SAMPLE_LOGS
+from core.board import Board
+from core.config import Config, Host, ProbeSettings
+from core.events import Event, EventReader
+from core.pricing import Catalog
+from core.ranking import Pricing
+from core.runners import ProbeSpec, RunnerItem, RunnerStatus
+from tui.app import ProbecastApp
+from tui.main import make_replay_app
+from tui.widgets.ranking import RankingTable
+
+SEISMIC = sorted(str(p) for p in (SAMPLE_LOGS / "reconstructed-dissertation").glob("seismic-fcn-*"))
+SIZES = [(80, 24), (160, 48)]
+
+
+def cli_order(*args: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "core.cli", "rank", *args, "--json"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    return [r["probe"] for r in json.loads(out)]
+
+
+async def finished_replay(app: ProbecastApp, pilot) -> RankingTable:  # type: ignore[no-untyped-def]
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
+    await pilot.pause()
+    return app.screen.query_one(RankingTable)
+
+
+def table_order(table: RankingTable) -> list[str]:
+    return [table.coordinate_to_cell_key((i, 0))[0].value for i in range(table.row_count)]
+
+
+def title(app: ProbecastApp) -> str:
+    return str(app.screen.query_one("#ranking-box").border_title)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_replay_to_the_end_matches_cli_rank_and_views_toggle(size) -> None:  # type: ignore[no-untyped-def]
+    app = make_replay_app(SEISMIC, speed=0)
+    async with app.run_test(size=size) as pilot:
+        table = await finished_replay(app, pilot)
+        keys = table_order(table)
+        assert len(keys) == 6
+        # probe keys are file stems == probe ids in these logs
+        assert keys == cli_order(*SEISMIC)
+        assert "fastest" in title(app) and "planned" in title(app)
+        await pilot.press("v")
+        assert "cheapest" in title(app)
+        assert table_order(table) == cli_order(*SEISMIC, "--by", "cost")
+        await pilot.press("v", "h")  # back to fastest, horizon 5 epochs
+        assert "5 epochs" in title(app) and "fastest" in title(app)
+        assert table_order(table) == cli_order(*SEISMIC, "--epochs", "5")
+        await pilot.press("h", "h")  # 20 epochs
+        assert "20 epochs" in title(app)
+        assert table_order(table) == cli_order(*SEISMIC, "--epochs", "20")
+
+
+async def test_cursor_stays_on_its_row_when_the_order_changes() -> None:
+    app = make_replay_app(SEISMIC, speed=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await finished_replay(app, pilot)
+        await pilot.press("h")  # 5 epochs: p2.xlarge is 3rd
+        target = "seismic-fcn-p2.xlarge-b256"
+        table.move_cursor(row=table.get_row_index(target))
+        before = table.get_row_index(target)
+        await pilot.press("h", "h")  # 20 epochs: p2.xlarge drops to 5th
+        assert table.get_row_index(target) != before
+        assert table.selected_key() == target
+
+
+async def test_detail_view_shows_terms_and_equation() -> None:
+    app = make_replay_app(SEISMIC, speed=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await finished_replay(app, pilot)
+        box = app.screen.query_one("#detail-box")
+        assert not box.display  # narrow terminal: detail on demand
+        await pilot.press("d")
+        assert box.display
+        text = app.screen.query_one("#detail").plain_text()
+        assert "Eq. 5.3" in text and "T_init" in text and "N_it" in text and "159" in text
+
+
+async def test_mixed_workloads_rank_one_workload_at_a_time() -> None:
+    app = make_replay_app([str(SAMPLE_LOGS / "reconstructed-dissertation")], speed=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await finished_replay(app, pilot)
+        assert table.row_count == 6
+        first = title(app)
+        await pilot.press("w")
+        assert title(app) != first and table.row_count == 6
+
+
+# ---- live probes with a fake runner ------------------------------------------------------------
+
+
+class GatedRunner:
+    """Speaks schema v1 like an agent; releases events when the test says so."""
+
+    def __init__(self, spec: ProbeSpec, n_it: int = 100, step: float = 0.1) -> None:
+        self.spec = spec
+        self.gate = asyncio.Event()
+        self.cancelled = False
+        t = 0.0
+        lines = [{"ev": "start", "t": 0, "v": 1, "probe": spec.key, "instance": spec.instance,
+                  "batch_size": spec.batch_size, "workload": "fake", "steps_per_epoch": n_it,
+                  "val_steps": 0}]
+        for i, dt in enumerate([1.0, 2.0] + [step] * 20):
+            t += dt
+            lines.append({"ev": "init", "t": t, "dt": dt} if i == 0 else
+                         {"ev": "step", "t": t, "dt": dt, "epoch": 0, "step": i - 1})
+        reader = EventReader()
+        self.events: list[Event] = list(reader.read(json.dumps(x) for x in lines))
+
+    async def stream(self) -> AsyncIterator[RunnerItem]:
+        yield RunnerStatus("running")
+        for i, ev in enumerate(self.events):
+            if i == 10:
+                await self.gate.wait()
+            if self.cancelled:
+                yield RunnerStatus("stopped", "cancelled")
+                return
+            yield ev
+        yield RunnerStatus("done")
+
+    async def cancel(self) -> None:
+        self.cancelled = True
+        self.gate.set()
+
+
+def live_app(runners: dict[str, GatedRunner]) -> ProbecastApp:
+    hosts = [Host(name="g5-a", instance="g5.xlarge", address="10.0.0.1"),
+             Host(name="p3-a", instance="p3.2xlarge", address="10.0.0.2")]
+    config = Config(hosts=hosts, probe=ProbeSettings(batch_sizes=[64], max_steps=20), path=Path("t.toml"))
+
+    def factory(host, spec, path):  # type: ignore[no-untyped-def]
+        step = 0.05 if host.name == "p3-a" else 0.1
+        runners[spec.key] = GatedRunner(spec, step=step)
+        return runners[spec.key]
+
+    return ProbecastApp(Board(Pricing(Catalog.embedded())), config=config, setup=True, factory=factory)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_setup_pick_start_rows_appear_then_cancel(size, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    runners: dict[str, GatedRunner] = {}
+    app = live_app(runners)
+    async with app.run_test(size=size) as pilot:
+        # pick both hosts' instances: filter, then space on the first row
+        await pilot.press("slash", *"g5", "enter", "space")
+        await pilot.press("slash", "ctrl+a", "ctrl+k", *"p3.2x", "enter", "space")
+        summary = str(app.screen.query_one("#summary").render())
+        assert "2 probes" in summary and "worst" in summary and "$" in summary
+        await pilot.press("s")
+        await pilot.pause()
+        assert set(runners) == {"g5-a-b64", "p3-a-b64"}
+        runners["p3-a-b64"].gate.set()
+        for _ in range(50):
+            await pilot.pause()
+            if app.board.entries["p3-a-b64"].status == "done":
+                break
+        app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
+        await pilot.pause()
+        table = app.screen.query_one(RankingTable)
+        assert table_order(table) == ["p3-a-b64", "g5-a-b64"]  # rows appear, faster first
+        assert app.board.entries["g5-a-b64"].status == "running"
+        # cancel the g5 probe from the ranking
+        table.move_cursor(row=table.get_row_index("g5-a-b64"))
+        await pilot.press("x")
+        await app.workers.wait_for_complete()
+        assert app.board.entries["g5-a-b64"].status == "stopped"
+        assert app.board.entries["p3-a-b64"].status == "done"
+
+
+async def test_quit_asks_while_probes_run_and_stops_them(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    runners: dict[str, GatedRunner] = {}
+    app = live_app(runners)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("slash", *"g5", "enter", "space", "s")
+        await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+        from tui.screens.dialogs import ConfirmScreen
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        await pilot.press("q")
+        await pilot.pause()
+        await pilot.press("y")
+        await app.workers.wait_for_complete()
+    assert runners["g5-a-b64"].cancelled
+
+
+async def test_export_writes_csv_json_markdown(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    app = make_replay_app(SEISMIC, speed=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await finished_replay(app, pilot)
+        await pilot.press("e")
+    files = sorted((tmp_path / "probecast-exports").iterdir())
+    assert [f.suffix for f in files] == [".csv", ".json", ".md"]
+    assert "p3.2xlarge" in files[2].read_text()
+    assert json.loads(files[1].read_text())[0]["instance"] == "p3.2xlarge"
+
+
+def test_tui_process_never_imports_tensorflow() -> None:
+    code = (
+        "import asyncio, sys\n"
+        "from tui.main import make_replay_app\n"
+        "async def main():\n"
+        "    app = make_replay_app(['sample_logs'], 0)\n"
+        "    async with app.run_test(size=(80, 24)) as pilot:\n"
+        "        await app.workers.wait_for_complete()\n"
+        "asyncio.run(main())\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'keras')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
