@@ -263,3 +263,24 @@ def test_zipped_agent_runs_with_python_only(tmp_path: Path) -> None:
     events, _ = read_log(log)
     assert len([e for e in events if isinstance(e, Step)]) == 5
     assert events[-1].status == "probe-done"
+
+
+def test_agent_stops_when_its_reader_goes_away(tmp_path: Path) -> None:
+    """probecast quit or the SSH channel closed: the agent must not train on, unobserved."""
+    p = tmp_path / "slow.py"
+    p.write_text(LOOP)
+    log = tmp_path / "orphan.jsonl"
+    e = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "core.agent", "run", "--full", "--out", str(log),
+                             "--sample-interval", "0", "--", "python", str(p), "0.02"], env=e,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if '"ev":"step"' in line:
+            break
+    proc.stdout.close()
+    assert proc.wait(timeout=20) == 130
+    events, report = read_log(log)
+    assert events[-1].status == "stopped" and "reader gone" in events[-1].reason
+    assert len([e for e in events if isinstance(e, Step)]) < 150
+    assert_dt_partition(events)

@@ -18,15 +18,11 @@ import sys
 import traceback
 from typing import Any
 
-from .emit import Emitter
+from .emit import Emitter, ProbeCancelled
 from .policy import StopPolicy
 from .session import ProbeMeta, ProbeSession
 
 _CURRENT: ProbeSession | None = None
-
-
-class ProbeCancelled(BaseException):
-    """SIGTERM/SIGHUP/SIGINT: stop the training and write `end: stopped`."""
 
 
 def session_from_env() -> ProbeSession:
@@ -90,10 +86,15 @@ def make_policy(ns: argparse.Namespace) -> StopPolicy:
                       min_steps=ns.min_steps, full=ns.full, boundary_budget=ns.boundary_budget)
 
 
-def _install_signal_handlers() -> None:
+def _install_signal_handlers(emitter: Emitter) -> None:
     def cancel(signum: int, frame: Any) -> None:
-        raise ProbeCancelled(signal.Signals(signum).name)
+        name = signal.Signals(signum).name
+        if emitter.critical:
+            emitter.pending_cancel = name  # raised right after the line is written
+        else:
+            raise ProbeCancelled(name)
 
+    # SIGPIPE stays ignored (Python's default): a vanished reader shows up as a write error.
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         try:
             signal.signal(sig, cancel)
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                      price_per_hour=ns.price_per_hour)
     session = ProbeSession(emitter, make_policy(ns), meta, sample_interval=ns.sample_interval or None)
     _CURRENT = session
-    _install_signal_handlers()
+    _install_signal_handlers(emitter)
 
     from .keras_probe import KerasHook, install_import_hook
 

@@ -38,6 +38,10 @@ def process_start_monotonic() -> float:
     return now
 
 
+class ProbeCancelled(BaseException):
+    """SIGTERM/SIGHUP/SIGINT, or the reader went away: stop the training, write `end: stopped`."""
+
+
 class Emitter:
     """Writes one flushed JSON line per event to stdout and, optionally, to a file."""
 
@@ -57,6 +61,11 @@ class Emitter:
             self._outs.append(self._file)
         self._lock = threading.Lock()  # the sampler thread emits too
         self.ended = False
+        # A cancel signal must not land between advancing the clock and writing the line (the
+        # dt partition would lose that event): handlers defer while a write is in progress.
+        self.critical = False
+        self.pending_cancel: str | None = None
+        self.orphaned = False
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -67,22 +76,38 @@ class Emitter:
 
     def timed(self, ev: str, **fields: Any) -> dict[str, Any]:
         """Emit a timed event whose dt runs from the end of the previous timed event to now."""
+        main = threading.current_thread() is threading.main_thread()
         with self._lock:
-            now = time.monotonic()
-            dt = now - self._last_timed
-            self._last_timed = now
-            return self._write(
-                {"ev": ev, "t": round(now - self.t0, 6), "dt": round(dt, 6), **fields}
-            )
+            if main:
+                self.critical = True
+            try:
+                now = time.monotonic()
+                dt = now - self._last_timed
+                self._last_timed = now
+                out = self._write(
+                    {"ev": ev, "t": round(now - self.t0, 6), "dt": round(dt, 6), **fields}
+                )
+            finally:
+                if main:
+                    self.critical = False
+        if main and self.pending_cancel and ev != "end":
+            reason, self.pending_cancel = self.pending_cancel, None
+            raise ProbeCancelled(reason)
+        return out
 
     def _write(self, obj: dict[str, Any]) -> dict[str, Any]:
         line = json.dumps(obj, separators=(",", ":")) + "\n"
-        for out in self._outs:
+        for i, out in enumerate(self._outs):
             try:
                 out.write(line)
                 out.flush()
             except (OSError, ValueError):
-                pass  # a closed stdout (our reader went away) must not kill the training
+                # Our reader went away (probecast quit, the SSH channel closed): the log file
+                # still gets everything; stop the training at the next timed event.
+                if i == 0 and not self.orphaned:
+                    self.orphaned = True
+                    if self.pending_cancel is None and not self.ended:
+                        self.pending_cancel = "reader gone (stdout closed)"
         return obj
 
     def start(self, probe: str, **fields: Any) -> None:
