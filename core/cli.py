@@ -93,7 +93,7 @@ def _rows_for(records: list[ProbeRecord], pricing: Pricing, epochs: float | None
         row["path"] = str(rec.path)
         row["truncated"] = rec.report.truncated
         row["malformed_lines"] = len(rec.report.malformed)
-        if row["cost_usd"] is None:
+        if row["cost_usd"] is None and row["instance"] != "local":
             _warn(f"{rec.path}: no price for instance {row['instance'] or '(none)'!r} - "
                   "add it with --price INSTANCE=USD_PER_HOUR (or price_per_hour in the config)")
         out.append((rec, row))

@@ -53,12 +53,18 @@ def plan_probes(hosts: list[Host], settings: ProbeSettings, log_dir: Path) -> li
     return out
 
 
-def default_runner_factory(host: Host, spec: ProbeSpec, log_path: Path) -> Runner:
-    if host.kind == "local":
-        return LocalRunner(spec, log_path, python=host.python)
-    from .sshrun import SshRunner
+def runner_factory(hosts: list[Host]) -> RunnerFactory:
+    """Local hosts run the agent as a subprocess; the others over SSH (jump hosts by name)."""
+    by_name = {h.name: h for h in hosts}
 
-    return SshRunner(host, spec, log_path)
+    def make(host: Host, spec: ProbeSpec, log_path: Path) -> Runner:
+        if host.kind == "local":
+            return LocalRunner(spec, log_path, python=host.python)
+        from .sshrun import SshRunner
+
+        return SshRunner(host, spec, log_path, by_name)
+
+    return make
 
 
 def worst_case_probe_cost(plan: list[PlannedProbe], config: Config, timeout: float) -> float | None:
@@ -85,9 +91,10 @@ async def run_plan(
     *,
     concurrency: int = 8,
     timeout: float = 900.0,
-    factory: RunnerFactory = default_runner_factory,
+    factory: RunnerFactory | None = None,
 ) -> None:
     """Run every planned probe into the board. Returns when all have ended."""
+    make = factory or runner_factory([p.host for p in plan])
     for p in plan:
         if p.spec.key not in board.entries:
             board.add(p.spec, p.log_path)
@@ -97,7 +104,7 @@ async def run_plan(
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(p: PlannedProbe) -> None:
-        runner = factory(p.host, p.spec, p.log_path)
+        runner = make(p.host, p.spec, p.log_path)
         try:
             await asyncio.wait_for(board.drive(runner), timeout)
         except asyncio.TimeoutError:

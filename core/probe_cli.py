@@ -1,132 +1,157 @@
-"""`probecast probe --local ...`: run the agent on this machine and keep its log."""
+"""`probecast probe ... --headless`: run probes from a config (or on this machine), report
+progress, then print the same ranking as `probecast rank` on the logs just written."""
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import os
-import subprocess
+import asyncio
+import math
 import sys
-from pathlib import Path
+import time
 from typing import Any, TextIO
 
-from .events import EventReader, EventWriter, Step, Val
-from .stats import ProbeState
+from .board import Board
+from .config import ConfigError, ProbeSettings, default_config, load_config, local_host
+from .fmt import fmt_ms
+from .plan import plan_probes, run_plan, session_dir
+from .pricing import Catalog
+from .ranking import Pricing
 
 
-def default_out_dir() -> Path:
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path("probecast-logs") / stamp
-
-
-def agent_command(ns: argparse.Namespace, batch_size: int, probe_id: str) -> list[str]:
-    cmd = [sys.executable, "-m", "core.agent", "workload", ns.workload,
-           "--batch-size", str(batch_size), "--probe", probe_id]
-    if ns.instance:
-        cmd += ["--instance", ns.instance]
-    if ns.epochs:
-        cmd += ["--epochs", str(ns.epochs)]
-    for flag in ("max_steps", "target_ci", "max_seconds", "train_size", "val_size", "threads"):
+def _settings(ns: argparse.Namespace, base: ProbeSettings) -> ProbeSettings:
+    s = ProbeSettings(**{k: getattr(base, k) for k in base.__dataclass_fields__})
+    if ns.workload:
+        s.workload, s.command = ns.workload, None
+    if ns.batch_size:
+        s.batch_sizes = ns.batch_size
+    if ns.max_steps is not None or ns.target_ci is not None or ns.full:
+        s.max_steps, s.target_ci = ns.max_steps, ns.target_ci
+    if ns.max_seconds is not None:
+        s.max_seconds = ns.max_seconds
+    if ns.epochs is not None:
+        s.epochs = ns.epochs
+    extra = []
+    for flag in ("train_size", "val_size", "threads"):
         value = getattr(ns, flag)
         if value is not None:
-            cmd += ["--" + flag.replace("_", "-"), str(value)]
-    if ns.full:
-        cmd.append("--full")
-    return cmd
+            extra += ["--" + flag.replace("_", "-"), str(value)]
+    s.workload_args = [*s.workload_args, *extra]
+    return s
 
 
-def run_local_probe(cmd: list[str], log_path: Path, out: TextIO, label: str) -> ProbeState:
-    """Run one agent subprocess, append every line to the log as it arrives, report progress."""
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    reader = EventReader()
-    state = ProbeState()
-    stderr_path = log_path.with_suffix(".stderr")
-    with EventWriter(log_path) as writer, open(stderr_path, "w") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
-                                bufsize=1)
-        assert proc.stdout is not None
+def _line(entry: Any) -> str:
+    st = entry.state
+    est, lo, hi = st.step_time()
+    step = "" if math.isnan(est) else f"  step {fmt_ms(est)}"
+    ci = "" if math.isnan(est) or math.isinf(hi) or not est else f" ±{(hi - lo) / 2 / est:.1%}"
+    detail = f"  {entry.detail}" if entry.status in ("failed", "stopped") and entry.detail else ""
+    return f"{entry.spec.label:<24} {entry.status:<10} {st.steps:>6} steps{step}{ci}{detail}"
+
+
+async def _report(board: Board, out: TextIO, tty: bool, stop: asyncio.Event) -> None:
+    """Progress: a compact table redrawn in place on a terminal, changes as lines otherwise."""
+    seen: dict[str, tuple[str, int]] = {}
+    drawn = 0
+    last_plain = 0.0
+    while True:
+        entries = list(board.entries.values())
+        if tty:
+            if drawn:
+                out.write(f"\x1b[{drawn}F")
+            for e in entries:
+                out.write("\x1b[2K" + _line(e)[:120] + "\n")
+            drawn = len(entries)
+            out.flush()
+        else:
+            now = time.monotonic()
+            for e in entries:
+                key = (e.status, e.state.steps // 50)
+                if seen.get(e.key) != key or (e.active and now - last_plain > 10):
+                    seen[e.key] = key
+                    out.write(_line(e) + "\n")
+            if now - last_plain > 10:
+                last_plain = now
+            out.flush()
+        if stop.is_set():
+            return
         try:
-            for line in proc.stdout:
-                writer.write_raw(line)
-                ev = reader.feed_line(line)
-                if ev is None:
-                    continue
-                state.fold(ev)
-                if isinstance(ev, Step) and state.steps % 10 == 0:
-                    est, lo, hi = state.step_time()
-                    ci = f" +/- {(hi - lo) / 2 * 1000:.1f} ms" if est == est and hi != float("inf") else ""
-                    out.write(f"  {label}: {state.steps} steps, step {est * 1000:.1f} ms{ci}\n"
-                              if est == est else f"  {label}: {state.steps} steps\n")
-                    out.flush()
-                elif isinstance(ev, Val):
-                    out.write(f"  {label}: validation pass {len(state.vals)} ({ev.dt:.2f}s)\n")
-            proc.wait()
-        except KeyboardInterrupt:
-            proc.terminate()
-            proc.wait(timeout=30)
-            raise
-    if state.end is None:
-        out.write(f"  {label}: agent exited ({proc.returncode}) without an end event; "
-                  f"see {stderr_path}\n")
-    return state
+            await asyncio.wait_for(stop.wait(), 1.0)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def _run(board: Board, plan: list[Any], settings: ProbeSettings, out: TextIO) -> None:
+    stop = asyncio.Event()
+    reporter = asyncio.create_task(_report(board, out, out.isatty(), stop))
+    try:
+        await run_plan(board, plan, concurrency=settings.concurrency, timeout=settings.timeout)
+    finally:
+        stop.set()
+        await reporter
 
 
 def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     from .cli import CliError, cmd_rank
 
-    if not ns.local:
-        raise CliError("probe needs --local (run on this machine) or --config FILE "
-                       "(remote hosts; not available in this version)")
     if not ns.headless:
-        raise CliError("probe without --headless opens the app: run `probecast` instead, "
-                       "or add --headless")
-    out_dir = Path(ns.out) if ns.out else default_out_dir()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    logs = []
-    for b in ns.batch_size:
-        probe_id = f"local-{ns.workload}-b{b}"
-        path = out_dir / f"{probe_id}.jsonl"
-        out.write(f"probe {probe_id} -> {path}\n")
-        state = run_local_probe(agent_command(ns, b, probe_id), path, out, probe_id)
-        status = state.end.status if state.end else "truncated"
-        reason = f" ({state.end.reason})" if state.end and state.end.reason else ""
-        out.write(f"  {probe_id}: {status}{reason}\n")
-        logs.append(str(path))
-    out.write(f"\nlogs written to {out_dir}/\n\n")
+        raise CliError("probe without --headless is the app: run `probecast` (or add --headless)")
+    try:
+        config = default_config() if ns.local else load_config(ns.config)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    if ns.local:
+        config.hosts = [local_host()]
+    settings = _settings(ns, config.probe)
+    if settings.max_steps is None and settings.target_ci is None and not ns.full:
+        settings.max_steps = 30
+    log_dir = session_dir(ns.out)
+    plan = plan_probes(config.hosts, settings, log_dir)
+    if ns.full:
+        for p in plan:
+            p.spec.full = True
+    board = Board(Pricing(Catalog.embedded(), config.prices or None))
+    where = f"{config.path}" if config.path else "this machine (no config)"
+    out.write(f"probing {len(plan)} probe(s) on {len(config.hosts)} host(s) from {where}; "
+              f"logs: {log_dir}/\n")
+    try:
+        asyncio.run(_run(board, plan, settings, out))
+    except KeyboardInterrupt:
+        out.write("\ninterrupted: probes stopped; ranking of what was measured:\n")
+    logs = [str(p.log_path) for p in plan if p.log_path.exists()]
+    failed = [e for e in board.entries.values() if e.status == "failed"]
+    for e in failed:
+        print(f"probecast: {e.spec.label}: failed - {e.detail}", file=sys.stderr)
+    out.write(f"\nlogs written to {log_dir}/\n\n")
+    if not logs:
+        return 1
     rank_ns = argparse.Namespace(
-        logs=logs, by="time", epochs=ns.epochs, no_validation=False, equation="auto",
-        statistic="trimmed", price=[f"{ns.instance}={ns.price_per_hour}"] if ns.price_per_hour
-        and ns.instance else None, billing=None, json=False, csv=False)
+        logs=logs, by=ns.by, epochs=ns.epochs or settings.epochs, no_validation=False,
+        equation="auto", statistic="trimmed", price=[f"{k}={v}" for k, v in config.prices.items()]
+        or None, billing=None, json=False, csv=False)
+    for h in config.hosts:
+        if h.price_per_hour is not None:
+            rank_ns.price = [*(rank_ns.price or []), f"{h.instance}={h.price_per_hour}"]
     return cmd_rank(rank_ns, out)
 
 
 def add_probe_parser(sub: Any) -> None:
-    p = sub.add_parser("probe", help="run probes (here with --local) and save their logs")
-    p.add_argument("--local", action="store_true", help="probe on this machine (needs probecast[agent])")
-    p.add_argument("--headless", action="store_true", help="no app: progress lines, then the ranking")
-    p.add_argument("--workload", default="mnist-cnn",
-                   choices=("mnist-cnn", "cifar-resnet", "tabular-mlp"))
+    p = sub.add_parser("probe", help="run probes on the configured hosts (or --local) and save their logs")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--config", help="probecast.toml (default: ./probecast.toml, ~/.config/probecast/config.toml)")
+    src.add_argument("--local", action="store_true", help="probe this machine only (needs probecast[agent])")
+    p.add_argument("--headless", action="store_true", help="no app: progress, then the ranking")
+    p.add_argument("--workload", default=None, choices=("mnist-cnn", "cifar-resnet", "tabular-mlp"))
     p.add_argument("--batch-size", type=int, action="append", default=None,
-                   help="batch size (repeatable; default 64)")
+                   help="batch size (repeatable; default: the config's)")
     p.add_argument("--out", help="directory for the logs (default ./probecast-logs/<timestamp>/)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--max-steps", type=int, default=None)
     g.add_argument("--target-ci", type=float, default=None)
-    g.add_argument("--full", action="store_true")
+    g.add_argument("--full", action="store_true", help="run the whole training")
     p.add_argument("--max-seconds", type=float, default=None)
     p.add_argument("--epochs", type=int, default=None, help="planned epochs N_ep")
-    p.add_argument("--train-size", type=int, default=None)
-    p.add_argument("--val-size", type=int, default=None)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--instance", default="local", help="instance label (for prices)")
-    p.add_argument("--price-per-hour", type=float, default=None)
-    p.set_defaults(func=_probe_entry)
-
-
-def _probe_entry(ns: argparse.Namespace, out: TextIO) -> int:
-    if not ns.batch_size:
-        ns.batch_size = [64]
-    return cmd_probe(ns, out)
+    p.add_argument("--by", choices=("time", "cost"), default="time")
+    p.add_argument("--train-size", type=int, default=None, help="built-in workload: training samples")
+    p.add_argument("--val-size", type=int, default=None, help="built-in workload: validation samples")
+    p.add_argument("--threads", type=int, default=None, help="built-in workload: TensorFlow threads")
+    p.set_defaults(func=cmd_probe)

@@ -103,11 +103,14 @@ class _LineSink:
 
     def __init__(self, log_path: Path | None) -> None:
         self.reader = EventReader()
-        self.writer = EventWriter(log_path) if log_path else None
+        self.log_path = log_path
+        self.writer: EventWriter | None = None  # opened on the first line: no empty logs
         self.saw_end = False
 
     def line(self, line: str) -> Event | None:
-        if self.writer is not None and line.strip():
+        if self.log_path is not None and line.strip():
+            if self.writer is None:
+                self.writer = EventWriter(self.log_path)
             self.writer.write_raw(line)
         ev = self.reader.feed_line(line)
         if isinstance(ev, End):

@@ -12,7 +12,7 @@ from textual.worker import Worker, WorkerState
 
 from core.board import Board
 from core.config import Config
-from core.plan import PlannedProbe, RunnerFactory, default_runner_factory, run_plan, run_runners
+from core.plan import PlannedProbe, RunnerFactory, run_plan, run_runners, runner_factory
 from core.runners import ReplayRunner, Runner
 
 from .commands import ProbecastCommands
@@ -37,7 +37,7 @@ class ProbecastApp(App[None]):
         replay: list[ReplayRunner] | None = None,
         runners: list[Runner] | None = None,
         log_dir: Path | None = None,
-        factory: RunnerFactory = default_runner_factory,
+        factory: RunnerFactory | None = None,
         horizons: tuple[int, ...] = (5, 10, 20, 25),
         setup: bool = False,
         subtitle: str = "",
@@ -73,8 +73,10 @@ class ProbecastApp(App[None]):
                         exit_on_error=False, description="drive probes")
 
     def start_plan(self, plan: list[PlannedProbe], concurrency: int, timeout: float) -> None:
+        make = self.factory or runner_factory(self.config.hosts if self.config else [])
+
         def factory(host, spec, path):  # type: ignore[no-untyped-def]
-            runner = self.factory(host, spec, path)
+            runner = make(host, spec, path)
             self._live[spec.key] = runner
             return runner
 

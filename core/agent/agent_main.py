@@ -76,6 +76,9 @@ def add_stop_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--price-per-hour", type=float, default=None)
     m.add_argument("--sample-interval", type=float, default=1.0,
                    help="hardware sample period in seconds (0: off)")
+    m.add_argument("--watch-stdin", action="store_true",
+                   help="stop when stdin closes (the SSH channel went away); kill the process "
+                        "group if the training does not stop within 10 s")
 
 
 def make_policy(ns: argparse.Namespace) -> StopPolicy:
@@ -100,6 +103,35 @@ def _install_signal_handlers(emitter: Emitter) -> None:
             signal.signal(sig, cancel)
         except (ValueError, OSError):  # not the main thread / not supported
             pass
+
+
+def _watch_stdin(grace: float = 10.0) -> None:
+    """Run by probecast over SSH: EOF on stdin means "stop". Works for root logins too, where
+    OpenSSH ignores signal requests: the channel closing is what we react to."""
+    import threading
+    import time
+
+    try:
+        os.setsid()  # our own process group, so the last resort takes DataLoader workers too
+    except OSError:
+        pass  # already a group leader (sshd made us one)
+
+    def watch() -> None:
+        try:
+            # os.read, not sys.stdin: a daemon thread blocked in a buffered read makes the
+            # interpreter abort at exit ("could not acquire lock ... at interpreter shutdown").
+            while os.read(0, 65536):
+                pass
+        except OSError:
+            pass
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(grace)
+        try:
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+        finally:
+            os._exit(137)
+
+    threading.Thread(target=watch, name="probecast-stdin-watch", daemon=True).start()
 
 
 def _run_guarded(session: ProbeSession, body: Any) -> int:
@@ -162,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     session = ProbeSession(emitter, make_policy(ns), meta, sample_interval=ns.sample_interval or None)
     _CURRENT = session
     _install_signal_handlers(emitter)
+    if ns.watch_stdin:
+        _watch_stdin()
 
     from .keras_probe import KerasHook, install_import_hook
 

@@ -1,0 +1,231 @@
+"""SshRunner: a probe on a remote host over asyncssh, bastions included.
+
+Host keys are verified against known_hosts (unknown keys are refused with a message saying how to
+trust them). The agent goes up by SFTP into a per-run temp dir, runs with ``--watch-stdin`` so it
+stops when the channel closes (OpenSSH ignores signal requests for root logins, so signals alone
+cannot be relied on), and the temp dir is removed afterwards. Every stdout line is appended to the
+local log the moment it arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+
+from .agent.bundle import zipapp_bytes
+from .config import Host
+from .runners import ProbeSpec, RunnerItem, RunnerStatus, _final_status, _LineSink
+
+KEEPALIVE_COUNT = 3
+
+
+class SshProbeError(Exception):
+    """A failure phrased for the user (the runner reports it as the probe's status)."""
+
+
+def remote_command(python: str, agent_path: str, args: list[str], workdir: str | None) -> str:
+    """The remote shell command. Every value is quoted: no injection from config values."""
+    # --watch-stdin belongs to the subcommand (run/workload), before any "-- user command"
+    run = " ".join(shlex.quote(a) for a in [python, agent_path, args[0], "--watch-stdin", *args[1:]])
+    if not workdir:
+        return f"exec {run}"
+    if workdir == "~" or workdir.startswith("~/"):
+        rest = workdir[2:]
+        cd = 'cd "$HOME"' + (f"/{shlex.quote(rest)}" if rest else "")
+    else:
+        cd = f"cd {shlex.quote(workdir)}"
+    return f"{cd} && exec {run}"
+
+
+def describe_ssh_error(exc: BaseException, host: Host) -> str:
+    where = f"{host.user + '@' if host.user else ''}{host.address}:{host.port or 22}"
+    if isinstance(exc, asyncssh.HostKeyNotVerifiable):
+        return (f"unknown or changed host key for {where} - check it, then add it to "
+                f"{host.known_hosts or '~/.ssh/known_hosts'} (ssh-keyscan -p {host.port or 22} "
+                f"{host.address}), or set accept_new_host_key = true for host {host.name!r}")
+    if isinstance(exc, asyncssh.PermissionDenied):
+        return (f"authentication failed for {where}: the key was refused"
+                + (f" (identity_file {host.identity_file})" if host.identity_file else
+                   " (no identity_file; ssh-agent and ~/.ssh keys tried)"))
+    if isinstance(exc, asyncssh.ConnectionLost):
+        return f"connection to {where} lost: {exc.reason or exc}"
+    if isinstance(exc, asyncssh.DisconnectError):
+        return f"{where} disconnected: {exc.reason or exc}"
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return f"{where} did not answer within {host.connect_timeout:g}s (host down or filtered?)"
+    if isinstance(exc, ConnectionRefusedError):
+        return f"{where} refused the connection (no SSH server on that port?)"
+    if isinstance(exc, OSError):
+        return f"cannot reach {where}: {exc.strerror or exc}"
+    return f"{where}: {type(exc).__name__}: {exc}"
+
+
+async def _trust_new_host_key(host: Host, known_hosts: Path, tunnel: Any) -> None:
+    """accept_new_host_key: fetch the server's key and record it (trust on first use)."""
+    key = await asyncio.wait_for(
+        asyncssh.get_server_host_key(host.address, host.port or 22,
+                                     tunnel=tunnel if tunnel is not None else ()),
+        host.connect_timeout)
+    if key is None:
+        raise SshProbeError(f"{host.address} offered no host key")
+    known_hosts.parent.mkdir(parents=True, exist_ok=True)
+    name = host.address if not host.port or host.port == 22 else f"[{host.address}]:{host.port}"
+    with open(known_hosts, "a") as fh:
+        fh.write(f"{name} {key.export_public_key().decode().strip()}\n")
+
+
+def _known_hosts_path(host: Host) -> Path:
+    return Path(os.path.expanduser(host.known_hosts or "~/.ssh/known_hosts"))
+
+
+async def connect(host: Host, hosts: dict[str, Host] | None = None, tunnel: Any = None) -> Any:
+    """Open an SSH connection to host, through its jump host if it has one."""
+    if tunnel is None and host.jump:
+        jump = (hosts or {}).get(host.jump) or Host(name=host.jump, address=host.jump)
+        tunnel = await connect(jump, hosts)
+    known = _known_hosts_path(host)
+    options: dict[str, Any] = {
+        # no file: trust nothing, so an unknown host is refused, never accepted silently
+        "known_hosts": str(known) if known.exists() else asyncssh.import_known_hosts(""),
+        "keepalive_interval": host.keepalive_interval,
+        "keepalive_count_max": KEEPALIVE_COUNT,
+        "connect_timeout": host.connect_timeout,
+        "login_timeout": host.connect_timeout,
+    }
+    if host.port:
+        options["port"] = host.port
+    if host.user:
+        options["username"] = host.user
+    if host.identity_file:
+        options["client_keys"] = [os.path.expanduser(host.identity_file)]
+    if tunnel is not None:
+        options["tunnel"] = tunnel
+    try:
+        return await asyncssh.connect(host.address, **options)
+    except asyncssh.HostKeyNotVerifiable:
+        if not host.accept_new_host_key:
+            raise
+        await _trust_new_host_key(host, known, tunnel)
+        options["known_hosts"] = str(known)
+        return await asyncssh.connect(host.address, **options)
+
+
+class SshRunner:
+    def __init__(self, host: Host, spec: ProbeSpec, log_path: Path | None,
+                 hosts: dict[str, Host] | None = None) -> None:
+        self.host = host
+        self.spec = spec
+        self.log_path = log_path
+        self.hosts = hosts or {}
+        self._process: Any = None
+        self._conn: Any = None
+        self._cancelled = False
+        self.remote_dir: str | None = None
+
+    async def stream(self) -> AsyncIterator[RunnerItem]:
+        sink = _LineSink(self.log_path)
+        stderr_tail: deque[str] = deque(maxlen=20)
+        yield RunnerStatus("connecting", self.host.address)
+        try:
+            self._conn = await connect(self.host, self.hosts)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes this probe's status
+            sink.close()
+            yield RunnerStatus("failed", describe_ssh_error(exc, self.host))
+            return
+        conn = self._conn
+        code: int | None = None
+        try:
+            yield RunnerStatus("uploading", "agent")
+            try:
+                agent = await self._upload(conn)
+            except (asyncssh.Error, OSError) as exc:
+                yield RunnerStatus("failed", f"upload to {self.host.address} failed: {exc}")
+                return
+            cmd = remote_command(self.host.python, agent, self.spec.agent_args(), self.spec.workdir)
+            yield RunnerStatus("running", self.host.name)
+            self._process = await conn.create_process(cmd, encoding="utf-8", errors="replace")
+            proc = self._process
+            err_task = asyncio.create_task(self._drain(proc.stderr, stderr_tail))
+            try:
+                async for line in proc.stdout:
+                    ev = sink.line(line)
+                    if ev is not None:
+                        yield ev
+                # EOF: a partial last line (no newline) was delivered above and counted malformed
+                await proc.wait_closed()
+                code = proc.exit_status
+            except (asyncssh.Error, OSError) as exc:
+                sink.close()
+                yield RunnerStatus("failed", describe_ssh_error(exc, self.host)
+                                   + f" after {sink.reader.report.events} events (kept in the log)")
+                return
+            finally:
+                err_task.cancel()
+            yield _final_status(self._cancelled, code, sink.saw_end, list(stderr_tail))
+        finally:
+            sink.close()
+            await self._cleanup()
+
+    @staticmethod
+    async def _drain(stream: Any, tail: deque[str]) -> None:
+        try:
+            async for line in stream:
+                if line.strip():
+                    tail.append(line.rstrip())
+        except (asyncssh.Error, OSError):
+            pass
+
+    async def _upload(self, conn: Any) -> str:
+        name = f"probecast-{uuid.uuid4().hex[:12]}"
+        async with conn.start_sftp_client() as sftp:
+            base = "/tmp"
+            self.remote_dir = f"{base}/{name}"
+            await sftp.mkdir(self.remote_dir)
+            path = f"{self.remote_dir}/probecast-agent.pyz"
+            async with sftp.open(path, "wb") as fh:
+                await fh.write(zipapp_bytes())
+        return path
+
+    async def _cleanup(self) -> None:
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            if self.remote_dir:
+                # The agent stops on EOF; this takes care of anything it left (and of a hung run).
+                # "[.]" keeps the pattern from matching this very shell's command line.
+                d = shlex.quote(self.remote_dir)
+                pattern = shlex.quote(f"{self.remote_dir}/probecast-agent[.]pyz")
+                await asyncio.wait_for(conn.run(
+                    f"pkill -TERM -f {pattern} 2>/dev/null; sleep 0.2; "
+                    f"pkill -KILL -f {pattern} 2>/dev/null; rm -rf {d}", check=False), 15)
+        except (asyncssh.Error, OSError, asyncio.TimeoutError):
+            pass
+        finally:
+            conn.close()
+            try:
+                await asyncio.wait_for(conn.wait_closed(), 5)
+            except (asyncio.TimeoutError, asyncssh.Error, OSError):
+                pass
+            self._conn = None
+
+    async def cancel(self) -> None:
+        self._cancelled = True
+        proc = self._process
+        if proc is not None:
+            try:
+                proc.stdin.write_eof()  # the agent's --watch-stdin turns this into a clean stop
+            except (asyncssh.Error, OSError, BrokenPipeError):
+                pass
+            try:
+                await asyncio.wait_for(proc.wait_closed(), 15)
+            except (asyncio.TimeoutError, asyncssh.Error, OSError):
+                proc.close()

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.config import ConfigError, find_config, load_config, parse_config
+
+GOOD = """
+[[hosts]]
+name = "g5-a"
+instance = "g5.xlarge"
+address = "10.0.1.12"
+user = "ubuntu"
+port = 2222
+identity_file = "~/.ssh/id_ed25519"
+jump = "bastion"
+python = "/opt/conda/bin/python"
+
+[[hosts]]
+name = "bastion"
+address = "bastion.example.org"
+
+[probe]
+workload = "cifar-resnet"
+batch_sizes = [256, 512, 1024]
+epochs = 15
+max_steps = 20
+concurrency = 4
+
+[prices]
+"g5.xlarge" = 0.95
+"""
+
+
+def test_good_config_parses() -> None:
+    cfg = parse_config(GOOD, "x.toml")
+    g5 = cfg.host("g5-a")
+    assert g5 is not None and g5.port == 2222 and g5.jump == "bastion" and g5.kind == "ssh"
+    assert cfg.host("bastion").instance == "bastion"  # type: ignore[union-attr]
+    assert cfg.probe.batch_sizes == [256, 512, 1024] and cfg.probe.epochs == 15
+    assert cfg.probe.max_steps == 20 and cfg.probe.concurrency == 4
+    assert cfg.prices == {"g5.xlarge": 0.95}
+
+
+@pytest.mark.parametrize("text,needles", [
+    ("[[hosts]]\nname = 'a'\naddres = 'x'\n", ["x.toml:3", "unknown key", "hosts[0].'addres'", "address"]),
+    ("[probe]\nbatch_sizes = 64\n", ["x.toml:2", "probe.batch_sizes", "a list"]),
+    ("[probe]\nbatch_sizes = [64, -1]\n", ["probe.batch_sizes", "positive integers"]),
+    ("[probe]\nworkload = 'gpt5'\n", ["probe.workload", "mnist-cnn", "probe.command"]),
+    ("[probe]\ntarget_ci = 2\n", ["probe.target_ci", "between 0 and 1"]),
+    ("[[hosts]]\nname = 'a'\n", ["hosts[0].address is required"]),
+    ("[[hosts]]\nname = 'a'\naddress = 'h'\nport = 70000\n", ["x.toml:4", "port must be 1-65535"]),
+    ("[[hosts]]\nname = 'a b'\naddress = 'h'\n", ["name 'a b'"]),
+    ("[[hosts]]\nname='a'\naddress='h'\n[[hosts]]\nname='a'\naddress='i'\n", ["unique", "a"]),
+    ("[prices]\n'g5.xlarge' = 'cheap'\n", ["prices.g5.xlarge", "number"]),
+    ("[hosts]\nname = 1\n", ["array of tables"]),
+    ("title = 'x'\n", ["unknown top-level key 'title'"]),
+    ("[probe\n", ["not valid TOML"]),
+])
+def test_errors_name_file_line_key_and_what_is_allowed(text: str, needles: list[str]) -> None:
+    with pytest.raises(ConfigError) as exc:
+        parse_config(text, "x.toml")
+    msg = str(exc.value)
+    assert msg.startswith("x.toml")
+    for n in needles:
+        assert n in msg, msg
+
+
+def test_search_order_and_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    cfg = load_config()
+    assert cfg.path is None and [h.name for h in cfg.hosts] == ["local"]
+    assert cfg.hosts[0].kind == "local" and cfg.probe.max_steps == 30
+    home_cfg = tmp_path / "home" / ".config" / "probecast" / "config.toml"
+    home_cfg.parent.mkdir(parents=True)
+    home_cfg.write_text("[probe]\nbatch_sizes = [32]\n")
+    assert find_config() == home_cfg
+    (tmp_path / "probecast.toml").write_text("[probe]\nbatch_sizes = [16]\n")
+    assert load_config().probe.batch_sizes == [16]
+    with pytest.raises(ConfigError, match="nope.toml: no such config file"):
+        load_config("nope.toml")
+
+
+def test_bad_config_is_reported_by_the_cli(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[probe]\nmax_step = 3\n")
+    code, out, err = run_cli("probe", "--config", str(bad), "--headless")
+    assert code == 2
+    assert f"{bad}:2: unknown key probe.'max_step'" in err and "max_steps" in err

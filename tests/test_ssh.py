@@ -1,0 +1,292 @@
+"""End to end over real OpenSSH servers on loopback: the agent, SFTP, streaming and every fault."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import sshd as sshd_mod
+from core.board import Board
+from core.config import Host, ProbeSettings
+from core.events import End, Step, read_log
+from core.plan import plan_probes, run_plan
+from core.pricing import Catalog
+from core.ranking import Pricing
+from core.sshrun import SshRunner, remote_command
+
+pytestmark = pytest.mark.skipif(sshd_mod.available() is not None,
+                                reason=sshd_mod.available() or "")
+
+TRAINER = """
+import sys, time
+from probecast_agent import StepTimer
+sleep = float(sys.argv[1])
+fail_at = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else -1
+probe = StepTimer(steps_per_epoch=40, val_steps=2, batch_size=8, epochs=3, framework="plain")
+for epoch in range(3):
+    for i in probe.steps(range(40), epoch):
+        if i == fail_at:
+            print("trainer: simulated failure at step", i, file=sys.stderr)
+            raise RuntimeError("simulated failure")
+        time.sleep(sleep)
+    if probe.stopped:
+        break
+    with probe.validation(epoch, steps=2):
+        time.sleep(sleep)
+    probe.epoch_end(epoch, {"val_accuracy": 0.5})
+probe.finish()
+"""
+DETECTION: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module")
+def world():  # type: ignore[no-untyped-def]
+    sshd_mod.ensure_test_user()
+    base = Path(tempfile.mkdtemp(prefix="probecast-ssh-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    client = sshd_mod.keygen(base / "client_ed25519")
+    other = sshd_mod.keygen(base / "other_ed25519")  # a key no server knows
+    ak = client.with_suffix(".pub").read_text()
+    a = sshd_mod.start_sshd(base / "a", "127.0.0.2", 2222, ak, log_level="DEBUG1")
+    b = sshd_mod.start_sshd(base / "b", "127.0.0.3", 2222, ak)
+    known = base / "known_hosts"
+    known.write_text(a.known_hosts_line() + b.known_hosts_line())
+    trainer = base / "trainer.py"
+    trainer.write_text(TRAINER)
+    for p in (client, known, trainer):
+        os.chmod(p, 0o644 if p != client else 0o600)
+    yield {"base": base, "a": a, "b": b, "client": client, "other": other, "known": known,
+           "trainer": trainer}
+    a.stop()
+    b.stop()
+    print("\nfault detection times (s):", {k: round(v, 2) for k, v in DETECTION.items()})
+
+
+def host(world, name: str, server: str, user: str = "root", **kw) -> Host:  # type: ignore[no-untyped-def]
+    s = world[server]
+    fields = {"instance": "g5.xlarge", "identity_file": str(world["client"]),
+              "known_hosts": str(world["known"]), "python": "/usr/bin/python3",
+              "keepalive_interval": 1.0, "connect_timeout": 5.0, **kw}
+    return Host(name=name, address=s.address, port=s.port, user=user, **fields)
+
+
+def settings(world, sleep: float = 0.01, extra: str = "", **kw) -> ProbeSettings:  # type: ignore[no-untyped-def]
+    return ProbeSettings(command=f"python3 {world['trainer']} {sleep} {extra}".strip(),
+                         batch_sizes=kw.pop("batch_sizes", [8]), max_steps=kw.pop("max_steps", 15),
+                         boundary_budget=0, **kw)
+
+
+async def run(world, hosts: list[Host], s: ProbeSettings, tmp: Path, timeout: float = 120) -> Board:  # type: ignore[no-untyped-def]
+    board = Board(Pricing(Catalog.embedded()))
+    by_name = {h.name: h for h in hosts}
+    plan = plan_probes([h for h in hosts if h.name != "jump"], s, tmp)
+    await asyncio.wait_for(
+        run_plan(board, plan, factory=lambda h, spec, p: SshRunner(h, spec, p, by_name)), timeout)
+    return board
+
+
+def remote_leftovers(user: str) -> list[str]:
+    out = subprocess.run(["ps", "-u", user, "-o", "pid=,args="], capture_output=True, text=True).stdout
+    return [l for l in out.splitlines() if "probecast-agent.pyz" in l]
+
+
+async def test_two_hosts_in_parallel_root_and_non_root(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    hosts = [host(world, "a-root", "a"), host(world, "b-user", "b", user=sshd_mod.TEST_USER)]
+    before = set(Path("/tmp").glob("probecast-*/probecast-agent.pyz"))
+    board = await run(world, hosts, settings(world, batch_sizes=[8, 16]), tmp_path)
+    assert {k: e.status for k, e in board.entries.items()} == {
+        "a-root-b8": "done", "a-root-b16": "done", "b-user-b8": "done", "b-user-b16": "done"}
+    for e in board.entries.values():
+        events, report = read_log(e.log_path)
+        assert isinstance(events[-1], End) and events[-1].status == "probe-done"
+        assert len([x for x in events if isinstance(x, Step)]) == 15
+        assert report.malformed == []
+    assert len(board.ranking(10)) == 4
+    # the per-run temp dir is gone and no agent survives
+    assert set(Path("/tmp").glob("probecast-*/probecast-agent.pyz")) == before
+    assert remote_leftovers("root") == [] and remote_leftovers(sshd_mod.TEST_USER) == []
+
+
+async def test_through_a_jump_host(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    jump = host(world, "jump", "a")
+    target = host(world, "behind", "b", user=sshd_mod.TEST_USER, jump="jump")
+    board = await run(world, [jump, target], settings(world), tmp_path)
+    assert board.entries["behind-b8"].status == "done"
+    # the jump server forwarded a channel to the target
+    assert "127.0.0.3" in world["a"].log and "direct-tcpip" in world["a"].log
+
+
+async def test_unknown_host_key_is_refused_with_advice(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    empty = tmp_path / "empty_known_hosts"
+    empty.write_text("")
+    h = host(world, "stranger", "a", known_hosts=str(empty))
+    board = await run(world, [h], settings(world), tmp_path)
+    e = board.entries["stranger-b8"]
+    assert e.status == "failed" and "unknown or changed host key" in e.detail
+    assert "accept_new_host_key" in e.detail and "ssh-keyscan" in e.detail
+    # opting in trusts and records the key, then verifies it
+    h2 = host(world, "tofu", "a", known_hosts=str(empty), accept_new_host_key=True)
+    board = await run(world, [h2], settings(world), tmp_path)
+    assert board.entries["tofu-b8"].status == "done", board.entries["tofu-b8"].detail
+    assert "[127.0.0.2]:2222 ssh-ed25519" in empty.read_text()
+
+
+async def test_bad_key_is_an_auth_error(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    h = host(world, "badkey", "a", identity_file=str(world["other"]))
+    board = await run(world, [h], settings(world), tmp_path)
+    e = board.entries["badkey-b8"]
+    assert e.status == "failed" and "authentication failed" in e.detail
+
+
+async def test_host_down_fails_fast_and_others_finish(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    down = Host(name="down", instance="g5.xlarge", address="127.0.0.9", port=2299, user="root",
+                identity_file=str(world["client"]), known_hosts=str(world["known"]), connect_timeout=5)
+    ok = host(world, "ok", "b")
+    t0 = time.monotonic()
+    board = await run(world, [down, ok], settings(world), tmp_path)
+    DETECTION["host down (refused)"] = time.monotonic() - t0
+    assert board.entries["down-b8"].status == "failed"
+    assert "refused" in board.entries["down-b8"].detail
+    assert board.entries["ok-b8"].status == "done"
+
+
+async def test_sshd_killed_mid_stream_keeps_data_and_others_finish(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    victim = sshd_mod.start_sshd(world["base"] / "victim", "127.0.0.4", 2222,
+                                 world["client"].with_suffix(".pub").read_text())
+    with open(world["known"], "a") as fh:
+        fh.write(victim.known_hosts_line())
+    try:
+        hv = Host(name="victim", instance="g5.xlarge", address="127.0.0.4", port=2222, user="root",
+                  identity_file=str(world["client"]), known_hosts=str(world["known"]),
+                  python="/usr/bin/python3", keepalive_interval=1)
+        ok = host(world, "ok2", "b")
+        s = settings(world, sleep=0.05, max_steps=100)
+        board = Board(Pricing(Catalog.embedded()))
+        plan = plan_probes([hv, ok], s, tmp_path)
+        task = asyncio.create_task(run_plan(board, plan, factory=lambda h, sp, p: SshRunner(h, sp, p)))
+        while board.entries.get("victim-b8") is None or board.entries["victim-b8"].state.steps < 5:
+            await asyncio.sleep(0.05)
+        t0 = time.monotonic()
+        victim.signal_sessions(signal.SIGKILL)  # the connection's sshd processes, then the server
+        victim.proc.kill()
+        while board.entries["victim-b8"].active:
+            await asyncio.sleep(0.05)
+        DETECTION["sshd killed mid-stream"] = time.monotonic() - t0
+        await asyncio.wait_for(task, 60)
+        e = board.entries["victim-b8"]
+        assert e.status == "failed" and ("lost" in e.detail or "disconnected" in e.detail
+                                         or "without an end" in e.detail)
+        kept = [x for x in read_log(e.log_path)[0] if isinstance(x, Step)]
+        assert len(kept) >= 5  # everything received before the cut is on disk
+        assert board.entries["ok2-b8"].status == "done"
+    finally:
+        victim.stop()
+    for _ in range(100):  # the orphaned agent notices its reader is gone and stops
+        if not remote_leftovers("root"):
+            break
+        await asyncio.sleep(0.1)
+    assert remote_leftovers("root") == []
+
+
+async def test_hung_host_is_detected_by_keepalive(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    h = host(world, "hung", "b", keepalive_interval=1.0)
+    s = settings(world, sleep=0.05, max_steps=200)
+    board = Board(Pricing(Catalog.embedded()))
+    plan = plan_probes([h], s, tmp_path)
+    task = asyncio.create_task(run_plan(board, plan, factory=lambda hh, sp, p: SshRunner(hh, sp, p)))
+    while board.entries.get("hung-b8") is None or board.entries["hung-b8"].state.steps < 3:
+        await asyncio.sleep(0.05)
+    t0 = time.monotonic()
+    world["b"].signal_sessions(signal.SIGSTOP)  # the host stops answering, TCP stays up
+    try:
+        while board.entries["hung-b8"].active:
+            await asyncio.sleep(0.05)
+            assert time.monotonic() - t0 < 30, "keepalive did not fire"
+        DETECTION["hung host (keepalive 1 s x 3)"] = time.monotonic() - t0
+    finally:
+        world["b"].signal_sessions(signal.SIGCONT)
+    await asyncio.wait_for(task, 30)
+    e = board.entries["hung-b8"]
+    assert e.status == "failed"
+    assert e.state.steps >= 3
+
+
+async def test_remote_failure_shows_stderr_tail(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    h = host(world, "fails", "a")
+    board = await run(world, [h], settings(world, extra="4", max_steps=30), tmp_path)
+    e = board.entries["fails-b8"]
+    assert e.status == "failed"
+    assert "simulated failure" in e.detail
+    events, _ = read_log(e.log_path)
+    assert events[-1].status == "failed" and "RuntimeError" in events[-1].reason
+
+
+@pytest.mark.parametrize("user", ["root", sshd_mod.TEST_USER])
+async def test_cancel_leaves_no_remote_process(world, tmp_path, user) -> None:  # type: ignore[no-untyped-def]
+    h = host(world, f"cancel-{user}", "b", user=user)
+    spec_settings = settings(world, sleep=0.05, max_steps=10_000)
+    board = Board(Pricing(Catalog.embedded()))
+    plan = plan_probes([h], spec_settings, tmp_path)
+    runner = SshRunner(h, plan[0].spec, plan[0].log_path)
+    board.add(plan[0].spec, plan[0].log_path)
+    task = asyncio.create_task(board.drive(runner))
+    key = plan[0].spec.key
+    while board.entries[key].state.steps < 3:
+        await asyncio.sleep(0.05)
+    assert remote_leftovers(user), "the agent should be running remotely"
+    t0 = time.monotonic()
+    await runner.cancel()
+    await asyncio.wait_for(task, 30)
+    DETECTION[f"cancel ({user})"] = time.monotonic() - t0
+    assert board.entries[key].status == "stopped"
+    events, _ = read_log(plan[0].log_path)
+    assert events[-1].status == "stopped"  # the agent stopped cleanly and said so
+    assert remote_leftovers(user) == []
+
+
+async def test_config_values_cannot_inject_shell(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    marker = world["base"] / "pwned"
+    evil_dir = world["base"] / "work dir; touch pwned"
+    evil_dir.mkdir()
+    os.chmod(evil_dir, 0o755)
+    h = host(world, "evil", "a")
+    s = settings(world)
+    s.workdir = str(evil_dir)
+    s.command = f"python3 {world['trainer']} 0.01 '$(touch {marker})'"
+    board = await run(world, [h], s, tmp_path)
+    assert board.entries["evil-b8"].status == "done", board.entries["evil-b8"].detail
+    assert not marker.exists()  # the $(...) in the command reached the trainer as text
+    assert not Path("/root/pwned").exists()  # the workdir's "; touch pwned" never ran
+    cmd = remote_command("python3; rm -rf /", "/tmp/x/agent.pyz", ["run", "--", "a b"], "~/$(id)")
+    assert cmd.startswith('cd "$HOME"/\'$(id)\' && exec \'python3; rm -rf /\'')
+
+
+def test_headless_probe_from_a_config_file(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    from conftest import ROOT
+
+    cfg = tmp_path / "probecast.toml"
+    common = (f'identity_file = "{world["client"]}"\nknown_hosts = "{world["known"]}"\n'
+              'python = "/usr/bin/python3"\nport = 2222\n')
+    cfg.write_text(
+        f'[[hosts]]\nname = "gw"\ninstance = "p3.2xlarge"\naddress = "127.0.0.2"\nuser = "root"\n{common}'
+        f'[[hosts]]\nname = "inner"\ninstance = "g5.xlarge"\naddress = "127.0.0.3"\n'
+        f'user = "{sshd_mod.TEST_USER}"\njump = "gw"\n{common}'
+        f'[probe]\ncommand = "python3 {world["trainer"]} 0.01"\nbatch_sizes = [8]\nmax_steps = 12\n'
+        'boundary_budget = 0\n')
+    out_dir = tmp_path / "logs"
+    r = subprocess.run([sys.executable, "-m", "core.cli", "probe", "--config", str(cfg), "--headless",
+                        "--out", str(out_dir)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "Ranking: fastest first" in r.stdout
+    assert "p3.2xlarge" in r.stdout and "g5.xlarge" in r.stdout
+    assert sorted(p.name for p in out_dir.glob("*.jsonl")) == ["gw-b8.jsonl", "inner-b8.jsonl"]
+    assert "done" in r.stdout  # plain progress lines when not on a terminal
