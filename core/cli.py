@@ -161,7 +161,8 @@ def cmd_rank(ns: argparse.Namespace, out: TextIO) -> int:
     if not pairs:
         return 1
     rows = [row for _, row in pairs]
-    recs = ranking_records(rank(rows, ns.by))
+    _add_crossovers(pairs, ns)
+    recs = ranking_records(rank(rows, ns.by, ns.weight))
     if ns.json:
         json.dump(recs, out, indent=2)
         out.write("\n")
@@ -178,6 +179,29 @@ def cmd_rank(ns: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _add_crossovers(pairs: list[tuple[ProbeRecord, dict[str, Any]]], ns: argparse.Namespace) -> None:
+    """Where each row trades places with another as N_ep grows (exact, per workload)."""
+    from .crossover import cost_crossovers, crossovers_for, line_for, runtime_crossovers
+
+    by_workload: dict[str, list[tuple[ProbeRecord, dict[str, Any]]]] = {}
+    for rec, row in pairs:
+        by_workload.setdefault(row["workload"], []).append((rec, row))
+    for group in by_workload.values():
+        lines, labels = [], {}
+        for rec, row in group:
+            key = row["path"]
+            labels[key] = f"{row['instance'] or row['probe']} b{row['batch_size']}"
+            try:
+                lines.append(line_for(rec.state, key, labels[key], row["price_per_hour"],
+                                      row["billing"], use_validation=not ns.no_validation,
+                                      equation=ns.equation, statistic=ns.statistic))
+            except NoEstimate:
+                continue
+        crossings = runtime_crossovers(lines) + cost_crossovers(lines)
+        for _, row in group:
+            row["crossovers"] = crossovers_for(row["path"], crossings, labels)
+
+
 def _print_ranking(recs: list[dict[str, Any]], rows: list[dict[str, Any]],
                    ns: argparse.Namespace, out: TextIO) -> None:
     sources = {r["epochs_source"] for r in rows}
@@ -186,7 +210,7 @@ def _print_ranking(recs: list[dict[str, Any]], rows: list[dict[str, Any]],
         ep = f"{next(iter(epochs)):g} epochs ({', '.join(sorted(sources))})"
     else:
         ep = "each log's planned epochs"
-    view = "fastest" if ns.by == "time" else "cheapest"
+    view = {"time": "fastest", "cost": "cheapest"}.get(ns.by, f"weighted (w={ns.weight:g} on time)")
     out.write(f"Ranking: {view} first, at {ep}\n")
     header = f"{'#':>2}  {'instance':<15} {'batch':>5} {'runtime':>8} {'bounds':>17} {'cost':>9} {'rel':>5} P\n"
     out.write(header)
@@ -255,7 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rank", help="rank (instance, batch size) by time or cost")
     p.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
-    p.add_argument("--by", choices=("time", "cost"), default="time")
+    p.add_argument("--by", choices=("time", "cost", "weighted"), default="time")
+    p.add_argument("--weight", type=float, default=0.5,
+                   help="with --by weighted: score = w*rel_time + (1-w)*rel_cost (default 0.5)")
     _add_estimate_options(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--json", action="store_true")

@@ -125,7 +125,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     if not logs:
         return 1
     rank_ns = argparse.Namespace(
-        logs=logs, by=ns.by, epochs=ns.epochs or settings.epochs, no_validation=False,
+        logs=logs, by=ns.by, weight=0.5, epochs=ns.epochs or settings.epochs, no_validation=False,
         equation="auto", statistic="trimmed", price=[f"{k}={v}" for k, v in config.prices.items()]
         or None, billing=None, json=False, csv=False)
     for h in config.hosts:

@@ -20,7 +20,7 @@ from .pricing import Catalog, cost_usd
 from .stats import ProbeState
 
 DEFAULT_EPOCHS = 10
-SORT_KEYS = {"time": "runtime_s", "cost": "cost_usd"}
+SORT_KEYS = {"time": "runtime_s", "cost": "cost_usd", "weighted": "score"}
 
 
 @dataclass(frozen=True)
@@ -120,8 +120,11 @@ def is_pareto(times: Sequence[float], costs: Sequence[float | None]) -> list[boo
     return out
 
 
-def rank(rows: list[dict[str, Any]], by: str = "time") -> pd.DataFrame:
-    """Sorted ranking with relative columns and the Pareto flag. Ties keep a stable order."""
+def rank(rows: list[dict[str, Any]], by: str = "time", weight: float = 0.5) -> pd.DataFrame:
+    """Sorted ranking with relative columns and the Pareto flag. Ties keep a stable order.
+
+    ``by="weighted"`` orders by score = weight*rel_time + (1-weight)*rel_cost (the dissertation's
+    future work): weight 1 is the fastest view, 0 the cheapest."""
     if by not in SORT_KEYS:
         raise ValueError(f"--by must be one of {', '.join(SORT_KEYS)}, got {by!r}")
     base = ["probe", "instance", "batch_size", "epochs", "runtime_s", "runtime_low_s",
@@ -136,10 +139,16 @@ def rank(rows: list[dict[str, Any]], by: str = "time") -> pd.DataFrame:
     df["rel_cost"] = df["cost_usd"] / min_cost if min_cost and not math.isnan(min_cost) else math.nan
     costs = [None if math.isnan(c) else c for c in df["cost_usd"].tolist()]
     df["pareto"] = is_pareto(df["runtime_s"].tolist(), costs)
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"the weight must be between 0 and 1, got {weight}")
+    df["score"] = weight * df["rel_time"] + (1 - weight) * df["rel_cost"]
     key = SORT_KEYS[by]
     df = df.sort_values([key, "runtime_s", "instance", "batch_size", "probe"],
                         kind="mergesort", na_position="last").reset_index(drop=True)
-    df["relative"] = df["rel_time"] if by == "time" else df["rel_cost"]
+    if by == "weighted":
+        df["relative"] = df["score"] / df["score"].min(skipna=True)
+    else:
+        df["relative"] = df["rel_time"] if by == "time" else df["rel_cost"]
     return df
 
 

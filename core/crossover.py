@@ -1,0 +1,121 @@
+"""Where the ranking flips with the number of epochs, computed exactly from the equations.
+
+Every estimate equation is linear in N_ep: T(N) = a + b*N (Eq. 5.3/5.4: a = T_init + T_it1 +
+(N_it-1)*T_it + T_val1 - (N_it*T_it + T_val + T_ep), b = N_it*T_it + T_val + T_ep; Eq. 5.1 alike).
+Cost is price x T, piecewise linear once a billing minimum applies. Two candidates' lines cross
+at most once, at N* = (a_j - a_i) / (b_i - b_j): past it the one with the smaller slope wins.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .estimate import estimate_runtime
+from .pricing import billed_seconds
+from .stats import ProbeState
+
+
+@dataclass(frozen=True)
+class Line:
+    """T(N) = a + b*N for one candidate; cost(N) = price * billed(T(N)) / 3600."""
+
+    key: str
+    label: str
+    a: float
+    b: float
+    price: float | None = None
+    billing: str = "exact"
+
+    def runtime(self, n: float) -> float:
+        return self.a + self.b * n
+
+    def cost(self, n: float) -> float | None:
+        if self.price is None:
+            return None
+        return self.price * billed_seconds(self.runtime(n), self.billing) / 3600
+
+
+def line_for(state: ProbeState, key: str, label: str, price: float | None = None,
+             billing: str = "exact", **kwargs: Any) -> Line:
+    """Fit the candidate's line exactly from two evaluations of its equation."""
+    t1 = estimate_runtime(state, 1, **kwargs).runtime_s
+    t2 = estimate_runtime(state, 2, **kwargs).runtime_s
+    b = t2 - t1
+    return Line(key, label, t1 - b, b, price, billing)
+
+
+@dataclass(frozen=True)
+class Crossover:
+    epochs: float  # where the two lines cross
+    winner: str  # key of the candidate ahead for N > epochs
+    loser: str
+    metric: str  # "runtime" or "cost"
+
+    def sentence(self, labels: dict[str, str]) -> str:
+        n = math.ceil(self.epochs - 1e-9) if self.epochs > 0 else 0
+        what = "is faster than" if self.metric == "runtime" else "is cheaper than"
+        return f"{labels.get(self.winner, self.winner)} {what} {labels.get(self.loser, self.loser)} from {n} epochs on"
+
+
+def runtime_crossovers(lines: list[Line], max_epochs: float = 10_000) -> list[Crossover]:
+    out = []
+    for i, p in enumerate(lines):
+        for q in lines[i + 1:]:
+            if p.b == q.b:
+                continue
+            n = (q.a - p.a) / (p.b - q.b)
+            if 0 < n <= max_epochs:
+                winner, loser = (p, q) if p.b < q.b else (q, p)
+                out.append(Crossover(n, winner.key, loser.key, "runtime"))
+    return sorted(out, key=lambda c: c.epochs)
+
+
+def cost_crossovers(lines: list[Line], max_epochs: float = 10_000) -> list[Crossover]:
+    """Cost lines are price*(a + b*N)/3600 once past any billing minimum; where a minimum bends
+    a line, the crossing is found on the exact piecewise function by bisection."""
+    out = []
+    priced = [ln for ln in lines if ln.price is not None]
+    for i, p in enumerate(priced):
+        for q in priced[i + 1:]:
+            pa, pb = p.price * p.a / 3600, p.price * p.b / 3600  # type: ignore[operator]
+            qa, qb = q.price * q.a / 3600, q.price * q.b / 3600  # type: ignore[operator]
+            if pb == qb:
+                continue
+            n = (qa - pa) / (pb - qb)
+            if not 0 < n <= max_epochs:
+                continue
+            n = _refine(p, q, n)
+            winner, loser = (p, q) if pb < qb else (q, p)
+            out.append(Crossover(n, winner.key, loser.key, "cost"))
+    return sorted(out, key=lambda c: c.epochs)
+
+
+def _refine(p: Line, q: Line, guess: float) -> float:
+    def diff(n: float) -> float:
+        return (p.cost(n) or 0.0) - (q.cost(n) or 0.0)
+
+    lo, hi = max(1e-6, guess / 2), guess * 2 + 1
+    if diff(lo) * diff(hi) > 0:
+        return guess  # billing minimum does not move this crossing
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if diff(lo) * diff(mid) <= 0:
+            hi = mid
+        else:
+            lo = mid
+    return (lo + hi) / 2
+
+
+def crossovers_for(key: str, crossings: list[Crossover], labels: dict[str, str]) -> list[dict[str, Any]]:
+    """The crossings that involve one candidate, as JSON-ready dicts (for rank --json)."""
+    out = []
+    for c in crossings:
+        if key not in (c.winner, c.loser):
+            continue
+        other = c.loser if c.winner == key else c.winner
+        out.append({"metric": c.metric, "epochs": round(c.epochs, 3),
+                    "other": labels.get(other, other), "ahead_after": c.winner == key,
+                    "sentence": c.sentence(labels)})
+    return out
