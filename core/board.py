@@ -58,9 +58,11 @@ class ProbeEntry:
 
 
 class Board:
-    def __init__(self, pricing: Pricing, statistic: str = DEFAULT_STATISTIC) -> None:
+    def __init__(self, pricing: Pricing, statistic: str = DEFAULT_STATISTIC,
+                 epoch_plan: dict[tuple[str, int], Any] | None = None) -> None:
         self.pricing = pricing
         self.statistic = statistic
+        self.epoch_plan = epoch_plan  # methodology 1: N_ep per (workload, batch) from full runs
         self.entries: dict[str, ProbeEntry] = {}
         self.version = 0
 
@@ -114,7 +116,7 @@ class Board:
             if workload is not None and entry.state.start is not None \
                     and entry.state.start.workload != workload:
                 continue
-            n_ep, source = choose_epochs(entry.state, epochs)
+            n_ep, source = choose_epochs(entry.state, epochs, self.epoch_plan)
             try:
                 row = estimate_row(entry.state, self.pricing, n_ep, use_validation=use_validation,
                                    statistic=self.statistic)
@@ -133,6 +135,11 @@ class Board:
         if not rows:
             return pd.DataFrame()
         return rank(rows, by)
+
+    def full_cost(self, rows: list[dict[str, Any]]) -> float | None:
+        """What running every ranked candidate to completion would cost (seeds/001 Table 5.14)."""
+        costs = [r["cost_usd"] for r in rows if r.get("cost_usd") is not None]
+        return sum(costs) if costs else None
 
     def probe_cost(self) -> float | None:
         """What the probes themselves have cost so far: price x wall time covered, no minimum.

@@ -78,11 +78,24 @@ def _why_no_estimate(rec: ProbeRecord, exc: NoEstimate) -> str:
     return f"{rec.path}: cannot estimate - {exc}"
 
 
+def _epoch_plan(ns: argparse.Namespace) -> dict[tuple[str, int], Any] | None:
+    if not getattr(ns, "epochs_from", None):
+        return None
+    from .epochs import epochs_from_runs
+
+    runs = _load_records(ns.epochs_from)
+    plan = epochs_from_runs([r.state for r in runs], getattr(ns, "metric", "val_accuracy"))
+    if not plan:
+        _warn("--epochs-from: no run with a usable validation curve; using the logs' plans")
+    return plan
+
+
 def _rows_for(records: list[ProbeRecord], pricing: Pricing, epochs: float | None,
               ns: argparse.Namespace) -> list[tuple[ProbeRecord, dict[str, Any]]]:
     out = []
+    plan = _epoch_plan(ns)
     for rec in records:
-        n_ep, source = choose_epochs(rec.state, epochs)
+        n_ep, source = choose_epochs(rec.state, epochs, plan)
         try:
             row = estimate_row(rec.state, pricing, n_ep, use_validation=not ns.no_validation,
                                equation=ns.equation, statistic=ns.statistic)
@@ -90,6 +103,17 @@ def _rows_for(records: list[ProbeRecord], pricing: Pricing, epochs: float | None
             _warn(_why_no_estimate(rec, exc))
             continue
         row["epochs_source"] = source
+        info = plan.get((row["workload"], row["batch_size"])) if plan else None
+        row["expected_accuracy"] = info.accuracy if info else None
+        min_acc = getattr(ns, "min_accuracy", None)
+        if min_acc is not None:
+            if info is None or info.accuracy is None:
+                _warn(f"{rec.path}: no accuracy known for batch {row['batch_size']} "
+                      "(--min-accuracy needs --epochs-from full runs of it); kept")
+            elif info.accuracy < min_acc:
+                _warn(f"{rec.path}: batch {row['batch_size']} reaches {info.accuracy:.3f} < "
+                      f"--min-accuracy {min_acc:g}; left out")
+                continue
         row["path"] = str(rec.path)
         row["truncated"] = rec.report.truncated
         row["malformed_lines"] = len(rec.report.malformed)
@@ -160,9 +184,13 @@ def cmd_rank(ns: argparse.Namespace, out: TextIO) -> int:
     pairs = _rows_for(records, pricing, ns.epochs, ns)
     if not pairs:
         return 1
-    rows = [row for _, row in pairs]
     _add_crossovers(pairs, ns)
-    recs = ranking_records(rank(rows, ns.by, ns.weight))
+    # Relative columns compare runs of one job: rank each workload on its own.
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for _, row in pairs:
+        groups.setdefault(row["workload"], []).append(row)
+    ranked = [(w, ranking_records(rank(g, ns.by, ns.weight))) for w, g in groups.items()]
+    recs = [r for _, g in ranked for r in g]
     if ns.json:
         json.dump(recs, out, indent=2)
         out.write("\n")
@@ -175,8 +203,32 @@ def cmd_rank(ns: argparse.Namespace, out: TextIO) -> int:
         writer.writerows(flat)
         out.write(buf.getvalue())
     else:
-        _print_ranking(recs, rows, ns, out)
+        for i, (workload, group) in enumerate(ranked):
+            if len(ranked) > 1:
+                out.write(("\n" if i else "") + f"== {workload or '(no workload)'} ==\n")
+            _print_ranking(group, group, ns, out)
+        _print_decision_cost(pairs, [r for _, r in pairs], out)
     return 0
+
+
+def _print_decision_cost(pairs: list[tuple[ProbeRecord, dict[str, Any]]],
+                         rows: list[dict[str, Any]], out: TextIO) -> None:
+    """seeds/001 Table 5.14: what the probes cost vs running every candidate to the end."""
+    from .pricing import cost_usd
+
+    probes = 0.0
+    full = 0.0
+    priced = 0
+    for rec, row in pairs:
+        price = row.get("price_per_hour")
+        if price is None or row.get("cost_usd") is None:
+            continue
+        priced += 1
+        probes += cost_usd(price, rec.state.elapsed, row.get("billing") or "exact")
+        full += row["cost_usd"]
+    if priced and full > 0:
+        out.write(f"deciding cost: probes {fmt_cost(probes)} vs {fmt_cost(full)} running all "
+                  f"{priced} to the end ({1 - probes / full:.0%} saved)\n")
 
 
 def _add_crossovers(pairs: list[tuple[ProbeRecord, dict[str, Any]]], ns: argparse.Namespace) -> None:
@@ -223,6 +275,55 @@ def _print_ranking(recs: list[dict[str, Any]], rows: list[dict[str, Any]],
     out.write("rel: 1.00 = best; P *: Pareto-optimal (no row is both faster and cheaper)\n")
 
 
+# ---- stabilize ------------------------------------------------------------------------------
+
+
+def cmd_stabilize(ns: argparse.Namespace, out: TextIO) -> int:
+    from .epochs import (accuracy_cap, is_lower_better, metric_curve, patience_rule, plateau_rule,
+                         predict_stabilisation)
+
+    results = []
+    for rec in _load_records(ns.logs):
+        curve = metric_curve(rec.state, ns.metric)
+        if not curve:
+            _warn(f"{rec.path}: no {ns.metric!r} in its epoch events - was validation on? "
+                  "(try --metric accuracy or --metric val_loss)")
+            continue
+        lower = is_lower_better(ns.metric)
+        pat = patience_rule(curve, ns.patience, ns.min_delta, lower)
+        pla = plateau_rule(curve, ns.window, ns.threshold)
+        pred = predict_stabilisation(curve, ns.predict_from, ns.window, ns.threshold, lower,
+                                     cap=accuracy_cap(ns.metric))
+        start = rec.state.start
+        results.append({
+            "path": str(rec.path), "probe": rec.label, "batch_size": start.batch_size if start else None,
+            "metric": ns.metric, "curve": curve, "patience": pat.as_dict(), "plateau": pla.as_dict(),
+            "prediction": pred.as_dict(),
+        })
+    if ns.json:
+        json.dump(results, out, indent=2)
+        out.write("\n")
+    else:
+        for r in results:
+            out.write(f"{r['probe']}  batch {r['batch_size']}  {r['metric']}: "
+                      + " ".join(f"{v:.3f}" for v in r["curve"]) + "\n")
+            for rule in ("patience", "plateau"):
+                d = r[rule]
+                if d["epoch"]:
+                    out.write(f"  {rule:<9} stable at epoch {d['epoch']} ({d['value']:.4f}); "
+                              f"final {d['final']:.4f}\n")
+                else:
+                    out.write(f"  {rule:<9} not stable: {d['reason']}\n")
+            p = r["prediction"]
+            if p["epoch"] is not None:
+                iv = f" [{p['low']:.1f}-{p['high']:.1f}]" if p["low"] is not None else ""
+                out.write(f"  predicted from {p['used_epochs']} epochs: stable at epoch "
+                          f"{p['epoch']:.1f}{iv}, towards {p['asymptote']:.4f}\n")
+            else:
+                out.write(f"  prediction: {p['reason']}\n")
+    return 0 if results else 1
+
+
 # ---- prices ---------------------------------------------------------------------------------
 
 
@@ -261,6 +362,11 @@ def _add_estimate_options(p: argparse.ArgumentParser) -> None:
                    help="price per hour for an instance (repeatable); wins over log and catalog")
     p.add_argument("--billing", choices=BILLING_RULES, default=None,
                    help="billing rule for every row (default: the catalog's per instance)")
+    p.add_argument("--epochs-from", nargs="+", metavar="FULL_RUN", default=None,
+                   help="methodology 1: N_ep per batch size from full runs (where validation "
+                        "stabilises, else predicted); Eq. 5.1 where two epochs were seen")
+    p.add_argument("--min-accuracy", type=float, default=None,
+                   help="leave out batch sizes whose full runs reach less than this accuracy")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -287,6 +393,18 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true")
     g.add_argument("--csv", action="store_true")
     p.set_defaults(func=cmd_rank)
+
+    p = sub.add_parser("stabilize", help="find (and predict) the epoch where validation stabilises")
+    p.add_argument("logs", nargs="+", metavar="LOG")
+    p.add_argument("--metric", default="val_accuracy")
+    p.add_argument("--patience", type=int, default=3, help="patience rule: epochs without improvement")
+    p.add_argument("--min-delta", type=float, default=0.005, help="patience rule: smallest improvement")
+    p.add_argument("--window", type=int, default=3, help="plateau rule: epochs in the window")
+    p.add_argument("--threshold", type=float, default=0.02, help="plateau rule: max change in the window")
+    p.add_argument("--predict-from", type=int, default=None,
+                   help="predict from the first K epochs only (default: all seen)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stabilize)
 
     p = sub.add_parser("prices", help="show the price catalog")
     p.add_argument("--family", default=None, help="comma-separated families, e.g. p3,g5")

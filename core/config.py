@@ -61,6 +61,7 @@ class ProbeSettings:
     timeout: float = 900.0  # seconds: a probe running longer is stopped (bounds its cost)
     concurrency: int = 8
     workload_args: list[str] = field(default_factory=list)
+    epochs_from: list[str] = field(default_factory=list)  # full-run logs: N_ep per batch size
 
 
 @dataclass
@@ -113,7 +114,7 @@ _PROBE_KEYS: dict[str, type | tuple[type, ...]] = {
     "workload": str, "command": str, "workdir": str, "batch_sizes": list, "epochs": int,
     "horizons": list, "max_steps": int, "target_ci": (int, float), "max_seconds": (int, float),
     "boundary_budget": (int, float), "timeout": (int, float), "concurrency": int,
-    "workload_args": list,
+    "workload_args": list, "epochs_from": list,
 }
 _TOP_KEYS = {"hosts", "probe", "prices"}
 _NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,64}$")

@@ -44,10 +44,17 @@ class Pricing:
         return price, source, rule
 
 
-def choose_epochs(state: ProbeState, epochs: float | None) -> tuple[float, str]:
-    """N_ep and where it came from: the user, the log's planned epochs, or the default."""
+def choose_epochs(state: ProbeState, epochs: float | None,
+                  plan: dict[tuple[str, int], Any] | None = None) -> tuple[float, str]:
+    """N_ep and where it came from: the user, full runs of this workload and batch size
+    (methodology 1: ``plan`` maps (workload, batch) -> core.epochs.EpochsInfo), the log's plan,
+    or the default."""
     if epochs is not None:
         return epochs, "user"
+    if plan and state.start is not None:
+        info = plan.get((state.start.workload, state.start.batch_size))
+        if info is not None:
+            return info.n_ep, info.describe()
     if state.start is not None and state.start.epochs:
         return float(state.start.epochs), "planned"
     return float(DEFAULT_EPOCHS), "default"

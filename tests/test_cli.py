@@ -89,14 +89,16 @@ def test_rank_json_sorted_with_relative(run_cli) -> None:  # type: ignore[no-unt
     code, out, err = run_cli("rank", str(RECON), "--epochs", "20", "--json", "--billing", "exact")
     assert code == 0, err
     rows = json.loads(out)
-    seismic = [r for r in rows if r["workload"] == "seismic-fcn"]
-    assert CONTRACT | {"relative", "pareto"} <= rows[0].keys()
-    times = [r["runtime_s"] for r in rows]
-    assert times == sorted(times)
-    assert rows[0]["relative"] == 1.0
-    assert seismic[0]["instance"] == "p3.2xlarge"
+    assert CONTRACT | {"relative", "pareto", "crossovers"} <= rows[0].keys()
+    for workload in ("seismic-fcn", "mnist-cnn"):  # each job is ranked on its own
+        group = [r for r in rows if r["workload"] == workload]
+        assert len(group) == 6
+        times = [r["runtime_s"] for r in group]
+        assert times == sorted(times)
+        assert group[0]["relative"] == 1.0 and group[0]["instance"] == "p3.2xlarge"
     code, out, _ = run_cli("rank", str(RECON), "--epochs", "20", "--by", "cost", "--json")
-    costs = [r["cost_usd"] for r in json.loads(out)]
+    rows = json.loads(out)
+    costs = [r["cost_usd"] for r in rows if r["workload"] == "seismic-fcn"]
     assert costs == sorted(costs)
 
 
@@ -119,7 +121,8 @@ def test_rank_csv_and_human_output(run_cli) -> None:  # type: ignore[no-untyped-
     assert len(rows) == 12 and "relative" in rows[0]
     code, out, _ = run_cli("rank", str(RECON))
     assert code == 0
-    assert "fastest first" in out
+    assert "fastest first" in out and "== seismic-fcn ==" in out
+    assert "deciding cost: probes $" in out
     assert all(len(line) <= 80 for line in out.splitlines())
 
 

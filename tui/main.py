@@ -16,7 +16,20 @@ from core.runners import ProbeSpec, ReplayRunner
 from .app import ProbecastApp
 
 
-def make_replay_app(paths: list[str], speed: float) -> ProbecastApp:
+def epoch_plan(paths: list[str]) -> dict | None:  # type: ignore[type-arg]
+    """Methodology 1 in the app: N_ep per (workload, batch size) from full-run logs."""
+    if not paths:
+        return None
+    from core.epochs import epochs_from_runs
+    from core.logstore import load_probe
+
+    files, errors = discover_logs(paths)
+    for e in errors:
+        print(f"probecast: {e}", file=sys.stderr)
+    return epochs_from_runs([load_probe(f).state for f in files]) or None
+
+
+def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | None = None) -> ProbecastApp:
     files, errors = discover_logs(paths)
     for e in errors:
         print(f"probecast: {e}", file=sys.stderr)
@@ -24,7 +37,7 @@ def make_replay_app(paths: list[str], speed: float) -> ProbecastApp:
         raise SystemExit("probecast: nothing to replay - give probe logs or a directory of them "
                          "(try: probecast replay sample_logs/)")
     pricing = Pricing(Catalog.embedded())
-    board = Board(pricing)
+    board = Board(pricing, epoch_plan=epoch_plan(epochs_from or []))
     runners = []
     seen: set[str] = set()
     for f in files:
@@ -40,7 +53,7 @@ def make_replay_app(paths: list[str], speed: float) -> ProbecastApp:
 def make_live_app(config_path: str | None) -> ProbecastApp:
     config = load_config(config_path)
     pricing = Pricing(Catalog.embedded(), config.prices or None)
-    board = Board(pricing)
+    board = Board(pricing, epoch_plan=epoch_plan(config.probe.epochs_from))
     where = str(config.path) if config.path else "no config: this machine, built-in workload"
     return ProbecastApp(board, config=config, setup=True, subtitle=where,
                         horizons=tuple(config.probe.horizons))
@@ -53,8 +66,10 @@ def run_app(args: list[str]) -> int:
         parser.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
         parser.add_argument("--speed", type=float, default=1.0,
                             help="recorded pace x SPEED (0: as fast as possible)")
+        parser.add_argument("--epochs-from", nargs="+", default=None, metavar="FULL_RUN",
+                            help="N_ep per batch size from full-run logs (methodology 1)")
         ns = parser.parse_args(args)
-        app = make_replay_app(ns.logs, ns.speed)
+        app = make_replay_app(ns.logs, ns.speed, ns.epochs_from)
     else:
         parser.add_argument("--config", default=None)
         ns = parser.parse_args(args)

@@ -121,12 +121,14 @@ class RunScreen(Screen[None]):
 
     def update_ranking(self) -> None:
         workloads = self.papp.board.workloads()
+        self._full_cost = None
         if len(workloads) > 1 and self.workload not in workloads:
             self.workload = workloads[0]
             self.update_title()
         df = self.papp.board.ranking(self.epochs, self.by, self.workload)
         records = ranking_records(df) if len(df) else []
         self._rows = {r["key"]: r for r in records}
+        self._full_cost = self.papp.board.full_cost(records)
         table = self.query_one(RankingTable)
         table.apply(records)
         self.show_detail(table.selected_key())
@@ -136,9 +138,12 @@ class RunScreen(Screen[None]):
         total = len(board.entries)
         active = board.active
         failed = sum(1 for e in board.entries.values() if e.status == "failed")
+        cost = board.probe_cost()
         parts = [f"probes {total - active}/{total} ended" + (f", {failed} failed" if failed else ""),
-                 "probe cost " + (fmt_cost(cost) if (cost := board.probe_cost()) is not None
-                                  else "n/a (no prices)")]
+                 "probe cost " + (fmt_cost(cost) if cost is not None else "n/a (no prices)")]
+        full = getattr(self, "_full_cost", None)
+        if cost is not None and full:
+            parts[-1] += f" vs {fmt_cost(full)} to run all"
         if self.papp.replay_runners:
             r = self.papp.replay_runners[0]
             parts.append(("paused" if r.paused else "replay") + f" ×{r.speed:g}" if r.speed else "replay instant")
