@@ -328,22 +328,96 @@ def cmd_stabilize(ns: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_prices(ns: argparse.Namespace, out: TextIO) -> int:
-    catalog = Catalog.embedded()
+    from .aws import AwsError, client, current_catalog, fetch_ondemand_prices, gpu_facts, \
+        latest_spot_prices, save_price_cache
+
     families = [f.strip() for f in (ns.family or "").split(",") if f.strip()]
-    rows = [i for i in catalog
-            if not families or any(i.instance.split(".")[0] == f or i.instance.startswith(f + ".")
-                                   for f in families)]
+    spot: dict[str, float] = {}
+    if ns.refresh:
+        try:
+            # The Pricing API lives in us-east-1 whatever region is priced.
+            rows = fetch_ondemand_prices(client("pricing", "us-east-1"), ns.region, families)
+            ec2 = client("ec2", ns.region)
+            facts = {f.instance: f for f in gpu_facts(ec2, [r.instance for r in rows][:100] or None)}
+            from dataclasses import replace
+
+            rows = [replace(r, gpu_model=facts[r.instance].gpu_model or r.gpu_model,
+                            gpu_memory_gb=facts[r.instance].gpu_memory_gb or r.gpu_memory_gb)
+                    if r.instance in facts else r for r in rows]
+            if ns.spot and rows:
+                by_type = latest_spot_prices(ec2, [r.instance for r in rows])
+                spot = {t: min(z.values()) for t, z in by_type.items() if z}
+        except AwsError as exc:
+            _warn(str(exc))
+            return 1
+        path = save_price_cache(rows, ns.region, spot)
+        out.write(f"{len(rows)} GPU instance prices for {ns.region} cached in {path}\n")
+    catalog = current_catalog(ns.region)
+    if ns.spot and not spot:
+        import json as _json
+
+        try:
+            spot = _json.loads((Path_cache(ns.region)).read_text()).get("spot", {})
+        except (OSError, ValueError):
+            spot = {}
+    rows_out = [i for i in catalog
+                if not families or any(i.instance.split(".")[0] == f or i.instance.startswith(f + ".")
+                                       for f in families)]
     if ns.json:
-        json.dump([{k: getattr(i, k) for k in i.__dataclass_fields__} for i in rows], out, indent=2)
+        json.dump([{**{k: getattr(i, k) for k in i.__dataclass_fields__},
+                    "spot_price_per_hour": spot.get(i.instance)} for i in rows_out], out, indent=2)
         out.write("\n")
         return 0
-    out.write(f"Price catalog: {catalog.source}, dated {catalog.date} (per-instance dates below)\n")
-    out.write(f"{'instance':<16} {'GPUs':<12} {'GPU mem':>7} {'vCPU':>4} {'$/h':>8}  {'date':<7} provider\n")
-    for i in rows:
+    out.write(f"Price catalog: {catalog.source}, dated {catalog.date}\n")
+    spot_h = f" {'spot':>7}" if ns.spot else ""
+    out.write(f"{'instance':<16} {'GPUs':<12} {'GPU mem':>7} {'vCPU':>4} {'$/h':>8}{spot_h}  {'date':<10}\n")
+    for i in rows_out:
         mem = f"{i.gpu_memory_gb:g}G" if i.gpu_memory_gb else "-"
-        out.write(f"{i.instance:<16} {i.gpus:<12} {mem:>7} {i.vcpus or '-':>4} "
-                  f"{i.price_per_hour if i.price_per_hour is not None else '-':>8}  "
-                  f"{i.price_date:<7} {i.provider}/{i.service}\n")
+        sp = f" {spot[i.instance]:>7.3f}" if ns.spot and i.instance in spot else (" " * 8 if ns.spot else "")
+        price = f"{i.price_per_hour:.4g}" if i.price_per_hour is not None else "-"
+        out.write(f"{i.instance:<16} {i.gpus:<12} {mem:>7} {i.vcpus or '-':>4} {price:>8}{sp}  "
+                  f"{i.price_date:<10}\n")
+    return 0
+
+
+def Path_cache(region: str) -> Any:  # noqa: N802 - small helper kept next to its one user
+    from .aws import cache_dir
+
+    return cache_dir() / f"prices-{region}.json"
+
+
+def cmd_cleanup(ns: argparse.Namespace, out: TextIO) -> int:
+    from .aws import AwsError, client, find_leftovers, owner, terminate
+
+    try:
+        ec2 = client("ec2", ns.region)
+        left = find_leftovers(ec2, ns.owner)
+    except AwsError as exc:
+        _warn(str(exc))
+        return 1
+    if not left:
+        out.write(f"no probecast instances of {ns.owner or owner()} in {ns.region}\n")
+        return 0
+    for i in left:
+        out.write(f"{i['id']}  {i['type']:<14} {i['state']:<9} session {i['session']}  "
+                  f"launched {i['launched']}\n")
+    if ns.dry_run:
+        out.write(f"{len(left)} instance(s) would be terminated (dry run)\n")
+        return 0
+    if not ns.yes:
+        if not sys.stdin.isatty():
+            _warn("not terminating without --yes (no terminal to ask on)")
+            return 1
+        answer = input(f"terminate these {len(left)} instance(s)? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            out.write("nothing terminated\n")
+            return 0
+    try:
+        terminate(ec2, [i["id"] for i in left])
+    except AwsError as exc:
+        _warn(str(exc))
+        return 1
+    out.write(f"terminated {len(left)} instance(s)\n")
     return 0
 
 
@@ -406,10 +480,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stabilize)
 
-    p = sub.add_parser("prices", help="show the price catalog")
+    p = sub.add_parser("prices", help="show the price catalog (--refresh: live from AWS)")
     p.add_argument("--family", default=None, help="comma-separated families, e.g. p3,g5")
+    p.add_argument("--refresh", action="store_true",
+                   help="read on-demand prices from the AWS Pricing API and cache them")
+    p.add_argument("--region", default="us-east-1")
+    p.add_argument("--spot", action="store_true", help="also latest spot prices (cheapest AZ)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_prices)
+
+    p = sub.add_parser("cleanup", help="terminate instances probecast launched (any session of yours)")
+    p.add_argument("--region", default="us-east-1")
+    p.add_argument("--owner", default=None, help="probecast:owner tag (default: user@host)")
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--yes", action="store_true", help="do not ask")
+    p.set_defaults(func=cmd_cleanup)
 
     from .probe_cli import add_probe_parser
 

@@ -10,8 +10,8 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+from pathlib import Path
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -70,6 +70,7 @@ class Config:
     probe: ProbeSettings
     prices: dict[str, float] = field(default_factory=dict)
     path: Path | None = None
+    aws: Any = None  # core.aws.AwsSettings when [aws] is present
 
     def host(self, name: str) -> Host | None:
         return next((h for h in self.hosts if h.name == name), None)
@@ -116,7 +117,13 @@ _PROBE_KEYS: dict[str, type | tuple[type, ...]] = {
     "boundary_budget": (int, float), "timeout": (int, float), "concurrency": int,
     "workload_args": list, "epochs_from": list,
 }
-_TOP_KEYS = {"hosts", "probe", "prices"}
+_TOP_KEYS = {"hosts", "probe", "prices", "aws"}
+_AWS_KEYS: dict[str, type | tuple[type, ...]] = {
+    "region": str, "ami": str, "ami_ssm_parameter": str, "key_name": str, "subnet_ids": list,
+    "security_group_ids": list, "instance_types": list, "max_spend": (int, float),
+    "deadman_minutes": int, "user": str, "identity_file": str, "python": str, "spot": bool,
+    "endpoint_url": str,
+}
 _NAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,64}$")
 
 
@@ -159,7 +166,7 @@ def parse_config(text: str, path: Path | str = "<config>") -> Config:
     for key in data:
         if key not in _TOP_KEYS:
             raise ConfigError(f"{src}{_line_of(text, key)}: unknown top-level key {key!r}; "
-                              f"allowed: [[hosts]], [probe], [prices]")
+                              f"allowed: [[hosts]], [probe], [prices], [aws]")
     hosts_raw = data.get("hosts", [])
     if not isinstance(hosts_raw, list):
         raise ConfigError(f"{src}: hosts must be an array of tables: [[hosts]]")
@@ -212,9 +219,23 @@ def parse_config(text: str, path: Path | str = "<config>") -> Config:
             raise ConfigError(f"{src}{_line_of(text, name)}: prices.{name} must be a price per hour "
                               f"in USD (a number >= 0), got {value!r}")
         prices[name] = float(value)
-    if not hosts:
+    aws = None
+    if "aws" in data:
+        from .aws import AwsSettings
+
+        aws_raw = data["aws"]
+        _check(aws_raw, _AWS_KEYS, "aws.", src, text)
+        aws = AwsSettings(**aws_raw)
+        if not aws.instance_types:
+            raise ConfigError(f"{src}: aws.instance_types must list the instance types to launch")
+        if not (aws.ami or aws.ami_ssm_parameter):
+            raise ConfigError(f"{src}: aws.ami or aws.ami_ssm_parameter is required "
+                              "(e.g. a Deep Learning AMI's SSM parameter)")
+        if aws.max_spend <= 0 or aws.deadman_minutes <= 0:
+            raise ConfigError(f"{src}: aws.max_spend and aws.deadman_minutes must be positive")
+    if not hosts and aws is None:
         hosts = [local_host()]
-    return Config(hosts=hosts, probe=settings, prices=prices, path=Path(path))
+    return Config(hosts=hosts, probe=settings, prices=prices, path=Path(path), aws=aws)
 
 
 def _validate_settings(s: ProbeSettings, src: str, text: str) -> None:

@@ -110,6 +110,8 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
         for p in plan:
             p.spec.full = True
     board = Board(Pricing(Catalog.embedded(), config.prices or None))
+    if config.aws is not None and not ns.local:
+        return _probe_on_aws(ns, config, settings, board, log_dir, out)
     where = f"{config.path}" if config.path else "this machine (no config)"
     out.write(f"probing {len(plan)} probe(s) on {len(config.hosts)} host(s) from {where}; "
               f"logs: {log_dir}/\n")
@@ -134,6 +136,48 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     return cmd_rank(rank_ns, out)
 
 
+def _probe_on_aws(ns: argparse.Namespace, config: Any, settings: ProbeSettings, board: Board,
+                  log_dir: Any, out: TextIO) -> int:
+    """[aws] in the config: launch the instance types, probe them, terminate them."""
+    from .aws import AwsError, client, current_catalog, run_provisioned, worst_case_cost
+    from .cli import CliError
+
+    aws = config.aws
+    catalog = current_catalog(aws.region)
+    if config.prices:
+        catalog = catalog.with_prices(config.prices)
+    worst, unknown = worst_case_cost(aws.instance_types, catalog, aws.deadman_minutes)
+    out.write(f"will launch {len(aws.instance_types)} instance(s) in {aws.region}: "
+              f"{', '.join(aws.instance_types)}; worst case ${worst:.2f} (each at most "
+              f"{aws.deadman_minutes} min, dead-man timer), cap ${aws.max_spend:.2f}\n")
+    if not ns.yes:
+        if not sys.stdin.isatty():
+            raise CliError("launching instances needs confirmation: add --yes")
+        if input("launch them? [y/N] ").strip().lower() not in ("y", "yes"):
+            out.write("nothing launched\n")
+            return 1
+    try:
+        ec2 = client("ec2", aws.region, aws.endpoint_url)
+        ssm = client("ssm", aws.region, aws.endpoint_url) if aws.ami_ssm_parameter else None
+        prov = asyncio.run(run_provisioned(board, settings, aws, ec2, catalog, log_dir, ssm=ssm))
+    except AwsError as exc:
+        print(f"probecast: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        out.write("\ninterrupted: instances terminated\n")
+        return 1
+    out.write(f"terminated {len(prov.launched)} instance(s) of session {prov.session}\n")
+    logs = [str(p) for p in sorted(log_dir.glob("*.jsonl"))]
+    if not logs:
+        return 1
+    from .cli import cmd_rank
+
+    rank_ns = argparse.Namespace(logs=logs, by=ns.by, weight=0.5, epochs=ns.epochs or settings.epochs,
+                                 no_validation=False, equation="auto", statistic="trimmed",
+                                 price=None, billing=None, json=False, csv=False)
+    return cmd_rank(rank_ns, out)
+
+
 def add_probe_parser(sub: Any) -> None:
     p = sub.add_parser("probe", help="run probes on the configured hosts (or --local) and save their logs")
     src = p.add_mutually_exclusive_group()
@@ -151,6 +195,7 @@ def add_probe_parser(sub: Any) -> None:
     p.add_argument("--max-seconds", type=float, default=None)
     p.add_argument("--epochs", type=int, default=None, help="planned epochs N_ep")
     p.add_argument("--by", choices=("time", "cost"), default="time")
+    p.add_argument("--yes", action="store_true", help="launch cloud instances without asking")
     p.add_argument("--train-size", type=int, default=None, help="built-in workload: training samples")
     p.add_argument("--val-size", type=int, default=None, help="built-in workload: validation samples")
     p.add_argument("--threads", type=int, default=None, help="built-in workload: TensorFlow threads")

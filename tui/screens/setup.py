@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -99,10 +99,29 @@ class SetupScreen(Screen[None]):
         self.fill_instances("")
         table.focus()
         self.update_summary()
+        if self.config.aws is not None:
+            self.check_leftovers()
         if self.config.path is None:
             self.notify("No config: probing this machine with a built-in workload. "
                         "To see a six-instance comparison: probecast replay sample_logs/",
                         timeout=10)
+
+    @work(thread=True, exclusive=True, group="aws", exit_on_error=False,
+          description="look for leftover instances")
+    def check_leftovers(self) -> None:
+        from core.aws import AwsError, client, find_leftovers
+
+        aws = self.config.aws
+        try:
+            left = find_leftovers(client("ec2", aws.region, aws.endpoint_url))
+        except AwsError as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="warning", timeout=10)
+            return
+        if left:
+            self.app.call_from_thread(
+                self.notify, f"{len(left)} instance(s) from earlier probecast sessions are still "
+                f"up in {aws.region} ({', '.join(i['type'] for i in left)}): run "
+                "`probecast cleanup` to terminate them", severity="error", timeout=20)
 
     # ---- instances ----------------------------------------------------------------------------
 

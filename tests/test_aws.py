@@ -1,0 +1,284 @@
+"""AWS against moto's server on loopback (boto3 pointed at it); the Pricing API, which moto
+lacks, through botocore's Stubber with real get_products response shapes."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import boto3
+import pytest
+from botocore.stub import ANY, Stubber
+
+from core import aws
+from core.board import Board
+from core.config import ProbeSettings, parse_config
+from core.pricing import Catalog
+from core.ranking import Pricing
+
+REGION = "us-east-1"
+
+
+@pytest.fixture(scope="module")
+def moto_url():  # type: ignore[no-untyped-def]
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def fake_credentials(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def ec2_client(url: str):  # type: ignore[no-untyped-def]
+    return aws.client("ec2", REGION, url)
+
+
+def an_ami(ec2) -> str:  # type: ignore[no-untyped-def]
+    return ec2.describe_images()["Images"][0]["ImageId"]
+
+
+def test_gpu_facts_from_describe_instance_types(moto_url) -> None:  # type: ignore[no-untyped-def]
+    facts = {f.instance: f for f in aws.gpu_facts(ec2_client(moto_url),
+                                                 ["g4dn.xlarge", "g5.xlarge", "g6.xlarge",
+                                                  "p4d.24xlarge", "p5.48xlarge"])}
+    assert facts["g4dn.xlarge"].gpu_model == "T4" and facts["g4dn.xlarge"].gpu_count == 1
+    assert facts["g5.xlarge"].gpu_model == "A10G"
+    assert facts["p4d.24xlarge"].gpu_count == 8 and facts["p4d.24xlarge"].gpu_model == "A100"
+    assert facts["p5.48xlarge"].gpu_count == 8 and facts["p5.48xlarge"].vcpus == 192
+    assert facts["g6.xlarge"].gpu_memory_gb and facts["g6.xlarge"].gpu_memory_gb > 20
+    # unfiltered: paginated over every GPU family moto knows
+    allgpu = aws.gpu_facts(ec2_client(moto_url))
+    assert len(allgpu) > 20 and all(f.gpu_count > 0 for f in allgpu)
+
+
+def test_launch_tags_shutdown_behaviour_waiters_and_terminate(moto_url) -> None:  # type: ignore[no-untyped-def]
+    ec2 = ec2_client(moto_url)
+    settings = aws.AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge"], deadman_minutes=30)
+    prov = aws.Provisioner(ec2, settings)
+    item = prov.launch("g5.xlarge")
+    prov.wait_running([item], delay=1)
+    desc = ec2.describe_instances(InstanceIds=[item.instance_id])["Reservations"][0]["Instances"][0]
+    tags = {t["Key"]: t["Value"] for t in desc["Tags"]}
+    assert tags[aws.TAG_SESSION] == prov.session and tags[aws.TAG_OWNER] == aws.owner()
+    attr = ec2.describe_instance_attribute(InstanceId=item.instance_id,
+                                           Attribute="instanceInitiatedShutdownBehavior")
+    assert attr["InstanceInitiatedShutdownBehavior"]["Value"] == "terminate"
+    ud = ec2.describe_instance_attribute(InstanceId=item.instance_id, Attribute="userData")
+    import base64
+    script = base64.b64decode(ud["UserData"]["Value"]).decode()
+    assert "shutdown -h now" in script and str(30 * 60) in script
+    assert item.address
+    prov.terminate_all()
+    ec2.get_waiter("instance_terminated").wait(InstanceIds=[item.instance_id],
+                                               WaiterConfig={"Delay": 1, "MaxAttempts": 10})
+
+
+def test_spend_cap_is_refused_before_anything_launches(moto_url) -> None:  # type: ignore[no-untyped-def]
+    ec2 = ec2_client(moto_url)
+    settings = aws.AwsSettings(ami=an_ami(ec2), instance_types=["p5.48xlarge"], max_spend=5.0,
+                               deadman_minutes=60)
+    before = len(aws.find_leftovers(ec2))
+    with pytest.raises(aws.AwsError, match="exceeds max_spend"):
+        aws.Provisioner(ec2, settings).check_budget(Catalog.embedded())
+    assert len(aws.find_leftovers(ec2)) == before
+
+
+def test_failure_in_the_middle_terminates_every_launched_instance(moto_url) -> None:  # type: ignore[no-untyped-def]
+    ec2 = ec2_client(moto_url)
+    settings = aws.AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge", "g4dn.xlarge"],
+                               max_spend=50)
+    board = Board(Pricing(Catalog.embedded()))
+
+    def no_route(item):  # type: ignore[no-untyped-def]
+        raise aws.AwsError(f"{item.instance_id}: no route to host (simulated)")
+
+    with pytest.raises(aws.AwsError, match="simulated"):
+        asyncio.run(aws.run_provisioned(board, ProbeSettings(), settings, ec2, Catalog.embedded(),
+                                        Path(tempfile.mkdtemp()), address_for=no_route))
+    mine = [i for i in aws.find_leftovers(ec2) if i["type"] in ("g5.xlarge", "g4dn.xlarge")]
+    assert mine == []  # both were launched and both are terminated
+
+
+def test_cleanup_finds_leftovers_of_any_session(moto_url, run_cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_url)  # the CLI goes through boto3's chain
+    ec2 = ec2_client(moto_url)
+    settings = aws.AwsSettings(ami=an_ami(ec2), instance_types=["g6.xlarge"])
+    a = aws.Provisioner(ec2, settings).launch("g6.xlarge")  # a crashed session's instance
+    b = aws.Provisioner(ec2, settings).launch("g6.xlarge")  # another one
+    other = ec2.run_instances(ImageId=an_ami(ec2), InstanceType="t3.micro", MinCount=1, MaxCount=1,
+                              TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                                  {"Key": aws.TAG_OWNER, "Value": "someone-else"}]}])
+    code, out, _ = run_cli("cleanup", "--dry-run")
+    assert code == 0 and a.instance_id in out and b.instance_id in out
+    assert other["Instances"][0]["InstanceId"] not in out and "dry run" in out
+    code, out, _ = run_cli("cleanup", "--yes")
+    assert code == 0 and "terminated 2" in out
+    assert aws.find_leftovers(ec2) == []
+    code, out, _ = run_cli("cleanup", "--yes")
+    assert "no probecast instances" in out
+
+
+def test_ssh_handoff_to_a_launched_instance_mapped_to_a_local_sshd(moto_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sshd as sshd_mod
+
+    if sshd_mod.available():
+        pytest.skip(sshd_mod.available())
+    base = Path(tempfile.mkdtemp(prefix="probecast-aws-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    key = sshd_mod.keygen(base / "client")
+    server = sshd_mod.start_sshd(base / "s", "127.0.0.5", 2222, key.with_suffix(".pub").read_text())
+    trainer = base / "trainer.py"
+    trainer.write_text("import time\nfrom probecast_agent import StepTimer\n"
+                       "p = StepTimer(steps_per_epoch=50, batch_size=8)\n"
+                       "for _ in p.steps(range(50)):\n    time.sleep(0.01)\np.finish()\n")
+    os.chmod(trainer, 0o644)
+    deadline_file = base / "deadline"
+    try:
+        ec2 = ec2_client(moto_url)
+        settings = aws.AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge"], user="root",
+                                   identity_file=str(key), python="/usr/bin/python3",
+                                   endpoint_url=moto_url, max_spend=10)
+        probe = ProbeSettings(command=f"python3 {trainer}", batch_sizes=[8], max_steps=10,
+                              boundary_budget=0)
+        board = Board(Pricing(Catalog.embedded()))
+        prov = asyncio.run(aws.run_provisioned(
+            board, probe, settings, ec2, Catalog.embedded(), tmp_path,
+            address_for=lambda item: "127.0.0.5", port=2222, known_hosts=str(base / "known_hosts"),
+            deadman_file=str(deadline_file), ssh_timeout=20))
+        (entry,) = board.entries.values()
+        assert entry.status == "done", entry.detail
+        assert entry.instance == "g5.xlarge" and entry.state.steps == 10
+        assert "[127.0.0.5]:2222" in (base / "known_hosts").read_text()  # trusted on first use
+        assert int(deadline_file.read_text()) > dt.datetime.now().timestamp()  # dead-man pushed back
+        state = ec2.describe_instances(InstanceIds=[prov.launched[0].instance_id])[
+            "Reservations"][0]["Instances"][0]["State"]["Name"]
+        assert state in ("shutting-down", "terminated")
+    finally:
+        server.stop()
+
+
+# ---- Pricing API (Stubber) -------------------------------------------------------------------
+
+
+def price_item(instance: str, usd: str, gpu: str = "1", mem: str = "16 GiB") -> str:
+    """A PriceList entry shaped like real get_products output (a JSON string)."""
+    sku = f"SKU{abs(hash(instance)) % 10**8:08d}"
+    return json.dumps({
+        "product": {"productFamily": "Compute Instance", "sku": sku, "attributes": {
+            "instanceType": instance, "instanceFamily": "GPU instance", "regionCode": REGION,
+            "location": "US East (N. Virginia)", "operatingSystem": "Linux", "tenancy": "Shared",
+            "preInstalledSw": "NA", "capacitystatus": "Used", "vcpu": "4", "memory": mem,
+            "gpu": gpu, "gpuMemory": "24 GiB", "servicecode": "AmazonEC2"}},
+        "serviceCode": "AmazonEC2",
+        "terms": {"OnDemand": {f"{sku}.JRTCKXETXF": {
+            "offerTermCode": "JRTCKXETXF", "sku": sku, "effectiveDate": "2026-11-01T00:00:00Z",
+            "termAttributes": {},
+            "priceDimensions": {f"{sku}.JRTCKXETXF.6YS6EN2CT7": {
+                "unit": "Hrs", "endRange": "Inf", "beginRange": "0",
+                "description": f"${usd} per On Demand Linux {instance} Instance Hour",
+                "rateCode": f"{sku}.JRTCKXETXF.6YS6EN2CT7", "appliesTo": [],
+                "pricePerUnit": {"USD": usd}}}}}},
+        "version": "20261101000000", "publicationDate": "2026-11-01T00:00:00Z"})
+
+
+def test_pricing_parser_paginates_and_filters_server_side() -> None:
+    pricing = boto3.client("pricing", region_name="us-east-1")
+    stub = Stubber(pricing)
+    expected = {"ServiceCode": "AmazonEC2", "Filters": ANY, "FormatVersion": "aws_v1"}
+    stub.add_response("get_products", {"PriceList": [price_item("g5.xlarge", "1.0060000000"),
+                                                      price_item("p3.2xlarge", "3.0600000000")],
+                                       "FormatVersion": "aws_v1", "NextToken": "t1"}, expected)
+    stub.add_response("get_products", {"PriceList": [price_item("g6.xlarge", "0.8048000000"),
+                                                      price_item("g6.xlarge", "0.0000000000")],
+                                       "FormatVersion": "aws_v1"}, {**expected, "NextToken": "t1"})
+    with stub:
+        rows = aws.fetch_ondemand_prices(pricing, REGION)
+    stub.assert_no_pending_responses()
+    prices = {r.instance: r.price_per_hour for r in rows}
+    assert prices == {"g5.xlarge": 1.006, "g6.xlarge": 0.8048, "p3.2xlarge": 3.06}
+    g5 = next(r for r in rows if r.instance == "g5.xlarge")
+    assert g5.gpu_count == 1 and g5.gpu_memory_gb == 24 and g5.vcpus == 4 and g5.price_date
+
+
+def test_pricing_filters_are_the_gpu_linux_shared_on_demand_ones() -> None:
+    pricing = boto3.client("pricing", region_name="us-east-1")
+    stub = Stubber(pricing)
+    filters = {(f["Field"], f["Value"]) for f in [
+        {"Field": "regionCode", "Value": "eu-west-1"}, {"Field": "operatingSystem", "Value": "Linux"},
+        {"Field": "tenancy", "Value": "Shared"}, {"Field": "preInstalledSw", "Value": "NA"},
+        {"Field": "capacitystatus", "Value": "Used"}, {"Field": "instanceFamily", "Value": "GPU instance"}]}
+    seen = {}
+
+    def capture(params, **kwargs):  # type: ignore[no-untyped-def]
+        seen["filters"] = {(f["Field"], f["Value"]) for f in params["Filters"]}
+
+    pricing.meta.events.register("provide-client-params.pricing.GetProducts", capture)
+    stub.add_response("get_products", {"PriceList": [price_item("p5.48xlarge", "98.32", "8")]})
+    with stub:
+        rows = aws.fetch_ondemand_prices(pricing, "eu-west-1", families=["p5", "g5"])
+    assert seen["filters"] == filters
+    assert [r.instance for r in rows] == ["p5.48xlarge"]
+
+
+def test_cache_is_preferred_and_says_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert aws.current_catalog(REGION).source == "embedded"
+    rows = aws.parse_price_list([price_item("g5.xlarge", "0.9500000000")])
+    path = aws.save_price_cache(rows, REGION)
+    cat = aws.current_catalog(REGION)
+    assert cat.price("g5.xlarge")[0] == 0.95 and "cache" in cat.source and str(path) in cat.source
+    assert cat.get("g5.xlarge").gpu_model == "A10G"  # type: ignore[union-attr]  # embedded facts kept
+    assert cat.price("p3.2xlarge")[0] == 3.06  # not in the cache: embedded
+
+
+def test_error_messages_name_the_iam_action_and_fall_back_on_subnets() -> None:
+    ec2 = boto3.client("ec2", region_name=REGION)
+    stub = Stubber(ec2)
+    stub.add_client_error("run_instances", "UnauthorizedOperation", "You are not authorized")
+    with stub, pytest.raises(aws.AwsError, match="ec2:RunInstances"):
+        aws.Provisioner(ec2, aws.AwsSettings(ami="ami-1", instance_types=["g5.xlarge"])).launch("g5.xlarge")
+    stub = Stubber(ec2)
+    stub.add_client_error("run_instances", "InsufficientInstanceCapacity", "no g5 in us-east-1a")
+    stub.add_response("run_instances", {"Instances": [{"InstanceId": "i-0123456789abcdef0",
+                                                       "Placement": {"AvailabilityZone": "us-east-1b"}}]},
+                      {"ImageId": "ami-1", "InstanceType": "g5.xlarge", "MinCount": 1, "MaxCount": 1,
+                       "InstanceInitiatedShutdownBehavior": "terminate", "UserData": ANY,
+                       "TagSpecifications": ANY, "SubnetId": "subnet-b"})
+    prov = aws.Provisioner(ec2, aws.AwsSettings(ami="ami-1", instance_types=["g5.xlarge"],
+                                                subnet_ids=["subnet-a", "subnet-b"]))
+    with stub:
+        item = prov.launch("g5.xlarge")
+    assert item.zone == "us-east-1b" and prov.launched == [item]
+
+
+def test_no_credentials_is_a_clear_message(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    with pytest.raises(aws.AwsError, match="no AWS credentials"):
+        aws.find_leftovers(aws.client("ec2", REGION))
+
+
+def test_aws_config_section_is_validated() -> None:
+    cfg = parse_config('[aws]\nregion = "us-west-2"\nami_ssm_parameter = "/aws/service/x"\n'
+                       'instance_types = ["g5.xlarge"]\nmax_spend = 3\n', "c.toml")
+    assert cfg.aws.region == "us-west-2" and cfg.hosts == []
+    from core.config import ConfigError
+    with pytest.raises(ConfigError, match="aws.instance_types"):
+        parse_config('[aws]\nami = "ami-1"\n', "c.toml")
+    with pytest.raises(ConfigError, match="unknown key aws.'max_spent'"):
+        parse_config('[aws]\nami = "ami-1"\ninstance_types = ["g5.xlarge"]\nmax_spent = 3\n', "c.toml")
