@@ -85,3 +85,16 @@ def test_round_trip_through_json() -> None:
     d = json.loads(dumps(s))
     assert d["ev"] == "start" and d["epochs"] == 12 and d["price_per_hour"] == 1.5
     assert parse_line(dumps(s)) == s
+
+
+def test_step_fast_path_agrees_with_the_general_parser() -> None:
+    lines = ['{"ev":"step","t":12.5,"dt":0.051234,"epoch":3,"step":17}',
+             '{"ev":"step","t":1e-3,"dt":5e-05,"epoch":0,"step":0}\n',
+             '{"ev":"step", "t": 2.0, "dt": 0.1, "epoch": 0, "step": 1}',  # other spacing
+             '{"ev":"step","t":2.0,"epoch":0,"step":1,"dt":0.1}']  # other key order
+    for line in lines:
+        fast = EventReader().feed_line(line)
+        assert fast == parse_line(line.strip()), line
+    r = EventReader()
+    assert r.feed_line('{"ev":"step","t":2.0,"dt":-0.1,"epoch":0,"step":1}') is None
+    assert r.report.malformed and "negative dt" in r.report.malformed[0][1]
