@@ -139,6 +139,99 @@ def summary(errors: dict[str, list[float]], markdown: bool) -> str:
     return "\n".join(lines)
 
 
+def wall_of(events: list[Event]) -> float:
+    """Wall time a probe of these events took: the sum of its timed events' dt (for a prefix cut
+    from a full run, the borrowed validation passes count at what they cost)."""
+    return sum(getattr(e, "dt", 0.0) for e in events)
+
+
+def probe_length(cases: list[Case], target: float) -> list[str]:
+    """Accuracy vs cost per probe length: fixed step counts and adaptive stopping."""
+    out = ["probe length                 median abs err   max abs err   probe wall / full wall (median)"]
+    for label, boundary in (("within epoch 1", False), ("+ one epoch boundary", True)):
+        for k in (10, 30, 100, None):
+            errs, ratios = [], []
+            for c in cases:
+                steps = adaptive_steps(c.events, target, 10) if k is None else k
+                pre = prefix(c.events, steps, boundary)
+                try:
+                    est = estimate(pre, c.n_ep, "trimmed", True)
+                except NoEstimate:
+                    continue
+                errs.append(abs(100 * (est - c.real) / c.real))
+                wall = wall_of(pre)
+                if boundary:  # reaching epoch 2 means running all of epoch 1 first
+                    first_e1 = next(e for e in c.events if isinstance(e, Step) and e.epoch == 1)
+                    wall = first_e1.t + sum(v.dt for v in pre if isinstance(v, Val))
+                ratios.append(wall / c.real)
+            if errs:
+                name = f"{'adaptive ci<=' + format(target, '.0%') if k is None else str(k) + ' steps'}"
+                out.append(f"{name + ', ' + label:<36} {statistics.median(errs):6.1f}%      "
+                           f"{max(errs):6.1f}%        {statistics.median(ratios):.3f}")
+    return out
+
+
+def real_probes(paths: list[str]) -> list[str]:
+    """Real short probes (probe-TAG.jsonl) against the full run of the same setting (full-TAG)."""
+    files, _ = discover_logs(paths)
+    full = {f.stem[len("full-"):]: f for f in files if f.stem.startswith("full-")}
+    out = ["real probes vs their full runs (Eq. auto, trimmed mean, planned epochs of the full run):",
+           f"{'setting':<34} {'steps':>5} {'boundary':>8} {'error':>8} {'probe/full wall time':>21}"]
+    errs, ratios, picks = [], [], {}
+    for f in files:
+        if not f.stem.startswith("probe-") or f.stem[len("probe-"):] not in full:
+            continue
+        tag = f.stem[len("probe-"):]
+        pev, _ = read_log(f)
+        fev, frep = read_log(full[tag])
+        if frep.end is None or frep.end.status != "complete":
+            continue
+        n_ep = sum(1 for e in fev if isinstance(e, Epoch))
+        st = fold_all(pev)
+        try:
+            est = estimate_runtime(st, n_ep).runtime_s
+        except NoEstimate:
+            continue
+        real = frep.end.t
+        err = 100 * (est - real) / real
+        ratio = wall_of(pev) / real
+        errs.append(abs(err))
+        ratios.append(ratio)
+        out.append(f"{tag:<34} {st.steps:>5} {len(st.boundary_steps):>8} {err:>+7.1f}% {ratio:>21.3f}")
+        workload = tag.split("-b")[0]
+        picks.setdefault(workload, []).append((tag, est, real))
+    if errs:
+        out.append(f"real probes: median abs error {statistics.median(errs):.1f}%, max {max(errs):.1f}%, "
+                   f"median probe/full wall time {statistics.median(ratios):.3f}")
+    out += pick_report(picks)
+    return out
+
+
+# Stand-in prices for the two host configurations (1 core costs half of 2 cores).
+PRICES = {"cpu-1core": 0.10, "cpu-2core": 0.20}
+
+
+def pick_report(picks: dict[str, list[tuple[str, float, float]]]) -> list[str]:
+    out = ["picks (per workload, over host configuration x batch size):"]
+    for workload, rows in sorted(picks.items()):
+        if len(rows) < 2:
+            continue
+        for what, key in (("fastest", lambda r, i: r[i]),
+                          ("cheapest", lambda r, i: r[i] * _host(r[0]))):
+            pred = min(rows, key=lambda r: key(r, 1))[0]
+            true_sorted = sorted(rows, key=lambda r: key(r, 2))
+            true = true_sorted[0][0]
+            gap = (key(true_sorted[1], 2) - key(true_sorted[0], 2)) / key(true_sorted[0], 2)
+            verdict = "right" if pred == true else ("wrong" if gap >= 0.05 else "tie (<5% gap)")
+            out.append(f"  {workload:<14} {what:<8} predicted {pred:<30} true {true:<30} "
+                       f"gap {gap:5.1%}: {verdict}")
+    return out
+
+
+def _host(tag: str) -> float:
+    return PRICES["cpu-2core" if tag.endswith("cpu-2core") else "cpu-1core"]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("logs", nargs="+")
@@ -153,6 +246,10 @@ def main() -> int:
     errors = run(cases, ns.steps, ns.target_ci)
     print()
     print(summary(errors, ns.markdown))
+    print()
+    print("\n".join(probe_length(cases, ns.target_ci)))
+    print()
+    print("\n".join(real_probes(ns.logs)))
     return 0
 
 

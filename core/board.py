@@ -130,11 +130,11 @@ class Board:
         return out
 
     def ranking(self, epochs: float | None, by: str = "time",
-                workload: str | None = None) -> pd.DataFrame:
+                workload: str | None = None, weight: float = 0.5) -> pd.DataFrame:
         rows = self.rows(epochs, workload=workload)
         if not rows:
             return pd.DataFrame()
-        return rank(rows, by)
+        return rank(rows, by, weight)
 
     def full_cost(self, rows: list[dict[str, Any]]) -> float | None:
         """What running every ranked candidate to completion would cost (seeds/001 Table 5.14)."""

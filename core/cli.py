@@ -275,6 +275,45 @@ def _print_ranking(recs: list[dict[str, Any]], rows: list[dict[str, Any]],
     out.write("rel: 1.00 = best; P *: Pareto-optimal (no row is both faster and cheaper)\n")
 
 
+# ---- plot -----------------------------------------------------------------------------------
+
+
+def cmd_plot(ns: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from .crossover import line_for
+    from .plot_export import render
+
+    pricing = _pricing(ns)
+    pairs = _rows_for(_load_records(ns.logs), pricing, ns.epochs, ns)
+    workloads = sorted({row["workload"] for _, row in pairs})
+    if ns.workload:
+        pairs = [(r, row) for r, row in pairs if row["workload"] == ns.workload]
+    elif len(workloads) > 1:
+        _warn(f"logs of {len(workloads)} workloads ({', '.join(workloads)}): plotting "
+              f"{workloads[0]!r}; pick one with --workload")
+        pairs = [(r, row) for r, row in pairs if row["workload"] == workloads[0]]
+    if not pairs:
+        return 1
+    rows = ranking_records(rank([row for _, row in pairs], "time"))
+    lines = []
+    for rec, row in pairs:
+        try:
+            lines.append(line_for(rec.state, row["path"], f"{row['instance']} b{row['batch_size']}",
+                                  row["price_per_hour"], row["billing"],
+                                  use_validation=not ns.no_validation, statistic=ns.statistic))
+        except NoEstimate:
+            continue
+    try:
+        path = render(ns.kind, rows, lines, Path(ns.out), title=ns.title or "",
+                      max_epochs=ns.max_epochs)
+    except ValueError as exc:
+        _warn(str(exc))
+        return 2
+    out.write(f"wrote {path}\n")
+    return 0
+
+
 # ---- stabilize ------------------------------------------------------------------------------
 
 
@@ -467,6 +506,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true")
     g.add_argument("--csv", action="store_true")
     p.set_defaults(func=cmd_rank)
+
+    p = sub.add_parser("plot", help="figures for reports: scatter, crossover, batch (PNG/SVG)")
+    p.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
+    p.add_argument("--kind", choices=("scatter", "crossover", "batch"), default="scatter")
+    p.add_argument("--out", required=True, help="FILE.png or FILE.svg")
+    p.add_argument("--workload", default=None, help="which workload, when logs of several are given")
+    p.add_argument("--max-epochs", type=int, default=30, help="crossover: epochs on the x axis")
+    p.add_argument("--title", default=None)
+    _add_estimate_options(p)
+    p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("stabilize", help="find (and predict) the epoch where validation stabilises")
     p.add_argument("logs", nargs="+", metavar="LOG")

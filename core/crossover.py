@@ -54,9 +54,11 @@ class Crossover:
     metric: str  # "runtime" or "cost"
 
     def sentence(self, labels: dict[str, str]) -> str:
-        n = math.ceil(self.epochs - 1e-9) if self.epochs > 0 else 0
+        n = max(1, math.ceil(self.epochs - 1e-9))
         what = "is faster than" if self.metric == "runtime" else "is cheaper than"
-        return f"{labels.get(self.winner, self.winner)} {what} {labels.get(self.loser, self.loser)} from {n} epochs on"
+        unit = "epoch" if n == 1 else "epochs"
+        return (f"{labels.get(self.winner, self.winner)} {what} {labels.get(self.loser, self.loser)}"
+                f" from {n} {unit} on")
 
 
 def runtime_crossovers(lines: list[Line], max_epochs: float = 10_000) -> list[Crossover]:
@@ -66,7 +68,7 @@ def runtime_crossovers(lines: list[Line], max_epochs: float = 10_000) -> list[Cr
             if p.b == q.b:
                 continue
             n = (q.a - p.a) / (p.b - q.b)
-            if 0 < n <= max_epochs:
+            if 1 < n <= max_epochs:  # a crossing below one epoch flips nothing a run can see
                 winner, loser = (p, q) if p.b < q.b else (q, p)
                 out.append(Crossover(n, winner.key, loser.key, "runtime"))
     return sorted(out, key=lambda c: c.epochs)
@@ -87,6 +89,8 @@ def cost_crossovers(lines: list[Line], max_epochs: float = 10_000) -> list[Cross
             if not 0 < n <= max_epochs:
                 continue
             n = _refine(p, q, n)
+            if n <= 1:
+                continue
             winner, loser = (p, q) if pb < qb else (q, p)
             out.append(Crossover(n, winner.key, loser.key, "cost"))
     return sorted(out, key=lambda c: c.epochs)

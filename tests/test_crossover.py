@@ -79,3 +79,24 @@ def test_weighted_view_moves_between_fastest_and_cheapest() -> None:
     assert mid["score"].iloc[0] == pytest.approx(1.5)
     with pytest.raises(ValueError):
         rank(rows, "weighted", 1.5)
+
+
+@pytest.mark.parametrize("kind", ["scatter", "crossover", "batch"])
+def test_plot_export_writes_valid_png_and_svg(run_cli, tmp_path, kind) -> None:  # type: ignore[no-untyped-def]
+    import xml.etree.ElementTree as ET
+
+    png = tmp_path / f"{kind}.png"
+    code, out, err = run_cli("plot", *map(str, SEISMIC), "--kind", kind, "--out", str(png))
+    assert code == 0, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    svg = tmp_path / f"{kind}.svg"
+    assert run_cli("plot", *map(str, SEISMIC), "--kind", kind, "--out", str(svg))[0] == 0
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+    if kind == "crossover":
+        assert "from 5 epochs on" in svg.read_text()
+
+
+def test_plot_refuses_a_bad_suffix(run_cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run_cli("plot", *map(str, SEISMIC), "--out", str(tmp_path / "x.jpg"))
+    assert code == 2 and ".png or .svg" in err

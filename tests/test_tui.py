@@ -233,3 +233,46 @@ def test_tui_process_never_imports_tensorflow() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_charts_open_cycle_and_save(size, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from textual_plotext import PlotextPlot
+
+    from tui.screens.charts import ChartScreen
+
+    monkeypatch.chdir(tmp_path)
+    app = make_replay_app(SEISMIC, speed=0)
+    async with app.run_test(size=size) as pilot:
+        await finished_replay(app, pilot)
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, ChartScreen) and app.screen.kind == "scatter"
+        plot = app.screen.query_one(PlotextPlot)
+        assert plot.size.width >= 60 and plot.size.height >= 10  # readable at 80x24
+        await pilot.press("g")  # crossover: the crossings are named under the chart
+        await pilot.pause()
+        notes = str(app.screen.query_one("#chart-notes").render())
+        assert "p3.8xlarge b256 is faster than p2.xlarge b256 from 5 epochs on" in notes
+        await pilot.press("g", "e")
+        await pilot.pause()
+        saved = list((tmp_path / "probecast-exports").glob("batch-*.png"))
+        assert saved and saved[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ChartScreen)
+
+
+async def test_weighted_view_key_and_title() -> None:
+    app = make_replay_app(SEISMIC, speed=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await finished_replay(app, pilot)
+        await pilot.press("v", "v")
+        assert "weighted 0.5" in title(app)
+        await pilot.press("right_square_bracket", "right_square_bracket",
+                          "right_square_bracket", "right_square_bracket", "right_square_bracket")
+        assert "weighted 1.0" in title(app)  # all weight on time: the fastest order
+        assert table_order(table) == cli_order(*SEISMIC)
+        for _ in range(10):
+            await pilot.press("left_square_bracket")
+        assert "weighted 0.0" in title(app)
+        assert table_order(table) == cli_order(*SEISMIC, "--by", "cost")

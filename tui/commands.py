@@ -7,7 +7,10 @@ from functools import partial
 from textual.command import Hit, Hits, Provider
 
 COMMANDS = (
-    ("Ranking: toggle fastest / cheapest view", "toggle_view", "v"),
+    ("Ranking: next view (fastest, cheapest, weighted)", "toggle_view", "v"),
+    ("Ranking: weight more on cost", "weight(-0.1)", "["),
+    ("Ranking: weight more on time", "weight(0.1)", "]"),
+    ("Charts: time-cost scatter, crossover, batch curves", "charts", "g"),
     ("Ranking: next horizon (planned, 5, 10, 20, 25 epochs)", "cycle_horizon", "h"),
     ("Show / hide the estimate detail", "toggle_detail", "d"),
     ("Ranking: next workload (when logs of several are loaded)", "cycle_workload", "w"),

@@ -39,7 +39,9 @@ full training (seeds/001 Eq. 5.3, plus the epoch-boundary cost) and settles as d
 
 | key | what it does |
 |---|---|
-| `v` | ranking view: fastest ↔ cheapest (the title says which) |
+| `v` | ranking view: fastest → cheapest → weighted (the title says which) |
+| `[` `]` | weighted view: move the weight towards cost / time (score = w·rel time + (1−w)·rel cost) |
+| `g` | charts: time–cost scatter, horizon crossover, batch-size curves (`g` again: next; `e`: save PNG; `esc`: back) |
 | `h` | horizon: planned epochs → 5 → 10 → 20 → 25 epochs |
 | `d` | show/hide the detail of the selected row (terms and equation) |
 | `w` | next workload, when logs of several workloads are loaded |

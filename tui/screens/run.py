@@ -34,6 +34,9 @@ class RunScreen(Screen[None]):
         Binding("h", "cycle_horizon", "Horizon", id="cycle-horizon"),
         Binding("d", "toggle_detail", "Detail", id="toggle-detail"),
         Binding("w", "cycle_workload", "Workload", id="cycle-workload"),
+        Binding("g", "charts", "Charts", id="charts"),
+        Binding("left_square_bracket", "weight(-0.1)", "Weight −", id="weight-down", show=False),
+        Binding("right_square_bracket", "weight(0.1)", "Weight +", id="weight-up", show=False),
         Binding("x", "cancel_probe", "Cancel probe", id="cancel-probe"),
         Binding("e", "export", "Export", id="export"),
         Binding("space", "pause", "Pause", id="pause"),
@@ -44,6 +47,7 @@ class RunScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self.by = "time"
+        self.weight = 0.5
         self.horizon_index = 0
         self.workload: str | None = None
         self._seen_board = -1
@@ -89,7 +93,8 @@ class RunScreen(Screen[None]):
         return "planned epochs" if self.epochs is None else f"{self.epochs:g} epochs"
 
     def update_title(self) -> None:
-        view = "fastest" if self.by == "time" else "cheapest"
+        view = {"time": "fastest", "cost": "cheapest"}.get(
+            self.by, f"weighted {self.weight:.1f}·time+{1 - self.weight:.1f}·cost ([ ])")
         workload = f" · {self.workload} (w)" if self.workload else ""
         self.query_one("#ranking-box").border_title = (
             f"Ranking: {view} first · {self.horizon_label()}{workload}  [dim](v: view, h: horizon)[/]")
@@ -125,7 +130,7 @@ class RunScreen(Screen[None]):
         if len(workloads) > 1 and self.workload not in workloads:
             self.workload = workloads[0]
             self.update_title()
-        df = self.papp.board.ranking(self.epochs, self.by, self.workload)
+        df = self.papp.board.ranking(self.epochs, self.by, self.workload, self.weight)
         records = ranking_records(df) if len(df) else []
         self._rows = {r["key"]: r for r in records}
         self._full_cost = self.papp.board.full_cost(records)
@@ -161,9 +166,21 @@ class RunScreen(Screen[None]):
     # ---- actions ------------------------------------------------------------------------------
 
     def action_toggle_view(self) -> None:
-        self.by = "cost" if self.by == "time" else "time"
+        self.by = {"time": "cost", "cost": "weighted", "weighted": "time"}[self.by]
         self.update_title()
         self.update_ranking()
+
+    def action_weight(self, delta: float) -> None:
+        self.weight = round(min(1.0, max(0.0, self.weight + delta)), 1)
+        if self.by != "weighted":
+            self.by = "weighted"
+        self.update_title()
+        self.update_ranking()
+
+    def action_charts(self) -> None:
+        from .charts import ChartScreen
+
+        self.app.push_screen(ChartScreen(self))
 
     def action_cycle_horizon(self) -> None:
         self.horizon_index = (self.horizon_index + 1) % len(self.horizons)
@@ -199,13 +216,13 @@ class RunScreen(Screen[None]):
             self.notify(f"{key} is not running.", severity="warning")
 
     def action_export(self) -> None:
-        df = self.papp.board.ranking(self.epochs, self.by, self.workload)
+        df = self.papp.board.ranking(self.epochs, self.by, self.workload, self.weight)
         if not len(df):
             self.notify("Nothing to export yet: no probe has an estimate.", severity="warning")
             return
         directory = self.papp.log_dir or Path("probecast-exports")
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        view = "fastest" if self.by == "time" else "cheapest"
+        view = {"time": "fastest", "cost": "cheapest"}.get(self.by, f"weighted{self.weight:.1f}")
         horizon = "planned" if self.epochs is None else f"{self.epochs:g}ep"
         paths = export_ranking(df, Path(directory), f"ranking-{view}-{horizon}-{stamp}",
                                f"probecast ranking: {view} first, {self.horizon_label()}")

@@ -1,0 +1,43 @@
+"""Smoke runs of every benchmark: they run and print sane numbers (no timing thresholds)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+def run(*args: str, timeout: float = 300) -> str:
+    r = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True,
+                       timeout=timeout)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r.stdout
+
+
+def test_ingest_benchmark_smoke() -> None:
+    out = run("benchmarks/ingest.py", "--events", "20000", "--repeat", "1")
+    rate = float(re.search(r"= (\d+) k events/s", out).group(1))  # type: ignore[union-attr]
+    assert rate > 1
+    assert re.search(r"replay to ranking \(headless\): median [0-9.]+s", out)
+
+
+@pytest.mark.tensorflow
+def test_accuracy_benchmark_smoke(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = run("benchmarks/record_runs.py", str(tmp_path), "--quick", timeout=600)
+    assert "full  mnist-cnn-b128-cpu-1core" in out and "probe tabular-mlp-b64-cpu-1core" in out
+    out = run("benchmarks/accuracy.py", str(tmp_path))
+    m = re.search(r"trimmed \+boundary\s+median\s+([0-9.]+)%", out)
+    assert m and 0 <= float(m.group(1)) < 100
+    assert "real probes" in out and "probe/full wall time" in out
+
+
+def test_ui_benchmark_smoke() -> None:
+    out = run("benchmarks/ui.py", "--seconds", "3", "--repeat", "1", timeout=120)
+    assert re.search(r"first frame .*median [0-9.]+s", out)
+    p99 = float(re.search(r"lag_p99_ms: median ([0-9.]+)", out).group(1))  # type: ignore[union-attr]
+    rate = float(re.search(r"bytes_per_s: median ([0-9.]+)", out).group(1))  # type: ignore[union-attr]
+    assert p99 >= 0 and rate > 0

@@ -1,0 +1,139 @@
+"""Pictures of the decision in the terminal: time-cost scatter, horizon crossover, batch curves."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+from textual_plotext import PlotextPlot
+
+from core.charts import KINDS, batch_series, crossover_data, pareto_frontier, scatter_points
+from core.crossover import Line, line_for
+from core.estimate import NoEstimate
+from core.ranking import ranking_records
+
+if TYPE_CHECKING:
+    from ..app import ProbecastApp
+    from .run import RunScreen
+
+TITLES = {"scatter": "time vs cost (★ Pareto, ● selected)", "crossover": "time vs planned epochs",
+          "batch": "time vs batch size"}
+
+
+class ChartScreen(Screen[None]):
+    BINDINGS = [
+        Binding("g", "next_kind", "Next chart", id="next-chart"),
+        Binding("e", "save", "Save PNG", id="save-chart"),
+        Binding("escape,c", "close", "Back", id="close-chart"),
+    ]
+    DEFAULT_CSS = """
+    ChartScreen PlotextPlot { height: 1fr; }
+    ChartScreen #chart-notes { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
+    """
+
+    def __init__(self, run: RunScreen, kind: str = "scatter") -> None:
+        super().__init__()
+        self.run = run
+        self.kind = kind
+        self._seen = -1
+
+    @property
+    def papp(self) -> ProbecastApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield PlotextPlot(id="chart")
+        yield Static(id="chart-notes")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(0.5, self.redraw)
+        self.redraw(force=True)
+
+    def data(self) -> tuple[list[dict[str, Any]], list[Line]]:
+        board = self.papp.board
+        df = board.ranking(self.run.epochs, "time", self.run.workload)
+        rows = ranking_records(df) if len(df) else []
+        lines = []
+        for r in rows:
+            entry = board.entries.get(r["key"])
+            if entry is None:
+                continue
+            try:
+                lines.append(line_for(entry.state, r["key"], f"{r['instance']} b{r['batch_size']}",
+                                      r["price_per_hour"], r["billing"]))
+            except NoEstimate:
+                continue
+        return rows, lines
+
+    def redraw(self, force: bool = False) -> None:
+        if self.papp.board.version == self._seen and not force:
+            return
+        self._seen = self.papp.board.version
+        rows, lines = self.data()
+        plot = self.query_one(PlotextPlot)
+        plt = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title(f"{TITLES[self.kind]} · g: next · e: save")
+        notes: list[str] = []
+        selected = self.run.query_one("#ranking").selected_key()  # type: ignore[attr-defined]
+        if not rows:
+            notes.append("no estimates yet: the chart fills in as probes report")
+        elif self.kind == "scatter":
+            pts = scatter_points(rows)
+            if not pts:
+                notes.append("no prices: time-cost needs a price per instance")
+            for p in pts:
+                marker = "●" if p.key == selected else ("★" if p.pareto else "•")
+                plt.scatter([p.runtime_s / 60], [p.cost_usd], marker=marker, label=p.label)
+            front = pareto_frontier(pts)
+            if len(front) > 1:
+                plt.plot([p.runtime_s / 60 for p in front], [p.cost_usd for p in front], marker="braille")
+            plt.xlabel("time (min)")
+            plt.ylabel("cost ($)")
+        elif self.kind == "crossover":
+            cd = crossover_data(lines)
+            for key, ys in cd.runtime.items():
+                plt.plot(cd.epochs, [y / 60 for y in ys], label=cd.labels[key], marker="braille")
+            plt.xlabel("planned epochs")
+            plt.ylabel("time (min)")
+            notes += cd.sentences(4) or ["no crossing within 30 epochs: the order holds"]
+        else:
+            for s in batch_series(rows):
+                plt.plot(s.batch, [r / 60 for r in s.runtime], label=s.instance, marker="braille")
+                accs = [a for a in s.accuracy if a is not None and not math.isnan(a)]
+                if accs:
+                    notes.append(f"{s.instance}: accuracy " + ", ".join(
+                        f"b{b} {a:.2f}" for b, a in zip(s.batch, s.accuracy) if a is not None))
+            plt.xlabel("batch size")
+            plt.ylabel("time (min)")
+        plot.refresh()
+        self.query_one("#chart-notes", Static).update("\n".join(notes))
+
+    def action_next_kind(self) -> None:
+        self.kind = KINDS[(KINDS.index(self.kind) + 1) % len(KINDS)]
+        self.redraw(force=True)
+
+    def action_save(self) -> None:
+        from core.plot_export import render
+
+        rows, lines = self.data()
+        directory = self.papp.log_dir or Path("probecast-exports")
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        try:
+            path = render(self.kind, rows, lines, Path(directory) / f"{self.kind}-{stamp}.png")
+        except ValueError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        self.notify(f"Saved {path}", timeout=8)
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
