@@ -348,7 +348,8 @@ class EventReader:
         m = _STEP_LINE.match(line)
         if m is not None:
             report.events += 1
-            return Step(float(m[1]), float(m[2]), int(m[3]), int(m[4]))
+            t, dt, epoch, step = m.groups()
+            return Step(float(t), float(dt), int(epoch), int(step))
         stripped = line.strip()
         if not stripped:
             return None

@@ -49,9 +49,22 @@ class ProbeState:
 
     def fold(self, ev: Event) -> None:
         """Take one event into account."""
-        if isinstance(ev, Step):
-            self._fold_step(ev)
-        elif isinstance(ev, Sample):
+        if type(ev) is Step:
+            # the hot path, inlined: a steady step inside the current epoch
+            e = ev.epoch
+            if e == self._epoch:
+                dt = ev.dt
+                self.steps += 1
+                self.elapsed += dt
+                self.last_step_dt = dt
+                self.steps_by_epoch[e] += 1
+                self.time_by_epoch[e] += dt
+                self.steady.add(dt)
+            else:
+                self._fold_step(ev)
+            self.last_t = ev.t
+            return
+        if isinstance(ev, Sample):
             self.samples += 1
             self.last_sample = ev
             if ev.swap_mb is not None and ev.swap_mb > self.peak_swap_mb:
@@ -80,15 +93,20 @@ class ProbeState:
 
     def _fold_step(self, ev: Step) -> None:
         dt = ev.dt
+        e = ev.epoch
         self.steps += 1
         self.elapsed += dt
         self.last_step_dt = dt
-        e = ev.epoch
+        if e == self._epoch:  # the common case: keys exist, no .get()
+            self.steps_by_epoch[e] += 1
+            self.time_by_epoch[e] += dt
+            self.steady.add(dt)
+            return
         self.steps_by_epoch[e] = self.steps_by_epoch.get(e, 0) + 1
         self.time_by_epoch[e] = self.time_by_epoch.get(e, 0.0) + dt
         if self.t_it1 is None:
             self.t_it1 = dt
-        elif e != self._epoch:
+        elif self._epoch is not None:
             self.boundary_steps.append(dt)
         else:
             self.steady.add(dt)
