@@ -185,6 +185,7 @@ def epochs_from_runs(states: list[ProbeState], metric: str = "val_accuracy", win
         if len(curve) < 2:
             continue
         found = plateau_rule(curve, window, threshold)
+        item: tuple[float, str, float | None, float | None, float | None]
         if found.epoch is not None:
             item = (float(found.epoch), "full run", found.value, None, None)
         else:

@@ -119,7 +119,7 @@ class ProbecastApp(App[None]):
         self.push_screen(HelpScreen())
 
     @work(exclusive=True, group="quit", exit_on_error=False, description="quit")
-    async def action_quit(self) -> None:
+    async def action_quit(self) -> None:  # type: ignore[override]
         running = self.board.active if self.runners or self._live else 0
         if running and not self.replay_runners:
             ok = await self.push_screen_wait(

@@ -164,7 +164,7 @@ def fit_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, An
             val_steps = vn if _is_batched_source(val_x) else math.ceil(vn / (vb or 32))
     if val_split and n and not batched:
         n_val = int(n * val_split)
-        val_steps = val_steps or math.ceil(n_val / batch_size)
+        val_steps = val_steps or math.ceil(n_val / (batch_size or 32))
         n = n - n_val
     if steps is None and n is not None and not batched and batch_size:
         steps = math.ceil(n / batch_size)
