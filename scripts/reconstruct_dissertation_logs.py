@@ -31,7 +31,7 @@ WORKLOADS = {
             "p2.16xlarge": (9.95, 8.15, 7.12), "p3.2xlarge": (1.00, 1.00, 1.00),
             "p3.8xlarge": (3.97, 2.56, 1.75), "p3.16xlarge": (4.54, 3.23, 2.48)},
     },
-    "mnist-cnn": {
+    "mnist-cnn-dissertation": {
         "source": "seeds/001 Table 5.9 (p2.16xlarge terms) and Table 5.10 'with validation' rows, batch 256",
         "anchor": "p2.16xlarge", "t_init": 23.2, "t_it1": 23.3,
         # Table 5.9 prints T_it as 0.03 (rounded); its own estimate without validation, 156.34 s

@@ -90,7 +90,7 @@ def test_rank_json_sorted_with_relative(run_cli) -> None:  # type: ignore[no-unt
     assert code == 0, err
     rows = json.loads(out)
     assert CONTRACT | {"relative", "pareto", "crossovers"} <= rows[0].keys()
-    for workload in ("seismic-fcn", "mnist-cnn"):  # each job is ranked on its own
+    for workload in ("seismic-fcn", "mnist-cnn-dissertation"):  # each job is ranked on its own
         group = [r for r in rows if r["workload"] == workload]
         assert len(group) == 6
         times = [r["runtime_s"] for r in group]
