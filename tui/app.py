@@ -55,6 +55,14 @@ class ProbecastApp(App[None]):
         self._live: dict[str, Runner] = {}
 
     def on_mount(self) -> None:
+        import signal
+
+        try:  # the terminal went away (SSH drop): stop the probes and leave, no questions
+            asyncio.get_running_loop().add_signal_handler(
+                signal.SIGHUP, lambda: self.run_worker(self._hang_up(), group="quit",
+                                                       exit_on_error=False, description="hang up"))
+        except (NotImplementedError, RuntimeError):
+            pass
         if self.start_with_setup:
             from .screens.setup import SetupScreen
 
@@ -128,6 +136,10 @@ class ProbecastApp(App[None]):
                 return
         await self.stop_all()
         self.exit()
+
+    async def _hang_up(self) -> None:
+        await self.stop_all()
+        self.exit(return_code=129)
 
     async def on_unmount(self) -> None:
         # The terminal went away (SSH drop) or the app is closing: no probe may outlive it.
