@@ -212,6 +212,15 @@ def save_price_cache(rows: list[InstanceType], region: str, spot: dict[str, floa
     return path
 
 
+def cached_spot_prices(region: str) -> dict[str, float]:
+    """Spot prices saved by the last `prices --refresh --spot` for the region (else empty)."""
+    try:
+        spot = json.loads((cache_dir() / f"prices-{region}.json").read_text()).get("spot", {})
+    except (OSError, ValueError):
+        return {}
+    return {str(k): float(v) for k, v in spot.items()}
+
+
 def current_catalog(region: str = "us-east-1", max_age_days: int = 30) -> Catalog:
     """The embedded catalog, updated by a fresh price cache for the region when there is one.
 

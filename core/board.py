@@ -74,6 +74,12 @@ class Board:
 
     def feed(self, key: str, item: Event | RunnerStatus) -> None:
         entry = self.entries[key]
+        if type(item) is Step:  # the hot path
+            entry.state.fold(item)
+            entry.recent.append(item.dt)
+            entry.version += 1
+            self.version += 1
+            return
         if isinstance(item, RunnerStatus):
             entry.status = item.status
             entry.detail = item.detail

@@ -125,7 +125,17 @@ def _rows_for(records: list[ProbeRecord], pricing: Pricing, epochs: float | None
 
 
 def _pricing(ns: argparse.Namespace) -> Pricing:
-    return Pricing(Catalog.embedded(), _parse_prices(ns.price), ns.billing)
+    from .aws import cached_spot_prices, current_catalog
+
+    region = getattr(ns, "region", None) or "us-east-1"
+    overrides: dict[str, float] = {}
+    if getattr(ns, "spot", False):
+        overrides = cached_spot_prices(region)
+        if not overrides:
+            _warn(f"--spot: no cached spot prices for {region}; run "
+                  f"`probecast prices --refresh --spot --region {region}` (on-demand used)")
+    overrides.update(_parse_prices(ns.price))
+    return Pricing(current_catalog(region), overrides or None, ns.billing)
 
 
 # ---- estimate -------------------------------------------------------------------------------
@@ -367,8 +377,8 @@ def cmd_stabilize(ns: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_prices(ns: argparse.Namespace, out: TextIO) -> int:
-    from .aws import AwsError, client, current_catalog, fetch_ondemand_prices, gpu_facts, \
-        latest_spot_prices, save_price_cache
+    from .aws import AwsError, cached_spot_prices, client, current_catalog, \
+        fetch_ondemand_prices, gpu_facts, latest_spot_prices, save_price_cache
 
     families = [f.strip() for f in (ns.family or "").split(",") if f.strip()]
     spot: dict[str, float] = {}
@@ -393,12 +403,7 @@ def cmd_prices(ns: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{len(rows)} GPU instance prices for {ns.region} cached in {path}\n")
     catalog = current_catalog(ns.region)
     if ns.spot and not spot:
-        import json as _json
-
-        try:
-            spot = _json.loads((Path_cache(ns.region)).read_text()).get("spot", {})
-        except (OSError, ValueError):
-            spot = {}
+        spot = cached_spot_prices(ns.region)
     rows_out = [i for i in catalog
                 if not families or any(i.instance.split(".")[0] == f or i.instance.startswith(f + ".")
                                        for f in families)]
@@ -417,12 +422,6 @@ def cmd_prices(ns: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{i.instance:<16} {i.gpus:<12} {mem:>7} {i.vcpus or '-':>4} {price:>8}{sp}  "
                   f"{i.price_date:<10}\n")
     return 0
-
-
-def Path_cache(region: str) -> Any:  # noqa: N802 - small helper kept next to its one user
-    from .aws import cache_dir
-
-    return cache_dir() / f"prices-{region}.json"
 
 
 def cmd_cleanup(ns: argparse.Namespace, out: TextIO) -> int:
@@ -475,6 +474,9 @@ def _add_estimate_options(p: argparse.ArgumentParser) -> None:
                    help="price per hour for an instance (repeatable); wins over log and catalog")
     p.add_argument("--billing", choices=BILLING_RULES, default=None,
                    help="billing rule for every row (default: the catalog's per instance)")
+    p.add_argument("--spot", action="store_true",
+                   help="price with the cached spot prices (probecast prices --refresh --spot)")
+    p.add_argument("--region", default=None, help="region of the price cache (default us-east-1)")
     p.add_argument("--epochs-from", nargs="+", metavar="FULL_RUN", default=None,
                    help="methodology 1: N_ep per batch size from full runs (where validation "
                         "stabilises, else predicted); Eq. 5.1 where two epochs were seen")

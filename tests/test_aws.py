@@ -282,3 +282,17 @@ def test_aws_config_section_is_validated() -> None:
         parse_config('[aws]\nami = "ami-1"\n', "c.toml")
     with pytest.raises(ConfigError, match="unknown key aws.'max_spent'"):
         parse_config('[aws]\nami = "ami-1"\ninstance_types = ["g5.xlarge"]\nmax_spent = 3\n', "c.toml")
+
+
+def test_rank_can_price_with_cached_spot_prices(run_cli) -> None:  # type: ignore[no-untyped-def]
+    from conftest import SAMPLE_LOGS
+
+    log = str(SAMPLE_LOGS / "reconstructed-dissertation" / "seismic-fcn-p3.2xlarge-b256.jsonl")
+    code, out, err = run_cli("rank", log, "--spot", "--json", "--billing", "exact")
+    assert "no cached spot prices" in err
+    on_demand = json.loads(out)[0]["cost_usd"]
+    aws.save_price_cache(aws.parse_price_list([price_item("p3.2xlarge", "3.0600000000")]), REGION,
+                         spot={"p3.2xlarge": 0.918})
+    code, out, err = run_cli("rank", log, "--spot", "--json", "--billing", "exact")
+    row = json.loads(out)[0]
+    assert row["price_per_hour"] == 0.918 and row["cost_usd"] == pytest.approx(on_demand * 0.3, rel=1e-6)
