@@ -276,3 +276,16 @@ async def test_weighted_view_key_and_title() -> None:
             await pilot.press("left_square_bracket")
         assert "weighted 0.0" in title(app)
         assert table_order(table) == cli_order(*SEISMIC, "--by", "cost")
+
+
+async def test_detail_says_where_n_ep_comes_from() -> None:
+    full = SAMPLE_LOGS / "cpu-keras" / "full-runs"
+    probes = [str(SAMPLE_LOGS / "cpu-keras" / "probes" / "probe-mnist-cnn-b64-cpu-1core.jsonl"),
+              str(SAMPLE_LOGS / "cpu-keras" / "probes" / "probe-mnist-cnn-b256-cpu-1core.jsonl")]
+    app = make_replay_app(probes, 0, [str(p) for p in sorted(full.glob("*-15ep.jsonl"))])
+    async with app.run_test(size=(160, 48)) as pilot:
+        table = await finished_replay(app, pilot)
+        table.move_cursor(row=table.get_row_index("probe-mnist-cnn-b64-cpu-1core"))
+        await pilot.pause()
+        text = app.screen.query_one("#detail").plain_text(120)
+        assert "N_ep" in text and "2 (full run (1 run), accuracy 0.787)" in text

@@ -206,13 +206,14 @@ def main(argv: list[str] | None = None) -> int:
         cfg = WorkloadConfig(
             name=ns.name, batch_size=ns.batch_size, epochs=ns.epochs, train_size=ns.train_size,
             val_size=ns.val_size, seed=ns.seed, noise=ns.noise, threads=ns.threads, gpus=ns.gpus,
-            pipeline=ns.pipeline, learning_rate=ns.learning_rate,
+            pipeline=ns.pipeline, learning_rate=ns.learning_rate, explicit_steps=ns.explicit_steps,
         )
         meta.workload = cfg.name
         meta.batch_size = cfg.batch_size
         meta.epochs = cfg.epochs
         meta.extra = {"train_size": cfg.train_size, "val_size": cfg.val_size,
-                      "threads": cfg.threads, "pipeline": cfg.pipeline}
+                      "threads": cfg.threads, "pipeline": cfg.pipeline,
+                      "explicit_steps": cfg.explicit_steps}
 
         def body() -> None:
             install_import_hook(hook)

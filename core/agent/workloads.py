@@ -32,6 +32,7 @@ class WorkloadConfig:
     gpus: int = 0
     pipeline: str = "numpy"
     learning_rate: float | None = None
+    explicit_steps: bool = False
 
 
 def add_workload_arguments(p: argparse.ArgumentParser) -> None:
@@ -47,6 +48,8 @@ def add_workload_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pipeline", choices=("numpy", "tfdata"), default="numpy",
                    help="feed fit() NumPy arrays (shuffled by Keras) or a shuffled tf.data pipeline")
     p.add_argument("--lr", dest="learning_rate", type=float, default=None)
+    p.add_argument("--explicit-steps", action="store_true",
+                   help="pass steps_per_epoch to fit() (avoids Keras' per-epoch iterator stall)")
 
 
 def synthetic_images(n: int, shape: tuple[int, int, int], classes: int, seed: int,
@@ -162,5 +165,6 @@ def run_workload(cfg: WorkloadConfig) -> None:
         val = tf.data.Dataset.from_tensor_slices((xv, yv)).batch(cfg.batch_size)
         model.fit(train, epochs=cfg.epochs, validation_data=val, verbose=0)
     else:
-        model.fit(xt, yt, batch_size=cfg.batch_size, epochs=cfg.epochs,
+        steps = -(-len(xt) // cfg.batch_size) if cfg.explicit_steps else None
+        model.fit(xt, yt, batch_size=cfg.batch_size, epochs=cfg.epochs, steps_per_epoch=steps,
                   validation_data=(xv, yv), verbose=0, shuffle=True)
