@@ -31,7 +31,7 @@ from core.plan import run_runners  # noqa: E402
 from core.pricing import Catalog  # noqa: E402
 from core.ranking import Pricing  # noqa: E402
 from core.runners import ProbeSpec, ReplayRunner  # noqa: E402
-from core.stats import ProbeState  # noqa: E402
+from core.stats import ProbeState, fold_lines  # noqa: E402
 
 
 def write_log(path: Path, n_events: int, seed: int = 0) -> int:
@@ -67,13 +67,9 @@ def write_log(path: Path, n_events: int, seed: int = 0) -> int:
 def parse_and_fold(path: Path) -> tuple[float, ProbeState]:
     reader = EventReader()
     state = ProbeState()
-    feed, fold = reader.feed_line, state.fold
     t0 = time.perf_counter()
     with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            ev = feed(line)
-            if ev is not None:
-                fold(ev)
+        fold_lines(fh, state, reader)  # what probecast estimate/rank do (core.logstore)
     state.step_time()  # the statistic is part of "folded into estimates"
     return time.perf_counter() - t0, state
 

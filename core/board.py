@@ -20,8 +20,9 @@ from .estimate import NoEstimate
 from .events import Event, Step
 from .pricing import cost_usd
 from .ranking import Pricing, choose_epochs, estimate_row, rank
-from .runners import ProbeSpec, Runner, RunnerStatus
-from .stats import ProbeState
+from .runners import LineBatch, ProbeSpec, Runner, RunnerStatus
+from .events import EventReader
+from .stats import ProbeState, fold_lines
 
 CHART_POINTS = 240
 
@@ -34,6 +35,7 @@ class ProbeEntry:
     detail: str = ""
     log_path: Path | None = None
     recent: deque[float] = field(default_factory=lambda: deque(maxlen=CHART_POINTS))
+    reader: EventReader = field(default_factory=EventReader)  # for raw line batches
     version: int = 0
 
     @property
@@ -72,8 +74,20 @@ class Board:
         self.version += 1
         return entry
 
-    def feed(self, key: str, item: Event | RunnerStatus) -> None:
+    def feed(self, key: str, item: Event | RunnerStatus | EventBatch) -> None:
         entry = self.entries[key]
+        if type(item) is LineBatch:
+            fold_lines(item.lines, entry.state, entry.reader)
+            # the chart shows the latest steps; at full replay speed: the first (slow) one when it
+            # is still in view, then the latest steady ones
+            st = entry.state
+            entry.recent.clear()
+            if st.t_it1 is not None and st.steps <= CHART_POINTS:
+                entry.recent.append(st.t_it1)
+            entry.recent.extend(st.steady.values[-CHART_POINTS:])
+            entry.version += 1
+            self.version += 1
+            return
         if type(item) is Step:  # the hot path
             entry.state.fold(item)
             entry.recent.append(item.dt)

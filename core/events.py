@@ -322,7 +322,7 @@ class ReadReport:
 
 # The agent writes steps in exactly this shape; matching it directly skips json.loads (most
 # lines of a log are steps). Anything else - other key orders, spacing - takes the general path.
-_STEP_LINE = re.compile(
+STEP_LINE = re.compile(
     r'\{"ev":"step","t":(-?[0-9.]+(?:[eE][-+]?[0-9]+)?),"dt":([0-9.]+(?:[eE][-+]?[0-9]+)?),'
     r'"epoch":([0-9]+),"step":([0-9]+)\}\s*$'
 )
@@ -345,7 +345,7 @@ class EventReader:
     def feed_line(self, line: str) -> Event | None:
         report = self.report
         report.lines += 1
-        m = _STEP_LINE.match(line)
+        m = STEP_LINE.match(line)
         if m is not None:
             report.events += 1
             t, dt, epoch, step = m.groups()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .events import EventReader, ReadReport
-from .stats import ProbeState
+from .stats import ProbeState, fold_lines
 
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".log")
 
@@ -47,10 +47,6 @@ def load_probe(path: str | os.PathLike[str]) -> ProbeRecord:
     """Read and fold one log. Malformed lines are counted in the report, never fatal."""
     reader = EventReader()
     state = ProbeState()
-    fold = state.fold
     with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            ev = reader.feed_line(line)
-            if ev is not None:
-                fold(ev)
+        fold_lines(fh, state, reader)
     return ProbeRecord(Path(path), state, reader.report)

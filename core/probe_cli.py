@@ -105,21 +105,41 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     if settings.max_steps is None and settings.target_ci is None and not ns.full:
         settings.max_steps = 30
     log_dir = session_dir(ns.out)
-    plan = plan_probes(config.hosts, settings, log_dir)
+    catalog = Catalog.embedded()
+    board = Board(Pricing(catalog, config.prices or None))
+    if config.aws is not None and not ns.local:
+        return _probe_on_aws(ns, config, settings, board, log_dir, out)
+    full_logs: list[str] = []
+    hosts = list(config.hosts)
+    if ns.full_on_cheapest:
+        # Methodology 1 (seeds/001 ch. 4): full trainings on the cheapest host, one per batch
+        # size, give N_ep per batch size; the other hosts only need short probes.
+        cheapest = _cheapest(hosts, catalog, config.prices)
+        full_plan = plan_probes([cheapest], settings, log_dir / "full-runs")
+        for p in full_plan:
+            p.spec.full = True
+        out.write(f"methodology 1: full runs of every batch size on the cheapest host, "
+                  f"{cheapest.name} ({cheapest.instance})\n")
+        try:
+            asyncio.run(_run(board, full_plan, settings, out))
+        except KeyboardInterrupt:
+            out.write("\ninterrupted\n")
+            return 1
+        full_logs = [str(p.log_path) for p in full_plan if p.log_path.exists()]
+        hosts = [h for h in hosts if h.name != cheapest.name]
+    plan = plan_probes(hosts, settings, log_dir)
     if ns.full:
         for p in plan:
             p.spec.full = True
-    board = Board(Pricing(Catalog.embedded(), config.prices or None))
-    if config.aws is not None and not ns.local:
-        return _probe_on_aws(ns, config, settings, board, log_dir, out)
     where = f"{config.path}" if config.path else "this machine (no config)"
-    out.write(f"probing {len(plan)} probe(s) on {len(config.hosts)} host(s) from {where}; "
+    out.write(f"probing {len(plan)} probe(s) on {len(hosts)} host(s) from {where}; "
               f"logs: {log_dir}/\n")
     try:
-        asyncio.run(_run(board, plan, settings, out))
+        if plan:
+            asyncio.run(_run(board, plan, settings, out))
     except KeyboardInterrupt:
         out.write("\ninterrupted: probes stopped; ranking of what was measured:\n")
-    logs = [str(p.log_path) for p in plan if p.log_path.exists()]
+    logs = [str(p.log_path) for p in plan if p.log_path.exists()] + full_logs
     failed = [e for e in board.entries.values() if e.status == "failed"]
     for e in failed:
         print(f"probecast: {e.spec.label}: failed - {e.detail}", file=sys.stderr)
@@ -129,7 +149,8 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     rank_ns = argparse.Namespace(
         logs=logs, by=ns.by, weight=0.5, epochs=ns.epochs or settings.epochs, no_validation=False,
         equation="auto", statistic="trimmed", price=[f"{k}={v}" for k, v in config.prices.items()]
-        or None, billing=None, json=False, csv=False)
+        or None, billing=None, json=False, csv=False, epochs_from=full_logs or None,
+        min_accuracy=ns.min_accuracy)
     for h in config.hosts:
         if h.price_per_hour is not None:
             rank_ns.price = [*(rank_ns.price or []), f"{h.instance}={h.price_per_hour}"]
@@ -178,6 +199,18 @@ def _probe_on_aws(ns: argparse.Namespace, config: Any, settings: ProbeSettings, 
     return cmd_rank(rank_ns, out)
 
 
+def _cheapest(hosts: list[Any], catalog: Catalog, prices: dict[str, float]) -> Any:
+    def price(h: Any) -> float:
+        if h.price_per_hour is not None:
+            return float(h.price_per_hour)
+        if h.instance in prices:
+            return prices[h.instance]
+        p, _ = catalog.price(h.instance)
+        return p if p is not None else float("inf")
+
+    return min(hosts, key=price)
+
+
 def add_probe_parser(sub: Any) -> None:
     p = sub.add_parser("probe", help="run probes on the configured hosts (or --local) and save their logs")
     src = p.add_mutually_exclusive_group()
@@ -196,6 +229,11 @@ def add_probe_parser(sub: Any) -> None:
     p.add_argument("--epochs", type=int, default=None, help="planned epochs N_ep")
     p.add_argument("--by", choices=("time", "cost"), default="time")
     p.add_argument("--yes", action="store_true", help="launch cloud instances without asking")
+    p.add_argument("--full-on-cheapest", action="store_true",
+                   help="methodology 1: first train every batch size to the end on the cheapest "
+                        "host to learn N_ep (and accuracy) per batch size, then probe the others")
+    p.add_argument("--min-accuracy", type=float, default=None,
+                   help="with --full-on-cheapest: leave out batch sizes that reach less")
     p.add_argument("--train-size", type=int, default=None, help="built-in workload: training samples")
     p.add_argument("--val-size", type=int, default=None, help="built-in workload: validation samples")
     p.add_argument("--threads", type=int, default=None, help="built-in workload: TensorFlow threads")

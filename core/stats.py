@@ -10,7 +10,9 @@ import math
 from dataclasses import dataclass, field
 
 from .agent.steady import DEFAULT_STATISTIC, StepSeries
-from .events import End, Epoch, Event, Init, Log, Sample, Start, Step, Val
+from collections.abc import Iterable
+
+from .events import STEP_LINE, End, Epoch, Event, EventReader, Init, Log, Sample, Start, Step, Val
 
 
 @dataclass(slots=True)
@@ -50,19 +52,7 @@ class ProbeState:
     def fold(self, ev: Event) -> None:
         """Take one event into account."""
         if type(ev) is Step:
-            # the hot path, inlined: a steady step inside the current epoch
-            e = ev.epoch
-            if e == self._epoch:
-                dt = ev.dt
-                self.steps += 1
-                self.elapsed += dt
-                self.last_step_dt = dt
-                self.steps_by_epoch[e] += 1
-                self.time_by_epoch[e] += dt
-                self.steady.add(dt)
-            else:
-                self._fold_step(ev)
-            self.last_t = ev.t
+            self.fold_step(ev.t, ev.dt, ev.epoch)
             return
         if isinstance(ev, Sample):
             self.samples += 1
@@ -91,17 +81,20 @@ class ProbeState:
                 self.logs.append((ev.level, ev.msg))
         self.last_t = ev.t
 
-    def _fold_step(self, ev: Step) -> None:
-        dt = ev.dt
-        e = ev.epoch
-        self.steps += 1
-        self.elapsed += dt
-        self.last_step_dt = dt
-        if e == self._epoch:  # the common case: keys exist, no .get()
+    def fold_step(self, t: float, dt: float, e: int) -> None:
+        """A step event, from its values (the hot path: no record needed)."""
+        self.last_t = t
+        if e == self._epoch:  # a steady step inside the current epoch
+            self.steps += 1
+            self.elapsed += dt
+            self.last_step_dt = dt
             self.steps_by_epoch[e] += 1
             self.time_by_epoch[e] += dt
             self.steady.add(dt)
             return
+        self.steps += 1
+        self.elapsed += dt
+        self.last_step_dt = dt
         self.steps_by_epoch[e] = self.steps_by_epoch.get(e, 0) + 1
         self.time_by_epoch[e] = self.time_by_epoch.get(e, 0.0) + dt
         if self.t_it1 is None:
@@ -214,7 +207,33 @@ class ProbeState:
             util = sum(s.gpu_util) / len(s.gpu_util)
             if util < 40 and self.steps > 5:
                 return f"GPU {util:.0f}% busy: likely input-bound (data loading / CPU)"
+        if s.gpu_mem_mb and s.gpu_mem_total_mb and self.steps > 5:
+            used = sum(s.gpu_mem_mb) / max(1.0, sum(s.gpu_mem_total_mb))
+            if used < 0.5:
+                # seeds/002: the batch size that fills GPU memory was the cheapest per epoch
+                return f"GPU memory {used:.0%} used: a larger batch size may be faster per epoch"
         return ""
+
+
+def fold_lines(lines: Iterable[str], state: ProbeState, reader: EventReader) -> None:
+    """Parse and fold a stream of log lines; step lines go straight into the state (no record
+    is built for them), everything else through the reader. Same result as feed_line + fold."""
+    match = STEP_LINE.match
+    fold_step = state.fold_step
+    feed = reader.feed_line
+    fold = state.fold
+    report = reader.report
+    for line in lines:
+        m = match(line)
+        if m is not None:
+            report.lines += 1
+            report.events += 1
+            t, dt, epoch, _ = m.groups()
+            fold_step(float(t), float(dt), int(epoch))
+            continue
+        ev = feed(line)
+        if ev is not None:
+            fold(ev)
 
 
 def fold_all(events: list[Event] | tuple[Event, ...]) -> ProbeState:

@@ -146,3 +146,35 @@ def test_statistic_second_iteration_matches_dissertation_baseline(log_builder) -
     assert estimate_runtime(st, 1, statistic="second").terms.t_it == pytest.approx(0.3)
     assert estimate_runtime(st, 1, statistic="median").terms.t_it == pytest.approx(0.1)
     assert not math.isnan(estimate_runtime(st, 1, statistic="trimmed").terms.t_it)
+
+
+def test_large_series_trimmed_mean_matches_the_exact_one() -> None:
+    import random
+
+    from core.agent.steady import TRIM, StepSeries, trimmed_interval, trimmed_interval_large
+
+    rnd = random.Random(3)
+    s = StepSeries()
+    for _ in range(20_000):
+        s.add(0.05 + rnd.random() * 0.01 + (0.5 if rnd.random() < 0.01 else 0.0))
+    exact = trimmed_interval(sorted(s.values), TRIM)
+    assert trimmed_interval_large(s.values, TRIM) == pytest.approx(exact, rel=1e-12)
+    assert s.interval("trimmed") == pytest.approx(exact, rel=1e-12)  # the large-n path is used
+
+
+def test_line_fold_equals_event_fold(log_builder) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from core.events import EventReader
+    from core.stats import ProbeState, fold_lines
+
+    b = log_builder(steps_per_epoch=5, val_steps=2).init(1.0)
+    b.steps(0, [3.0, 0.1, 0.12, 0.1, 0.11]).val(0, 0.5, 2).epoch(0, val_accuracy=0.5)
+    b.steps(1, [4.1, 0.1]).end()
+    lines = [json.dumps(e, separators=(",", ":")) for e in b.events] + ["{bad"]
+    a = ProbeState()
+    fold_lines(lines, a, ra := EventReader())
+    e = state_of(b)
+    assert (a.steps, a.t_it1, a.boundary_steps, list(a.steady.values), a.elapsed) == \
+        (e.steps, e.t_it1, e.boundary_steps, list(e.steady.values), e.elapsed)
+    assert ra.report.lines == len(lines) and len(ra.report.malformed) == 1

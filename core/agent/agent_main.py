@@ -207,13 +207,14 @@ def main(argv: list[str] | None = None) -> int:
             name=ns.name, batch_size=ns.batch_size, epochs=ns.epochs, train_size=ns.train_size,
             val_size=ns.val_size, seed=ns.seed, noise=ns.noise, threads=ns.threads, gpus=ns.gpus,
             pipeline=ns.pipeline, learning_rate=ns.learning_rate, explicit_steps=ns.explicit_steps,
+            autotune=ns.autotune,
         )
         meta.workload = cfg.name
         meta.batch_size = cfg.batch_size
         meta.epochs = cfg.epochs
         meta.extra = {"train_size": cfg.train_size, "val_size": cfg.val_size,
                       "threads": cfg.threads, "pipeline": cfg.pipeline,
-                      "explicit_steps": cfg.explicit_steps}
+                      "explicit_steps": cfg.explicit_steps, "autotune": cfg.autotune}
 
         def body() -> None:
             install_import_hook(hook)

@@ -20,6 +20,7 @@ Z95 = 1.959963984540054
 STATISTICS = ("trimmed", "mean", "median", "second")
 DEFAULT_STATISTIC = "trimmed"
 TRIM = 0.1
+LARGE = 5000  # above this many steps, use numpy's O(n) selection when it is there
 
 
 def t_quantile_975(dof: float) -> float:
@@ -96,6 +97,10 @@ def _interval(series: StepSeries, statistic: str) -> tuple[float, float, float]:
         var = max(0.0, (series._sumsq - n * mean * mean) / (n - 1))
         half = t_quantile_975(n - 1) * math.sqrt(var / n)
         return (mean, max(0.0, mean - half), mean + half)
+    if statistic == "trimmed" and n > LARGE:
+        fast = trimmed_interval_large(series.values, TRIM)
+        if fast is not None:
+            return fast
     xs = series._sorted_values()
     if statistic == "median":
         return median_interval(xs)
@@ -119,6 +124,29 @@ def median_interval(xs: Sequence[float]) -> tuple[float, float, float]:
     if n < 6:  # too few points for an order-statistic interval
         return (median(xs), xs[0], xs[-1])
     return (median(xs), xs[lo], xs[hi])
+
+
+def trimmed_interval_large(values: array, prop: float) -> tuple[float, float, float] | None:
+    """The same trimmed mean and interval in O(n) with numpy (present wherever a DL framework
+    is); None without numpy. Sorting a million Python floats costs ~0.4 s; this ~20 ms."""
+    try:
+        import numpy as np
+    except ImportError:
+        return None
+    xs = np.frombuffer(values, dtype=np.float64)
+    n = xs.size
+    g = int(math.floor(prop * n))
+    if n - 2 * g < 2:
+        return None
+    part = np.partition(xs, (g, n - g - 1)) if g else np.sort(xs)
+    lo_v, hi_v = float(part[g]), float(part[n - g - 1])
+    kept = part[g:n - g] if g else part
+    est = float(kept.mean())
+    wins = np.clip(xs, lo_v, hi_v)
+    wvar = float(wins.var(ddof=1))
+    se = math.sqrt(wvar) / ((1 - 2 * g / n) * math.sqrt(n))
+    half = t_quantile_975(n - 2 * g - 1) * se
+    return (est, max(0.0, est - half), est + half)
 
 
 def trimmed_interval(xs: Sequence[float], prop: float) -> tuple[float, float, float]:

@@ -33,6 +33,7 @@ class WorkloadConfig:
     pipeline: str = "numpy"
     learning_rate: float | None = None
     explicit_steps: bool = False
+    autotune: bool = True
 
 
 def add_workload_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,6 +49,8 @@ def add_workload_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pipeline", choices=("numpy", "tfdata"), default="numpy",
                    help="feed fit() NumPy arrays (shuffled by Keras) or a shuffled tf.data pipeline")
     p.add_argument("--lr", dest="learning_rate", type=float, default=None)
+    p.add_argument("--no-autotune", dest="autotune", action="store_false",
+                   help="tfdata pipeline: disable tf.data autotuning (see the epoch-boundary stall)")
     p.add_argument("--explicit-steps", action="store_true",
                    help="pass steps_per_epoch to fit() (avoids Keras' per-epoch iterator stall)")
 
@@ -161,8 +164,12 @@ def run_workload(cfg: WorkloadConfig) -> None:
         model = build_model(cfg)
     if cfg.pipeline == "tfdata":
         train = (tf.data.Dataset.from_tensor_slices((xt, yt)).shuffle(len(xt), seed=cfg.seed)
-                 .batch(cfg.batch_size).prefetch(tf.data.AUTOTUNE))
+                 .batch(cfg.batch_size).prefetch(tf.data.AUTOTUNE if cfg.autotune else 2))
         val = tf.data.Dataset.from_tensor_slices((xv, yv)).batch(cfg.batch_size)
+        if not cfg.autotune:
+            opts = tf.data.Options()
+            opts.autotune.enabled = False
+            train, val = train.with_options(opts), val.with_options(opts)
         model.fit(train, epochs=cfg.epochs, validation_data=val, verbose=0)
     else:
         steps = -(-len(xt) // cfg.batch_size) if cfg.explicit_steps else None
