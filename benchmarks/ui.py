@@ -187,12 +187,13 @@ def main() -> int:
     if frames:
         print(f"first frame (replay, 80x24 pty): median {statistics.median(frames):.3f}s "
               f"(min {min(frames):.3f}, max {max(frames):.3f}; target <= 0.5 s)")
-    runs = [load_run(env, ns.seconds) for _ in range(ns.repeat)]
-    for key, unit, target in (("lag_p50_ms", "ms", ""), ("lag_p99_ms", "ms", ""),
-                              ("bytes_per_s", "B/s", " (target <= 10 KB/s)")):
-        vals = [r[key] for r in runs]
-        print(f"16 probes x 200 ev/s, {key}: median {statistics.median(vals):.1f} {unit} "
-              f"(runs: {', '.join(f'{v:.1f}' for v in vals)}){target}")
+    for label, extra in (("local", {}), ("over SSH", {"SSH_CONNECTION": "10.0.0.1 50000 10.0.0.2 22"})):
+        runs = [load_run({**env, **extra}, ns.seconds) for _ in range(ns.repeat)]
+        for key, unit, target in (("lag_p50_ms", "ms", ""), ("lag_p99_ms", "ms", ""),
+                                  ("bytes_per_s", "B/s", " (target <= 10 KB/s)")):
+            vals = [r[key] for r in runs]
+            print(f"16 probes x 200 ev/s, {label}, {key}: median {statistics.median(vals):.1f} {unit} "
+                  f"(runs: {', '.join(f'{v:.1f}' for v in vals)}){target}")
     return 0
 
 

@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only when a ranking is built
+    import pandas as pd
 
 from .agent.steady import DEFAULT_STATISTIC
 from .estimate import NoEstimate
@@ -74,9 +77,9 @@ class Board:
         self.version += 1
         return entry
 
-    def feed(self, key: str, item: Event | RunnerStatus | EventBatch) -> None:
+    def feed(self, key: str, item: Event | RunnerStatus | LineBatch) -> None:
         entry = self.entries[key]
-        if type(item) is LineBatch:
+        if isinstance(item, LineBatch):
             fold_lines(item.lines, entry.state, entry.reader)
             # the chart shows the latest steps; at full replay speed: the first (slow) one when it
             # is still in view, then the latest steady ones
@@ -99,8 +102,6 @@ class Board:
             entry.detail = item.detail
         else:
             entry.state.fold(item)
-            if isinstance(item, Step):
-                entry.recent.append(item.dt)
         entry.version += 1
         self.version += 1
 
@@ -153,6 +154,8 @@ class Board:
                 workload: str | None = None, weight: float = 0.5) -> pd.DataFrame:
         rows = self.rows(epochs, workload=workload)
         if not rows:
+            import pandas as pd
+
             return pd.DataFrame()
         return rank(rows, by, weight)
 

@@ -7,7 +7,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only when a ranking is built
+    import pandas as pd
 
 from .fmt import fmt_cost, fmt_duration
 from .ranking import ranking_records

@@ -147,7 +147,9 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     if not logs:
         return 1
     rank_ns = argparse.Namespace(
-        logs=logs, by=ns.by, weight=0.5, epochs=ns.epochs or settings.epochs, no_validation=False,
+        logs=logs, by=ns.by, weight=0.5,
+        # methodology 1: N_ep comes from the full runs, unless given on the command line
+        epochs=ns.epochs if full_logs else (ns.epochs or settings.epochs), no_validation=False,
         equation="auto", statistic="trimmed", price=[f"{k}={v}" for k, v in config.prices.items()]
         or None, billing=None, json=False, csv=False, epochs_from=full_logs or None,
         min_accuracy=ns.min_accuracy)

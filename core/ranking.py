@@ -12,7 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only when a ranking is built
+    import pandas as pd
 
 from .agent.steady import DEFAULT_STATISTIC
 from .estimate import Estimate, NoEstimate, estimate_runtime
@@ -139,6 +142,8 @@ def rank(rows: list[dict[str, Any]], by: str = "time", weight: float = 0.5) -> p
             "equation"]
     extra = [k for r in rows for k in r if k not in base]
     columns = base + list(dict.fromkeys(extra))
+    import pandas as pd
+
     df = pd.DataFrame([{k: r.get(k) for k in columns} for r in rows], columns=columns)
     df["cost_usd"] = pd.to_numeric(df["cost_usd"], errors="coerce")
     df["rel_time"] = df["runtime_s"] / df["runtime_s"].min() if len(df) else []

@@ -16,12 +16,11 @@ from core.plan import PlannedProbe, RunnerFactory, run_plan, run_runners, runner
 from core.runners import ReplayRunner, Runner
 
 from .commands import ProbecastCommands
-from .screens.dialogs import ConfirmScreen, HelpScreen
 from .screens.run import RunScreen
 
 
 class ProbecastApp(App[None]):
-    CSS_PATH = "probecast.tcss"
+    CSS_PATH = Path(__file__).parent / "probecast.tcss"  # absolute: subclasses live elsewhere
     TITLE = "probecast"
     COMMANDS = App.COMMANDS | {ProbecastCommands}
     BINDINGS = [
@@ -124,12 +123,16 @@ class ProbecastApp(App[None]):
     # ---- actions ------------------------------------------------------------------------------
 
     def action_help(self) -> None:
+        from .screens.dialogs import HelpScreen  # Markdown is slow to import: not at start-up
+
         self.push_screen(HelpScreen())
 
     @work(exclusive=True, group="quit", exit_on_error=False, description="quit")
     async def action_quit(self) -> None:  # type: ignore[override]
         running = self.board.active if self.runners or self._live else 0
         if running and not self.replay_runners:
+            from .screens.dialogs import ConfirmScreen
+
             ok = await self.push_screen_wait(
                 ConfirmScreen(f"{running} probe(s) still running.\nStop them and quit?"))
             if not ok:

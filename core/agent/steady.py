@@ -126,7 +126,7 @@ def median_interval(xs: Sequence[float]) -> tuple[float, float, float]:
     return (median(xs), xs[lo], xs[hi])
 
 
-def trimmed_interval_large(values: array, prop: float) -> tuple[float, float, float] | None:
+def trimmed_interval_large(values: "array[float]", prop: float) -> tuple[float, float, float] | None:
     """The same trimmed mean and interval in O(n) with numpy (present wherever a DL framework
     is); None without numpy. Sorting a million Python floats costs ~0.4 s; this ~20 ms."""
     try:

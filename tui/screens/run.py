@@ -25,7 +25,24 @@ from ..widgets.ranking import RankingTable
 if TYPE_CHECKING:
     from ..app import ProbecastApp
 
-REFRESH_HZ = 5
+REFRESH_HZ = 5  # the timer; what it redraws is throttled per part below
+
+
+def redraw_interval() -> float:
+    """Seconds between redraws of the ranking and the probe panels.
+
+    A ranking redraw repaints the whole table (~20 KB of escape codes at 80x24), so on a slow
+    link redraws are rarer: 1 s locally, 3 s inside an SSH session; PROBECAST_REFRESH overrides.
+    """
+    import os
+
+    value = os.environ.get("PROBECAST_REFRESH")
+    if value:
+        try:
+            return max(0.2, float(value))
+        except ValueError:
+            pass
+    return 3.0 if os.environ.get("SSH_CONNECTION") or os.environ.get("SSH_TTY") else 1.0
 
 
 class RunScreen(Screen[None]):
@@ -52,6 +69,8 @@ class RunScreen(Screen[None]):
         self.workload: str | None = None
         self._seen_board = -1
         self._last_rank_at = 0.0
+        self._last_panels_at = 0.0
+        self.every = redraw_interval()
         self._rows: dict[str, dict[str, Any]] = {}
         self._panels: dict[str, ProbePanel] = {}
 
@@ -77,7 +96,7 @@ class RunScreen(Screen[None]):
             self.query_one("#detail-box").display = False
         self.update_title()
         self.set_interval(1 / REFRESH_HZ, self.refresh_view)
-        self.refresh_view()
+        self.call_after_refresh(self.refresh_view)  # paint first, then fill in
 
     # ---- what is shown ------------------------------------------------------------------------
 
@@ -105,13 +124,18 @@ class RunScreen(Screen[None]):
             self.update_status()
             return
         self._seen_board = board.version
+        now = time.monotonic()
         with self.app.batch_update():
-            self.update_panels()
-            now = time.monotonic()
-            if force or now - self._last_rank_at >= 0.25:
+            if force or now - self._last_panels_at >= self.every or self._new_probes():
+                self._last_panels_at = now
+                self.update_panels()
+            if force or now - self._last_rank_at >= self.every:
                 self._last_rank_at = now
                 self.update_ranking()
             self.update_status()
+
+    def _new_probes(self) -> bool:
+        return len(self._panels) != len(self.papp.board.entries)
 
     def update_panels(self) -> None:
         container = self.query_one("#probes", VerticalScroll)
@@ -154,7 +178,11 @@ class RunScreen(Screen[None]):
             parts.append(("paused" if r.paused else "replay") + f" ×{r.speed:g}" if r.speed else "replay instant")
         if self.papp.log_dir:
             parts.append(f"logs: {self.papp.log_dir}")
-        self.query_one("#statusline", Static).update(" · ".join(parts))
+        text = " · ".join(parts)
+        line = self.query_one("#statusline", Static)
+        if getattr(line, "_shown", None) != text:
+            line._shown = text  # type: ignore[attr-defined]
+            line.update(text, layout=False)
 
     def show_detail(self, key: str | None) -> None:
         self.query_one(DetailView).show(self._rows.get(key) if key else None)

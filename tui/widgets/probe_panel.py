@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -30,18 +31,23 @@ def chart_values(values: list[float]) -> list[float]:
 
 class ProbePanel(Vertical):
     DEFAULT_CSS = """
-    ProbePanel { height: auto; border: round $panel-lighten-2; padding: 0 1; margin-bottom: 0; }
+    ProbePanel { height: 6; border: round $panel-lighten-2; padding: 0 1; margin-bottom: 0; }
     ProbePanel.-failed { border: round $error; }
     ProbePanel.-done { border: round $success 50%; }
     ProbePanel .headline { height: 1; }
     ProbePanel Sparkline { height: 2; margin: 0; }
-    ProbePanel .hardware { height: auto; color: $text-muted; }
+    ProbePanel Sparkline > .sparkline--max-color { color: $accent; }
+    ProbePanel Sparkline > .sparkline--min-color { color: $accent; }
+    ProbePanel .hardware { height: 1; color: $text-muted; }
     """
+
+    CHART_EVERY = 2.0  # seconds: a shifting chart redraws whole lines - the costliest output
 
     def __init__(self, entry: ProbeEntry) -> None:
         super().__init__(id=f"probe-{_css_id(entry.key)}")
         self.entry = entry
         self.seen_version = -1
+        self._chart_at = 0.0
         self.border_title = entry.spec.label
 
     def compose(self) -> ComposeResult:
@@ -70,12 +76,19 @@ class ProbePanel(Vertical):
             head.append(f"  first {fmt_ms(st.t_it1)}", "dim")
         if st.boundary_steps:
             head.append(f"  boundary {fmt_ms(st.boundary_steps[-1])}", "dim")
-        self.query_one(".headline", Static).update(head)
-        self.query_one(Sparkline).data = chart_values(list(e.recent))
-        self.query_one(".hardware", Static).update(hardware_line(e))
+        # fixed-height lines: update without a layout pass, and only when the text changed -
+        # over a slow SSH link every repainted cell costs bytes
+        _set(self.query_one(".headline", Static), head)
+        now = time.monotonic()
+        if now - self._chart_at >= max(self.CHART_EVERY, 2 * getattr(self.screen, "every", 1.0)) \
+                or not e.active:
+            self._chart_at = now
+            self.query_one(Sparkline).data = chart_values(list(e.recent))
+        _set(self.query_one(".hardware", Static), hardware_line(e))
         self.set_class(e.status == "failed", "-failed")
         self.set_class(e.status == "done", "-done")
-        self.border_subtitle = e.instance or ""
+        if self.border_subtitle != (e.instance or ""):
+            self.border_subtitle = e.instance or ""
 
 
 def hardware_line(e: ProbeEntry) -> Text:
@@ -104,6 +117,12 @@ def hardware_line(e: ProbeEntry) -> Text:
     if not out.plain and e.detail:
         out.append(e.detail, "dim")
     return out
+
+
+def _set(widget: Static, text: Text) -> None:
+    if getattr(widget, "_shown", None) != text.plain:
+        widget._shown = text.plain  # type: ignore[attr-defined]
+        widget.update(text, layout=False)
 
 
 def _css_id(key: str) -> str:
