@@ -154,6 +154,7 @@ class RunScreen(Screen[None]):
         if len(workloads) > 1 and self.workload not in workloads:
             self.workload = workloads[0]
             self.update_title()
+            self.refresh_bindings()  # w applies now
         df = self.papp.board.ranking(self.epochs, self.by, self.workload, self.weight)
         records = ranking_records(df) if len(df) else []
         self._rows = {r["key"]: r for r in records}
@@ -169,7 +170,7 @@ class RunScreen(Screen[None]):
         failed = sum(1 for e in board.entries.values() if e.status == "failed")
         cost = board.probe_cost()
         parts = [f"probes {total - active}/{total} ended" + (f", {failed} failed" if failed else ""),
-                 "probe cost " + (fmt_cost(cost) if cost is not None else "n/a (no prices)")]
+                 "probe cost " + (fmt_cost(cost) if cost is not None else "n/a")]
         full = getattr(self, "_full_cost", None)
         if cost is not None and full:
             parts[-1] += f" vs {fmt_cost(full)} to run all"
@@ -177,7 +178,7 @@ class RunScreen(Screen[None]):
             r = self.papp.replay_runners[0]
             parts.append(("paused" if r.paused else "replay") + f" ×{r.speed:g}" if r.speed else "replay instant")
         if self.papp.log_dir:
-            parts.append(f"logs: {self.papp.log_dir}")
+            parts.append(f"logs {self.papp.log_dir}")
         text = " · ".join(parts)
         line = self.query_one("#statusline", Static)
         if getattr(line, "_shown", None) != text:
@@ -275,6 +276,11 @@ class RunScreen(Screen[None]):
         self.update_status()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # hide what does not apply, so the footer fits 80 columns
         if action in ("pause", "speed"):
             return bool(self.papp.replay_runners)
+        if action == "cancel_probe":
+            return not self.papp.replay_runners
+        if action == "cycle_workload":
+            return len(self.papp.board.workloads()) > 1
         return True

@@ -235,7 +235,9 @@ class SetupScreen(Screen[None]):
         text = Text()
         text.append(f" {len(plan)} probes", "bold")
         text.append(f" ({hosts} host × {len(s.batch_sizes)} batch) · {stop} · worst ")
-        text.append(fmt_cost(worst) if worst is not None else "? (no price)")
+        priced = any(p.host.kind != "local" or p.host.price_per_hour is not None for p in plan)
+        text.append(("free (this machine)" if not priced else fmt_cost(worst)) if worst is not None
+                    else "? (no price)")
         text.append(f" (≤{s.timeout / 60:g} min each)", "dim")
         self.query_one("#summary", Static).update(text)
 

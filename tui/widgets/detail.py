@@ -20,40 +20,46 @@ TERM_LABELS = (("t_init", "T_init"), ("t_it1", "T_it1"), ("t_it", "T_it"), ("t_v
                ("t_ep2", "T(Ep2)"), ("n_it", "N_it"), ("n_ep", "N_ep"))
 
 
+def _term(t: dict[str, Any], key: str, row: dict[str, Any]) -> str | None:
+    v = t.get(key)
+    if v is None:
+        return None
+    if key == "n_ep":
+        return f"{v:g} ({row.get('epochs_source', '')})"
+    if key == "n_it":
+        return str(v)
+    if key == "t_it":
+        return f"{v * 1000:.2f} ms [{t['t_it_low'] * 1000:.2f}–{t['t_it_high'] * 1000:.2f}]"
+    if key == "t_ep":
+        return f"{v:.3f} s ({t['boundaries_seen']} seen)" if t.get("boundaries_seen") else None
+    return f"{v:.3f} s"
+
+
 def render_detail(row: dict[str, Any] | None) -> Any:
+    """Compact enough for 80x24: terms three to a line, then the arithmetic and the cost."""
     if row is None:
         return Text("Select a row of the ranking to see how its estimate is made.", style="dim")
     t = row["terms"]
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(style="bold")
-    grid.add_column(justify="right")
-    for key, label in TERM_LABELS:
-        v = t.get(key)
-        if v is None:
-            continue
-        if key == "n_ep":
-            text = f"{v:g} ({row.get('epochs_source', '')})"
-        elif key == "n_it":
-            text = str(v)
-        elif key == "t_it":
-            text = f"{v * 1000:.2f} ms  [{t['t_it_low'] * 1000:.2f}–{t['t_it_high'] * 1000:.2f}]"
-        elif key == "t_ep":
-            if not t.get("boundaries_seen"):
-                continue
-            text = f"{v:.3f} s ({t['boundaries_seen']} seen)"
-        else:
-            text = f"{v:.3f} s"
-        grid.add_row(label, text)
     out = Table.grid()
-    out.add_row(Text(f"{row['instance']} · batch {row['batch_size']} · {row.get('workload', '')}",
-                     style="bold"))
-    out.add_row(Text(f"Eq. {row['equation']}: {EQUATIONS.get(row['equation'], '')}", style="cyan"))
+    out.add_row(Text.assemble((f"{row['instance']} · batch {row['batch_size']} · "
+                               f"{row.get('workload', '')}  ", "bold"),
+                              (f"Eq. {row['equation']}: {EQUATIONS.get(row['equation'], '')}", "cyan")))
+    terms = [(label, text) for key, label in TERM_LABELS
+             if key not in ("n_it", "n_ep") and (text := _term(t, key, row)) is not None]
+    grid = Table.grid(padding=(0, 2))
+    for _ in range(3):
+        grid.add_column()
+    cells = [Text.assemble((f"{label} ", "bold"), value) for label, value in terms]
+    for k in range(0, len(cells), 3):
+        grid.add_row(*cells[k:k + 3])
     out.add_row(grid)
-    out.add_row(Text(row["formula"]))
+    out.add_row(Text.assemble(("N_it ", "bold"), str(t["n_it"]), "   ", ("N_ep ", "bold"),
+                              _term(t, "n_ep", row) or ""))
+    out.add_row(Text("= " + row["formula"]))
     price = row.get("price_per_hour")
     cost_line = (f"cost {fmt_cost(row.get('cost_usd'))} = ${price}/h × {fmt_duration(row['runtime_s'])}"
                  f" ({row.get('billing')}, price: {row.get('price_source')})" if price is not None
-                 else "cost unknown: no price for this instance (set price_per_hour in the config)")
+                 else "cost unknown: no price for this instance (price_per_hour in the config)")
     out.add_row(Text(cost_line))
     for note in row.get("notes", []):
         out.add_row(Text(f"note: {note}", style="yellow"))

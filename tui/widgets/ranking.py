@@ -12,6 +12,10 @@ from core.fmt import fmt_cost, fmt_duration
 
 COLUMNS = (("rank", "#"), ("instance", "instance"), ("batch", "batch"), ("runtime", "runtime"),
            ("bounds", "bounds"), ("cost", "cost"), ("rel", "rel"), ("pareto", "P"))
+# Fixed widths: the layout does not jitter as estimates change, and no width passes (each one
+# repaints the table). 73 columns with cell padding: fits 80.
+WIDTHS = {"rank": 2, "instance": 15, "batch": 5, "runtime": 7, "bounds": 11, "cost": 8, "rel": 5,
+          "pareto": 1}
 
 
 def row_cells(rank: int, r: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +48,7 @@ class RankingTable(DataTable[Any]):
 
     def on_mount(self) -> None:
         for key, label in COLUMNS:
-            self.add_column(label, key=key)
+            self.add_column(label, key=key, width=WIDTHS[key])
 
     def selected_key(self) -> str | None:
         if not self.row_count:
