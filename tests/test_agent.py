@@ -229,17 +229,24 @@ def test_step_timer_adaptive_stop_on_tight_interval(tmp_path: Path) -> None:
     assert "ci" in events[-1].reason
 
 
-def test_sigterm_ends_the_log_as_stopped(tmp_path: Path) -> None:
-    p = tmp_path / "slow.py"
+def start_training_loop(tmp: Path, sleep: str, *extra: str) -> tuple[subprocess.Popen[str], Path]:
+    """The agent running LOOP with --full, returned once the first step has been reported."""
+    p = tmp / "slow.py"
     p.write_text(LOOP)
-    log = tmp_path / "slow.jsonl"
-    e = {**os.environ, "PYTHONPATH": str(ROOT)}
+    log = tmp / "slow.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "core.agent", "run", "--full", "--out", str(log),
-                             "--", "python", str(p), "0.05"], env=e, stdout=subprocess.PIPE, text=True)
+                             *extra, "--", "python", str(p), sleep],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                            text=True)
     assert proc.stdout is not None
     for line in proc.stdout:
         if '"ev":"step"' in line:
             break
+    return proc, log
+
+
+def test_sigterm_ends_the_log_as_stopped(tmp_path: Path) -> None:
+    proc, log = start_training_loop(tmp_path, "0.05")
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=20)
     events, report = read_log(log)
@@ -267,17 +274,8 @@ def test_zipped_agent_runs_with_python_only(tmp_path: Path) -> None:
 
 def test_agent_stops_when_its_reader_goes_away(tmp_path: Path) -> None:
     """probecast quit or the SSH channel closed: the agent must not train on, unobserved."""
-    p = tmp_path / "slow.py"
-    p.write_text(LOOP)
-    log = tmp_path / "orphan.jsonl"
-    e = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "core.agent", "run", "--full", "--out", str(log),
-                             "--sample-interval", "0", "--", "python", str(p), "0.02"], env=e,
-                            stdout=subprocess.PIPE, text=True)
+    proc, log = start_training_loop(tmp_path, "0.02", "--sample-interval", "0")
     assert proc.stdout is not None
-    for line in proc.stdout:
-        if '"ev":"step"' in line:
-            break
     proc.stdout.close()
     assert proc.wait(timeout=20) == 130
     events, report = read_log(log)
