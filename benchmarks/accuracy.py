@@ -113,7 +113,7 @@ def run(cases: list[Case], steps: int, target: float) -> dict[str, list[float]]:
         est = estimate(prefix(c.events, k, True), c.n_ep, "trimmed", True)
         errors.setdefault(f"adaptive ci<={target:.0%} +boundary", []).append(100 * (est - c.real) / c.real)
         errors.setdefault("adaptive steps", []).append(k)
-        bnd = errors[f"trimmed +boundary"][-1]
+        bnd = errors["trimmed +boundary"][-1]
         print(f"{c.name[:28]:<28} {c.real:>6.1f}s  " + " ".join(f"{e:>+7.1f}%" for e in row)
               + f"   {bnd:+.1f}%")
     return errors

@@ -24,7 +24,7 @@ from .agent.steady import DEFAULT_STATISTIC, STATISTICS
 from .fmt import fmt_cost, fmt_duration
 from .estimate import DEFAULT_HORIZONS, EQUATIONS, NoEstimate, parse_horizons
 from .logstore import ProbeRecord, discover_logs, load_probe
-from .pricing import BILLING_RULES, Catalog
+from .pricing import BILLING_RULES
 from .ranking import Pricing, choose_epochs, estimate_row, rank, ranking_records
 
 

@@ -16,7 +16,6 @@ estimate says so in its notes.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .agent.steady import DEFAULT_STATISTIC
@@ -202,6 +201,3 @@ def parse_horizons(text: str) -> tuple[int, ...]:
         raise ValueError(f"horizons must be positive, got {text!r}")
     return values
 
-
-def estimate_horizons(state: ProbeState, horizons: Iterable[float], **kwargs: object) -> list[Estimate]:
-    return [estimate_runtime(state, n, **kwargs) for n in horizons]  # type: ignore[arg-type]

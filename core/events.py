@@ -109,7 +109,6 @@ class End:
 
 
 Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, End]
-TIMED = (Init, Step, Val, End)
 
 
 class MalformedLine(ValueError):

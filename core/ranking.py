@@ -8,7 +8,7 @@ cost.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,11 +106,6 @@ def estimate_row(
     }
 
 
-def horizon_rows(state: ProbeState, pricing: Pricing, horizons: Iterable[float],
-                 **kwargs: Any) -> list[dict[str, Any]]:
-    return [estimate_row(state, pricing, n, **kwargs) for n in horizons]
-
-
 def is_pareto(times: Sequence[float], costs: Sequence[float | None]) -> list[bool]:
     """True where no other row is at least as good on both and better on one. No cost: False."""
     out = []
@@ -180,4 +175,4 @@ def ranking_records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 __all__ = ["DEFAULT_EPOCHS", "NoEstimate", "Pricing", "choose_epochs", "estimate_row",
-           "horizon_rows", "is_pareto", "rank", "ranking_records", "Estimate"]
+           "is_pareto", "rank", "ranking_records", "Estimate"]

@@ -6,7 +6,6 @@ time are computed on demand and cached until the next step arrives.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from .agent.steady import DEFAULT_STATISTIC, StepSeries
@@ -242,6 +241,3 @@ def fold_all(events: list[Event] | tuple[Event, ...]) -> ProbeState:
         state.fold(ev)
     return state
 
-
-def finite(x: float | None) -> bool:
-    return x is not None and not math.isnan(x) and not math.isinf(x)

@@ -39,7 +39,6 @@ def test_headless_cli_run_loads_no_ui() -> None:
 def test_agent_package_is_self_contained() -> None:
     """The agent is shipped alone: it may import only the stdlib and itself."""
     import ast
-    from pathlib import Path
 
     stdlib = set(sys.stdlib_module_names)
     allowed = stdlib | {"keras", "tensorflow", "numpy", "torch", "jax"}

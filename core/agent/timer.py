@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from .session import ProbeMeta, ProbeSession
+from .session import ProbeSession
 
 T = TypeVar("T")
 
@@ -93,7 +93,3 @@ class StepTimer:
             self.finish("failed", f"{exc_type.__name__}: {exc}")
         elif not self.session.ended:
             self.finish()
-
-
-def probe_meta(**kwargs: Any) -> ProbeMeta:
-    return ProbeMeta(**kwargs)
