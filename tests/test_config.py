@@ -89,3 +89,16 @@ def test_bad_config_is_reported_by_the_cli(tmp_path: Path, run_cli) -> None:  # 
     code, out, err = run_cli("probe", "--config", str(bad), "--headless")
     assert code == 2
     assert f"{bad}:2: unknown key probe.'max_step'" in err and "max_steps" in err
+
+
+def test_the_readme_config_examples_parse() -> None:
+    """README's TOML blocks are the documentation of the format: they must stay valid."""
+    import re
+
+    from conftest import ROOT
+
+    blocks = re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        cfg = parse_config(block, "README.md")
+        assert cfg.hosts or cfg.aws is not None

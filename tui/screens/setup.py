@@ -103,7 +103,8 @@ class SetupScreen(Screen[None]):
             self.check_leftovers()
         if self.config.path is None:
             self.notify("No config: probing this machine with a built-in workload. "
-                        "To see a six-instance comparison: probecast replay sample_logs/",
+                        "To see a six-instance comparison: probecast replay "
+                        "sample_logs/reconstructed-dissertation",
                         timeout=10)
 
     @work(thread=True, exclusive=True, group="aws", exit_on_error=False,
@@ -251,5 +252,6 @@ class SetupScreen(Screen[None]):
         self.papp.start_plan(plan, concurrency=s.concurrency, timeout=s.timeout)
 
     def action_replay_hint(self) -> None:
-        self.notify("Quit (q) and run: probecast replay sample_logs/  — replays recorded probes "
-                    "(incl. the dissertation's six p2/p3 instances) in this UI.", timeout=10)
+        self.notify("Quit (q) and run: probecast replay sample_logs/reconstructed-dissertation "
+                    "(the dissertation's six p2/p3 instances) or sample_logs/cpu-keras/probes "
+                    "(real probes recorded here) - the same screens, replayed.", timeout=10)
