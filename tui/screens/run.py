@@ -145,7 +145,8 @@ class RunScreen(Screen[None]):
                 panel = ProbePanel(entry)
                 self._panels[key] = panel
                 container.mount(panel)
-            elif panel.is_mounted:
+            elif panel.is_mounted and panel.region.area:
+                # only panels on screen: off-screen ones catch up when scrolled into view
                 panel.refresh_from_entry()
 
     def update_ranking(self) -> None:
