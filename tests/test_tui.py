@@ -289,3 +289,22 @@ async def test_detail_says_where_n_ep_comes_from() -> None:
         await pilot.pause()
         text = app.screen.query_one("#detail").plain_text(120)
         assert "N_ep" in text and "2 (full run (1 run), accuracy 0.787)" in text
+
+
+async def test_replay_pause_resume_and_speed_keys() -> None:
+    app = make_replay_app(SEISMIC[:1], speed=1.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        runner = app.replay_runners[0]
+        await pilot.press("space")
+        assert runner.paused
+        app.screen.update_status()  # type: ignore[attr-defined]
+        assert "paused ×1" in str(app.screen.query_one("#statusline").render())
+        await pilot.press("plus", "plus")
+        assert runner.speed == 4.0
+        await pilot.press("minus")
+        assert runner.speed == 2.0
+        await pilot.press("space")
+        assert not runner.paused
+        runner.speed = 1000.0
+        await app.workers.wait_for_complete()
+        assert app.board.entries[runner.spec.key].status == "done"
