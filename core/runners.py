@@ -212,6 +212,10 @@ def _final_status(cancelled: bool, code: int | None, saw_end: bool, stderr_tail:
     if code == 0 and saw_end:
         return RunnerStatus("done")
     tail = " | ".join(stderr_tail[-3:]) if stderr_tail else "no output on stderr"
+    if any("No module named 'tensorflow'" in line or "No module named 'keras'" in line
+           for line in stderr_tail):
+        tail = ("TensorFlow is not installed where the agent runs - built-in workloads need it: "
+                "pip install 'probecast[agent]' (or tensorflow) there | " + tail)
     if not saw_end:
         return RunnerStatus("failed", f"agent exited ({code}) without an end event: {tail}")
     return RunnerStatus("failed", f"agent exited with status {code}: {tail}")
