@@ -91,7 +91,7 @@ async def _run(board: Board, plan: list[Any], settings: ProbeSettings, out: Text
 
 
 def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
-    from .cli import CliError, cmd_rank
+    from .cli import CliError
 
     if not ns.headless:
         raise CliError("probe without --headless is the app: run `probecast` (or add --headless)")
@@ -146,16 +146,22 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     out.write(f"\nlogs written to {log_dir}/\n\n")
     if not logs:
         return 1
+    # methodology 1: N_ep comes from the full runs, unless given on the command line
+    epochs = ns.epochs if full_logs else (ns.epochs or settings.epochs)
+    return _rank_logs(logs, ns, config, epochs, out, epochs_from=full_logs or None)
+
+
+def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Any, epochs: int | None,
+               out: TextIO, epochs_from: list[str] | None = None) -> int:
+    """The same ranking as `probecast rank` on the logs just written, with the config's prices."""
+    from .cli import cmd_rank
+
+    prices = [f"{k}={v}" for k, v in config.prices.items()]
+    prices += [f"{h.instance}={h.price_per_hour}" for h in config.hosts if h.price_per_hour is not None]
     rank_ns = argparse.Namespace(
-        logs=logs, by=ns.by, weight=0.5,
-        # methodology 1: N_ep comes from the full runs, unless given on the command line
-        epochs=ns.epochs if full_logs else (ns.epochs or settings.epochs), no_validation=False,
-        equation="auto", statistic="trimmed", price=[f"{k}={v}" for k, v in config.prices.items()]
-        or None, billing=None, json=False, csv=False, epochs_from=full_logs or None,
-        min_accuracy=ns.min_accuracy)
-    for h in config.hosts:
-        if h.price_per_hour is not None:
-            rank_ns.price = [*(rank_ns.price or []), f"{h.instance}={h.price_per_hour}"]
+        logs=logs, by=ns.by, weight=0.5, epochs=epochs, no_validation=False, equation="auto",
+        statistic="trimmed", price=prices or None, billing=None, json=False, csv=False,
+        epochs_from=epochs_from, min_accuracy=getattr(ns, "min_accuracy", None))
     return cmd_rank(rank_ns, out)
 
 
@@ -193,12 +199,7 @@ def _probe_on_aws(ns: argparse.Namespace, config: Any, settings: ProbeSettings, 
     logs = [str(p) for p in sorted(log_dir.glob("*.jsonl"))]
     if not logs:
         return 1
-    from .cli import cmd_rank
-
-    rank_ns = argparse.Namespace(logs=logs, by=ns.by, weight=0.5, epochs=ns.epochs or settings.epochs,
-                                 no_validation=False, equation="auto", statistic="trimmed",
-                                 price=None, billing=None, json=False, csv=False)
-    return cmd_rank(rank_ns, out)
+    return _rank_logs(logs, ns, config, ns.epochs or settings.epochs, out)
 
 
 def _cheapest(hosts: list[Any], catalog: Catalog, prices: dict[str, float]) -> Any:
