@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.agent.policy import StopPolicy  # noqa: E402
-from core.estimate import NoEstimate, estimate_runtime  # noqa: E402
-from core.events import Epoch, Event, Init, Start, Step, Val, read_log  # noqa: E402
-from core.logstore import discover_logs  # noqa: E402
-from core.stats import fold_all  # noqa: E402
+from probecast.core.agent.policy import StopPolicy  # noqa: E402
+from probecast.core.model.estimate import NoEstimate, estimate_runtime  # noqa: E402
+from probecast.core.model.events import Epoch, Event, Init, Start, Step, Val, read_log  # noqa: E402
+from probecast.core.model.logstore import discover_logs  # noqa: E402
+from probecast.core.model.state import fold_all  # noqa: E402
 
 STATS = ("second", "mean10", "median", "trimmed", "mean")
 
@@ -81,7 +81,7 @@ def adaptive_steps(events: list[Event], target: float, min_steps: int) -> int:
 def estimate(events: list[Event], n_ep: int, stat: str, validation: bool) -> float:
     state = fold_all(events)
     if stat == "mean10":  # the dissertation's Table 5.5: mean of iterations 2..10
-        from core.agent.steady import StepSeries
+        from probecast.core.agent.steady import StepSeries
 
         series = StepSeries()
         for v in list(state.steady.values)[:9]:

@@ -25,13 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.board import Board  # noqa: E402
-from core.events import EventReader  # noqa: E402
-from core.plan import run_runners  # noqa: E402
-from core.pricing import Catalog  # noqa: E402
-from core.ranking import Pricing  # noqa: E402
-from core.runners import ProbeSpec, ReplayRunner  # noqa: E402
-from core.stats import ProbeState, fold_lines  # noqa: E402
+from probecast.core.run.board import Board  # noqa: E402
+from probecast.core.model.events import EventReader  # noqa: E402
+from probecast.core.run.plan import run_runners  # noqa: E402
+from probecast.core.model.pricing import Catalog  # noqa: E402
+from probecast.core.model.ranking import Pricing  # noqa: E402
+from probecast.core.run.runners import ProbeSpec, ReplayRunner  # noqa: E402
+from probecast.core.model.state import ProbeState, fold_lines  # noqa: E402
 
 
 def write_log(path: Path, n_events: int, seed: int = 0) -> int:

@@ -45,7 +45,7 @@ HOSTS = {"cpu-1core": ("0", "1"), "cpu-2core": (None, "2")}
 def record(out: Path, name: str, workload: str, batch: int, host: str, extra: list[str],
            mode: list[str]) -> float:
     cpus, threads = HOSTS[host]
-    cmd = [sys.executable, "-m", "core.agent", "workload", workload, "--batch-size", str(batch),
+    cmd = [sys.executable, "-m", "probecast.core.agent", "workload", workload, "--batch-size", str(batch),
            "--threads", threads, "--probe", name, "--instance", host, "--out", str(out / f"{name}.jsonl"),
            *extra, *mode]
     if cpus is not None and shutil.which("taskset"):

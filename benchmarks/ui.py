@@ -61,7 +61,7 @@ def read_until(master: int, needle: bytes, timeout: float) -> tuple[float | None
 
 def first_frame(env: dict[str, str]) -> float | None:
     t0 = time.monotonic()
-    proc, master = spawn_in_pty([sys.executable, "-m", "core.cli", "replay", "sample_logs", "--speed", "0"], env)
+    proc, master = spawn_in_pty([sys.executable, "-m", "probecast.tui", "replay", "sample_logs", "--speed", "0"], env)
     took, _ = read_until(master, b"Ranking", 30)
     elapsed = None if took is None else time.monotonic() - t0
     os.write(master, b"q")
@@ -78,7 +78,7 @@ def first_frame(env: dict[str, str]) -> float | None:
 
 class SyntheticRunner:
     def __init__(self, key: str, rate: float, seconds: float) -> None:
-        from core.runners import ProbeSpec
+        from probecast.core.run.runners import ProbeSpec
 
         self.spec = ProbeSpec(key=key, label=key, instance="g5.xlarge", batch_size=64)
         self.rate = rate
@@ -86,8 +86,8 @@ class SyntheticRunner:
         self.stopped = False
 
     async def stream(self) -> AsyncIterator[object]:
-        from core.events import Init, Start, Step
-        from core.runners import RunnerStatus
+        from probecast.core.model.events import Init, Start, Step
+        from probecast.core.run.runners import RunnerStatus
 
         yield RunnerStatus("running")
         yield Start(0.0, probe=self.spec.key, instance="g5.xlarge", batch_size=64,
@@ -109,10 +109,10 @@ class SyntheticRunner:
 
 
 def child(seconds: float, out: str) -> None:
-    from core.board import Board
-    from core.pricing import Catalog
-    from core.ranking import Pricing
-    from tui.app import ProbecastApp
+    from probecast.core.run.board import Board
+    from probecast.core.model.pricing import Catalog
+    from probecast.core.model.ranking import Pricing
+    from probecast.tui.app import ProbecastApp
 
     lags: list[float] = []
 

@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test,agent]'
-exec .venv/bin/python -m pytest -q "$@"
+exec .venv/bin/pytest -q "$@"

@@ -61,7 +61,7 @@ def log_builder() -> type[LogBuilder]:
 
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
-    from core.cli import main
+    from probecast.core.cli.main import main
 
     def run(*args: str) -> tuple[int, str, str]:
         code = main(list(args))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from core.events import End, Init, Start, Step, Val, read_log
+from probecast.core.model.events import End, Init, Start, Step, Val, read_log
 
 TINY_KERAS = """
 import sys
@@ -37,7 +37,7 @@ open(sys.argv[2] if len(sys.argv) > 2 else "after_fit.marker", "w").write("ran")
 def agent(*args: str, cwd: Path, env: dict[str, str] | None = None,
           timeout: float = 180) -> subprocess.CompletedProcess[str]:
     e = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "core.agent", *args], cwd=cwd, env=e,
+    return subprocess.run([sys.executable, "-m", "probecast.core.agent", *args], cwd=cwd, env=e,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -99,8 +99,8 @@ def test_probe_goes_on_to_time_one_epoch_boundary_when_cheap(tmp_path: Path) -> 
     assert any("time one epoch boundary" in m for m in msgs)
     assert any("autotune.enabled = False" in m for m in msgs)  # the stall hint names the fix
     assert "epoch boundary" in events[-1].reason
-    from core.stats import fold_all
-    from core.estimate import estimate_runtime
+    from probecast.core.model.state import fold_all
+    from probecast.core.model.estimate import estimate_runtime
     st = fold_all(events)
     assert len(st.boundary_steps) == 1
     est = estimate_runtime(st, 3)
@@ -130,7 +130,7 @@ def test_full_run_through_the_hook_is_complete_and_partitioned(tmp_path: Path) -
 @pytest.mark.tensorflow
 def test_explicit_callback_with_env_stop_policy(tmp_path: Path) -> None:
     s = script(tmp_path, """
-        from core.agent import ProbeCallback
+        from probecast.core.agent import ProbeCallback
         model.fit(x, y, batch_size=32, epochs=EPOCHS, verbose=0, callbacks=[ProbeCallback()])
     """)
     log = tmp_path / "cb.jsonl"
@@ -170,7 +170,7 @@ def test_script_that_raises_still_ends_the_log_as_failed(tmp_path: Path) -> None
 
 LOOP = """
 import sys, time
-from core.agent import StepTimer
+from probecast.core.agent import StepTimer
 probe = StepTimer(steps_per_epoch=50, val_steps=4, batch_size=16, epochs=3, framework="plain")
 for epoch in range(3):
     for batch in probe.steps(range(50), epoch):
@@ -232,7 +232,7 @@ def start_training_loop(tmp: Path, sleep: str, *extra: str) -> tuple[subprocess.
     p = tmp / "slow.py"
     p.write_text(LOOP)
     log = tmp / "slow.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "core.agent", "run", "--full", "--out", str(log),
+    proc = subprocess.Popen([sys.executable, "-m", "probecast.core.agent", "run", "--full", "--out", str(log),
                              *extra, "--", "python", str(p), sleep],
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
                             text=True)
@@ -254,11 +254,11 @@ def test_sigterm_ends_the_log_as_stopped(tmp_path: Path) -> None:
 
 def test_zipped_agent_runs_with_python_only(tmp_path: Path) -> None:
     """The agent ships as one .pyz and runs with nothing of probecast installed."""
-    from core.agent.bundle import build_zipapp
+    from probecast.core.agent.bundle import build_zipapp
 
     pyz = build_zipapp(tmp_path / "probecast-agent.pyz")
     loop = tmp_path / "loop.py"
-    loop.write_text(LOOP.replace("from core.agent import StepTimer", "from probecast_agent import StepTimer"))
+    loop.write_text(LOOP.replace("from probecast.core.agent import StepTimer", "from probecast_agent import StepTimer"))
     log = tmp_path / "z.jsonl"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     r = subprocess.run([sys.executable, "-I", str(pyz), "run", "--max-steps", "5", "--boundary-budget", "0", "--out", str(log),
@@ -284,10 +284,10 @@ def test_agent_stops_when_its_reader_goes_away(tmp_path: Path) -> None:
 
 def test_sampler_reads_nvidia_smi_and_proc(tmp_path: Path) -> None:
     """A stand-in nvidia-smi with the real CSV output format (two GPUs, one [N/A])."""
-    from core.agent.emit import Emitter
-    from core.agent.sampler import HardwareSampler, parse_nvidia_smi
-    from core.events import EventReader
-    from core.stats import fold_all
+    from probecast.core.agent.emit import Emitter
+    from probecast.core.agent.sampler import HardwareSampler, parse_nvidia_smi
+    from probecast.core.model.events import EventReader
+    from probecast.core.model.state import fold_all
 
     fake = tmp_path / "nvidia-smi"
     fake.write_text("#!/bin/sh\necho '97, 20111, 24564, NVIDIA A10G'\necho '[N/A], 511, 24564, NVIDIA A10G'\n")
@@ -317,7 +317,7 @@ def test_sampler_reads_nvidia_smi_and_proc(tmp_path: Path) -> None:
 @pytest.mark.tensorflow
 def test_probe_local_headless_writes_logs_and_ranks(tmp_path: Path) -> None:
     out_dir = tmp_path / "logs"
-    r = subprocess.run([sys.executable, "-m", "core.cli", "probe", "--local", "--headless",
+    r = subprocess.run([sys.executable, "-m", "probecast.tui", "probe", "--local", "--headless",
                         "--workload", "tabular-mlp", "--batch-size", "32", "--batch-size", "64",
                         "--train-size", "640", "--val-size", "128", "--max-steps", "8",
                         "--out", str(out_dir)], cwd=ROOT, capture_output=True, text=True,
@@ -339,7 +339,7 @@ def test_methodology_1_full_runs_on_the_cheapest_then_probes(tmp_path: Path) -> 
         '[probe]\nworkload = "tabular-mlp"\nbatch_sizes = [32]\nepochs = 4\nmax_steps = 8\n'
         'workload_args = ["--train-size", "640", "--val-size", "128"]\n')
     out_dir = tmp_path / "logs"
-    r = subprocess.run([sys.executable, "-m", "core.cli", "probe", "--config", str(cfg), "--headless",
+    r = subprocess.run([sys.executable, "-m", "probecast.tui", "probe", "--config", str(cfg), "--headless",
                         "--full-on-cheapest", "--out", str(out_dir)],
                        cwd=ROOT, capture_output=True, text=True, timeout=300,
                        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})

@@ -14,11 +14,11 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from core import aws
-from core.board import Board
-from core.config import ProbeSettings, parse_config
-from core.pricing import Catalog
-from core.ranking import Pricing
+from probecast.core.cloud import aws
+from probecast.core.run.board import Board
+from probecast.core.run.config import ProbeSettings, parse_config
+from probecast.core.model.pricing import Catalog
+from probecast.core.model.ranking import Pricing
 
 REGION = "us-east-1"
 
@@ -277,7 +277,7 @@ def test_aws_config_section_is_validated() -> None:
     cfg = parse_config('[aws]\nregion = "us-west-2"\nami_ssm_parameter = "/aws/service/x"\n'
                        'instance_types = ["g5.xlarge"]\nmax_spend = 3\n', "c.toml")
     assert cfg.aws.region == "us-west-2" and cfg.hosts == []
-    from core.config import ConfigError
+    from probecast.core.run.config import ConfigError
     with pytest.raises(ConfigError, match="aws.instance_types"):
         parse_config('[aws]\nami = "ami-1"\n', "c.toml")
     with pytest.raises(ConfigError, match="unknown key aws.'max_spent'"):

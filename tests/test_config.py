@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from core.config import ConfigError, find_config, load_config, parse_config
+from probecast.core.run.config import ConfigError, find_config, load_config, parse_config
 
 GOOD = """
 [[hosts]]

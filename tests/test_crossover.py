@@ -5,10 +5,10 @@ import json
 import pytest
 
 from conftest import SAMPLE_LOGS
-from core.crossover import Line, cost_crossovers, line_for, runtime_crossovers
-from core.estimate import estimate_runtime
-from core.logstore import load_probe
-from core.ranking import rank
+from probecast.core.model.crossover import Line, cost_crossovers, line_for, runtime_crossovers
+from probecast.core.model.estimate import estimate_runtime
+from probecast.core.model.logstore import load_probe
+from probecast.core.model.ranking import rank
 
 SEISMIC = sorted((SAMPLE_LOGS / "reconstructed-dissertation").glob("seismic-fcn-*.jsonl"))
 

@@ -15,9 +15,9 @@ import json
 import pytest
 
 from conftest import SAMPLE_LOGS
-from core.epochs import (epochs_from_runs, metric_curve, patience_rule, plateau_rule,
+from probecast.core.model.epochs import (epochs_from_runs, metric_curve, patience_rule, plateau_rule,
                          predict_stabilisation)
-from core.logstore import load_probe
+from probecast.core.model.logstore import load_probe
 
 FULL = SAMPLE_LOGS / "cpu-keras" / "full-runs"
 

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from core.estimate import NoEstimate, eq_5_1, eq_5_3, eq_5_4, estimate_runtime, parse_horizons
-from core.stats import fold_all
-from core.events import EventReader
+from probecast.core.model.estimate import NoEstimate, eq_5_1, eq_5_3, eq_5_4, estimate_runtime, parse_horizons
+from probecast.core.model.state import fold_all
+from probecast.core.model.events import EventReader
 
 
 def state_of(builder):  # type: ignore[no-untyped-def]
@@ -151,7 +151,7 @@ def test_statistic_second_iteration_matches_dissertation_baseline(log_builder) -
 def test_large_series_trimmed_mean_matches_the_exact_one() -> None:
     import random
 
-    from core.agent.steady import TRIM, StepSeries, trimmed_interval, trimmed_interval_large
+    from probecast.core.agent.steady import TRIM, StepSeries, trimmed_interval, trimmed_interval_large
 
     rnd = random.Random(3)
     s = StepSeries()
@@ -165,8 +165,8 @@ def test_large_series_trimmed_mean_matches_the_exact_one() -> None:
 def test_line_fold_equals_event_fold(log_builder) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from core.events import EventReader
-    from core.stats import ProbeState, fold_lines
+    from probecast.core.model.events import EventReader
+    from probecast.core.model.state import ProbeState, fold_lines
 
     b = log_builder(steps_per_epoch=5, val_steps=2).init(1.0)
     b.steps(0, [3.0, 0.1, 0.12, 0.1, 0.11]).val(0, 0.5, 2).epoch(0, val_accuracy=0.5)

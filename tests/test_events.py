@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.events import (End, EventReader, EventWriter, Init, Start, Step, Val, dumps,
+from probecast.core.model.events import (End, EventReader, EventWriter, Init, Start, Step, Val, dumps,
                          parse_line, read_log)
 
 

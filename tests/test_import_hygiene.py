@@ -9,26 +9,38 @@ import sys
 from conftest import ROOT
 
 
-def loaded_after(code: str) -> set[str]:
+def loaded_after(code: str, top_level: bool = True) -> set[str]:
     out = subprocess.run(
         [sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
         capture_output=True, text=True, check=True, cwd=ROOT,
     ).stdout
-    return {m.split(".")[0] for m in json.loads(out.strip().splitlines()[-1])}
+    mods = json.loads(out.strip().splitlines()[-1])
+    return {m.split(".")[0] for m in mods} if top_level else set(mods)
+
+
+EVERY_CORE_MODULE = (
+    "import pkgutil, importlib, probecast.core as c\n"
+    "for m in pkgutil.walk_packages(c.__path__, 'probecast.core.'):\n"
+    "    if not m.name.endswith('__main__'): importlib.import_module(m.name)"
+)
 
 
 def test_core_imports_no_textual_rich_or_tensorflow() -> None:
-    mods = loaded_after(
-        "import core, core.events, core.stats, core.estimate, core.pricing, core.ranking, "
-        "core.logstore, core.cli, core.probe_cli, core.agent, core.agent.keras_probe, "
-        "core.agent.workloads"
-    )
+    mods = loaded_after(EVERY_CORE_MODULE)
     assert not mods & {"textual", "rich", "tensorflow", "keras", "torch"}, mods
+
+
+def test_installed_names_cannot_collide() -> None:
+    """Shipped as probecast.core / probecast.tui: nothing is imported as a bare `core` or `tui`
+    (the folders are not on sys.path as packages of their own)."""
+    mods = loaded_after(EVERY_CORE_MODULE + "\nimport probecast.tui.main", top_level=False)
+    assert "probecast.core.model.events" in mods
+    assert not {m for m in mods if m.split(".")[0] in ("core", "tui")}
 
 
 def test_headless_cli_run_loads_no_ui() -> None:
     mods = loaded_after(
-        "from core.cli import main\n"
+        "from probecast.core.cli.main import main\n"
         "import contextlib, io\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    main(['rank', 'sample_logs/reconstructed-dissertation'])"

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from core.pricing import Catalog, billed_seconds, cost_usd
-from core.ranking import is_pareto, rank
+from probecast.core.model.pricing import Catalog, billed_seconds, cost_usd
+from probecast.core.model.ranking import is_pareto, rank
 
 
 def test_billing_rules() -> None:

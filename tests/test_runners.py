@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from conftest import SAMPLE_LOGS
-from core.board import Board
-from core.plan import run_runners
-from core.pricing import Catalog
-from core.ranking import Pricing
-from core.runners import LocalRunner, ProbeSpec, ReplayRunner, RunnerStatus, _final_status
+from probecast.core.run.board import Board
+from probecast.core.run.plan import run_runners
+from probecast.core.model.pricing import Catalog
+from probecast.core.model.ranking import Pricing
+from probecast.core.run.runners import LocalRunner, ProbeSpec, ReplayRunner, RunnerStatus, _final_status
 
 
 def test_missing_framework_is_explained() -> None:
@@ -34,7 +34,7 @@ def test_local_runner_reports_a_broken_python_as_failed(tmp_path: Path) -> None:
 
 
 def test_instant_replay_folds_the_same_state_as_the_file() -> None:
-    from core.logstore import load_probe
+    from probecast.core.model.logstore import load_probe
 
     path = SAMPLE_LOGS / "cpu-keras" / "probes" / "probe-mnist-cnn-b64-cpu-1core.jsonl"
     board = Board(Pricing(Catalog.embedded()))

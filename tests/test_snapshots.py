@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import SAMPLE_LOGS
-from core.board import Board
-from core.config import Config, Host, ProbeSettings
-from core.pricing import Catalog
-from core.ranking import Pricing
-from tui.app import ProbecastApp
-from tui.main import make_replay_app
+from probecast.core.run.board import Board
+from probecast.core.run.config import Config, Host, ProbeSettings
+from probecast.core.model.pricing import Catalog
+from probecast.core.model.ranking import Pricing
+from probecast.tui.app import ProbecastApp
+from probecast.tui.main import make_replay_app
 
 SEISMIC = sorted(str(p) for p in (SAMPLE_LOGS / "reconstructed-dissertation").glob("seismic-fcn-*"))
 

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 import sshd as sshd_mod
-from core.board import Board
-from core.config import Host, ProbeSettings
-from core.events import End, Step, read_log
-from core.plan import plan_probes, run_plan
-from core.pricing import Catalog
-from core.ranking import Pricing
-from core.sshrun import SshRunner, remote_command
+from probecast.core.run.board import Board
+from probecast.core.run.config import Host, ProbeSettings
+from probecast.core.model.events import End, Step, read_log
+from probecast.core.run.plan import plan_probes, run_plan
+from probecast.core.model.pricing import Catalog
+from probecast.core.model.ranking import Pricing
+from probecast.core.run.ssh import SshRunner, remote_command
 
 pytestmark = pytest.mark.skipif(sshd_mod.available() is not None,
                                 reason=sshd_mod.available() or "")
@@ -283,7 +283,7 @@ def test_headless_probe_from_a_config_file(world, tmp_path) -> None:  # type: ig
         f'[probe]\ncommand = "python3 {world["trainer"]} 0.01"\nbatch_sizes = [8]\nmax_steps = 12\n'
         'boundary_budget = 0\n')
     out_dir = tmp_path / "logs"
-    r = subprocess.run([sys.executable, "-m", "core.cli", "probe", "--config", str(cfg), "--headless",
+    r = subprocess.run([sys.executable, "-m", "probecast.tui", "probe", "--config", str(cfg), "--headless",
                         "--out", str(out_dir)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "Ranking: fastest first" in r.stdout

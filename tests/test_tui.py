@@ -12,22 +12,22 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SAMPLE_LOGS
-from core.board import Board
-from core.config import Config, Host, ProbeSettings
-from core.events import Event, EventReader
-from core.pricing import Catalog
-from core.ranking import Pricing
-from core.runners import ProbeSpec, RunnerItem, RunnerStatus
-from tui.app import ProbecastApp
-from tui.main import make_replay_app
-from tui.widgets.ranking import RankingTable
+from probecast.core.run.board import Board
+from probecast.core.run.config import Config, Host, ProbeSettings
+from probecast.core.model.events import Event, EventReader
+from probecast.core.model.pricing import Catalog
+from probecast.core.model.ranking import Pricing
+from probecast.core.run.runners import ProbeSpec, RunnerItem, RunnerStatus
+from probecast.tui.app import ProbecastApp
+from probecast.tui.main import make_replay_app
+from probecast.tui.widgets.ranking import RankingTable
 
 SEISMIC = sorted(str(p) for p in (SAMPLE_LOGS / "reconstructed-dissertation").glob("seismic-fcn-*"))
 SIZES = [(80, 24), (160, 48)]
 
 
 def cli_order(*args: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "core.cli", "rank", *args, "--json"], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-m", "probecast.tui", "rank", *args, "--json"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     return [r["probe"] for r in json.loads(out)]
 
@@ -195,7 +195,7 @@ async def test_quit_asks_while_probes_run_and_stops_them(tmp_path, monkeypatch) 
         await pilot.pause()
         await pilot.press("q")
         await pilot.pause()
-        from tui.screens.dialogs import ConfirmScreen
+        from probecast.tui.screens.dialogs import ConfirmScreen
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
         await pilot.pause()
@@ -222,7 +222,7 @@ async def test_export_writes_csv_json_markdown(tmp_path, monkeypatch) -> None:  
 def test_tui_process_never_imports_tensorflow() -> None:
     code = (
         "import asyncio, sys\n"
-        "from tui.main import make_replay_app\n"
+        "from probecast.tui.main import make_replay_app\n"
         "async def main():\n"
         "    app = make_replay_app(['sample_logs'], 0)\n"
         "    async with app.run_test(size=(80, 24)) as pilot:\n"
@@ -239,7 +239,7 @@ def test_tui_process_never_imports_tensorflow() -> None:
 async def test_charts_open_cycle_and_save(size, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from textual_plotext import PlotextPlot
 
-    from tui.screens.charts import ChartScreen
+    from probecast.tui.screens.charts import ChartScreen
 
     monkeypatch.chdir(tmp_path)
     app = make_replay_app(SEISMIC, speed=0)

@@ -10,10 +10,10 @@ from textual.app import App
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
-from core.board import Board
-from core.config import Config
-from core.plan import PlannedProbe, RunnerFactory, run_plan, run_runners, runner_factory
-from core.runners import ReplayRunner, Runner
+from probecast.core.run.board import Board
+from probecast.core.run.config import Config
+from probecast.core.run.plan import PlannedProbe, RunnerFactory, run_plan, run_runners, runner_factory
+from probecast.core.run.runners import ReplayRunner, Runner
 
 from .commands import ProbecastCommands
 from .screens.run import RunScreen

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.board import Board
-from core.config import ConfigError, load_config
-from core.logstore import discover_logs
-from core.pricing import Catalog
-from core.ranking import Pricing
-from core.runners import ProbeSpec, ReplayRunner
+from probecast.core.run.board import Board
+from probecast.core.run.config import ConfigError, load_config
+from probecast.core.model.logstore import discover_logs
+from probecast.core.model.pricing import Catalog
+from probecast.core.model.ranking import Pricing
+from probecast.core.run.runners import ProbeSpec, ReplayRunner
 
 from .app import ProbecastApp
 
@@ -19,8 +19,8 @@ def epoch_plan(paths: list[str]) -> dict | None:  # type: ignore[type-arg]
     """Methodology 1 in the app: N_ep per (workload, batch size) from full-run logs."""
     if not paths:
         return None
-    from core.epochs import epochs_from_runs
-    from core.logstore import load_probe
+    from probecast.core.model.epochs import epochs_from_runs
+    from probecast.core.model.logstore import load_probe
 
     files, errors = discover_logs(paths)
     for e in errors:
@@ -79,3 +79,10 @@ def run_app(args: list[str]) -> int:
             return 2
     app.run()
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``probecast`` console script: headless commands in core, the app here."""
+    from probecast.core.cli.main import main as cli_main
+
+    return cli_main(argv, launch_app=run_app)

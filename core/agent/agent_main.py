@@ -1,7 +1,7 @@
 """The agent's command line. Runs on the probe host with the stdlib and a DL framework only.
 
-    python3 -m core.agent workload mnist-cnn --batch-size 256 --max-steps 40
-    python3 -m core.agent run --target-ci 0.02 -- python train.py --lr 0.1
+    python3 -m probecast.core.agent workload mnist-cnn --batch-size 256 --max-steps 40
+    python3 -m probecast.core.agent run --target-ci 0.02 -- python train.py --lr 0.1
     python3 probecast-agent.pyz run --full --out run.jsonl -- python train.py
 
 Events go to stdout (one flushed line each) and to --out if given; diagnostics go to stderr.

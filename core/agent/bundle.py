@@ -1,6 +1,6 @@
 """Package the agent as one zip (``python3 probecast-agent.pyz ...``) for remote hosts.
 
-The agent's modules use relative imports only, so the same files work as ``core.agent`` here
+The agent's modules use relative imports only, so the same files work as ``probecast.core.agent`` here
 and as ``probecast_agent`` inside the zip.
 """
 
@@ -33,6 +33,26 @@ def zipapp_bytes() -> bytes:
             zf.writestr(info, data, zipfile.ZIP_DEFLATED)
         zf.writestr(zipfile.ZipInfo("__main__.py", date_time=(2020, 1, 1, 0, 0, 0)), _MAIN)
     return buf.getvalue()
+
+
+def local_agent_zip() -> Path:
+    """The agent zip for probes on this machine, built once per content into the user's cache."""
+    import hashlib
+    import tempfile
+
+    data = zipapp_bytes()
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "probecast"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        base = Path(tempfile.gettempdir())
+    path = base / f"agent-{digest}.pyz"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)  # atomic: concurrent probes never run a half-written zip
+    return path
 
 
 def build_zipapp(path: str | os.PathLike[str]) -> Path:

@@ -13,10 +13,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
-from core.charts import KINDS, batch_series, crossover_data, pareto_frontier, scatter_points
-from core.crossover import Line, line_for
-from core.estimate import NoEstimate
-from core.ranking import ranking_records
+from probecast.core.report.charts import KINDS, batch_series, crossover_data, pareto_frontier, scatter_points
+from probecast.core.model.crossover import Line, line_for
+from probecast.core.model.estimate import NoEstimate
+from probecast.core.model.ranking import ranking_records
 
 if TYPE_CHECKING:
     from ..app import ProbecastApp
@@ -123,7 +123,7 @@ class ChartScreen(Screen[None]):
         self.redraw(force=True)
 
     def action_save(self) -> None:
-        from core.plot_export import render
+        from probecast.core.report.figures import render
 
         rows, lines = self.data()
         directory = self.papp.log_dir or Path("probecast-exports")

@@ -14,9 +14,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from core.export import export_ranking
-from core.fmt import fmt_cost
-from core.ranking import ranking_records
+from probecast.core.report.export import export_ranking
+from probecast.core.report.fmt import fmt_cost
+from probecast.core.model.ranking import ranking_records
 
 from ..widgets.detail import DetailView
 from ..widgets.probe_panel import ProbePanel

@@ -12,11 +12,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, SelectionList, Static
 
-from core.agent.workloads import WORKLOADS
-from core.config import Config, Host, ProbeSettings
-from core.fmt import fmt_cost
-from core.plan import plan_probes, session_dir, worst_case_probe_cost
-from core.pricing import Catalog
+from probecast.core.agent.workloads import WORKLOADS
+from probecast.core.run.config import Config, Host, ProbeSettings
+from probecast.core.report.fmt import fmt_cost
+from probecast.core.run.plan import plan_probes, session_dir, worst_case_probe_cost
+from probecast.core.model.pricing import Catalog
 
 if TYPE_CHECKING:
     from ..app import ProbecastApp
@@ -110,7 +110,7 @@ class SetupScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="aws", exit_on_error=False,
           description="look for leftover instances")
     def check_leftovers(self) -> None:
-        from core.aws import AwsError, client, find_leftovers
+        from probecast.core.cloud.aws import AwsError, client, find_leftovers
 
         aws = self.config.aws
         try:

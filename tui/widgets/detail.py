@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from core.fmt import fmt_cost, fmt_duration
+from probecast.core.report.fmt import fmt_cost, fmt_duration
 
 EQUATIONS = {
     "5.3": "T = T_init + T_it1 + (N_it−1)·T_it + T_val1 + (N_ep−1)·(N_it·T_it + T_val + T_ep)",

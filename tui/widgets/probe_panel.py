@@ -11,8 +11,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
-from core.board import ProbeEntry
-from core.fmt import fmt_ms
+from probecast.core.run.board import ProbeEntry
+from probecast.core.report.fmt import fmt_ms
 
 STATUS_STYLE = {
     "pending": "dim", "connecting": "yellow", "uploading": "yellow", "running": "cyan",

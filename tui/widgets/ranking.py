@@ -8,7 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable
 
-from core.fmt import fmt_cost, fmt_duration
+from probecast.core.report.fmt import fmt_cost, fmt_duration
 
 COLUMNS = (("rank", "#"), ("instance", "instance"), ("batch", "batch"), ("runtime", "runtime"),
            ("bounds", "bounds"), ("cost", "cost"), ("rel", "rel"), ("pareto", "P"))

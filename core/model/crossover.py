@@ -14,7 +14,7 @@ from typing import Any
 
 from .estimate import estimate_runtime
 from .pricing import billed_seconds
-from .stats import ProbeState
+from .state import ProbeState
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from .stats import ProbeState
+from .state import ProbeState
 
 LOWER_IS_BETTER = ("loss",)
 

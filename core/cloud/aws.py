@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .pricing import Catalog, InstanceType
+from ..model.pricing import Catalog, InstanceType
 
 GPU_FAMILIES = ("p2", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "g3", "g4dn", "g4ad", "g5", "g5g",
                 "g6", "g6e", "gr6", "trn1", "inf2")
@@ -481,9 +481,9 @@ async def run_provisioned(board: Any, settings: Any, aws: AwsSettings, ec2: Any,
     """
     import asyncio
 
-    from .config import Host
-    from .plan import plan_probes, run_plan
-    from .sshrun import connect
+    from ..run.config import Host
+    from ..run.plan import plan_probes, run_plan
+    from ..run.ssh import connect
 
     prov = Provisioner(ec2, aws, ssm=ssm)
     prov.check_budget(catalog)

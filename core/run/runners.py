@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, Union
 
-from .events import End, Event, EventReader, EventWriter
+from ..agent.bundle import local_agent_zip
+from ..model.events import End, Event, EventReader, EventWriter
 
 STATUSES = ("pending", "connecting", "uploading", "running", "done", "failed", "stopped")
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,11 +141,12 @@ class LocalRunner:
         self._cancelled = False
 
     def command(self) -> list[str]:
-        return [self.python, "-m", "core.agent", *self.spec.agent_args()]
+        # The same one-file agent that SSH hosts get: it runs under any Python the user names,
+        # with nothing of probecast installed there.
+        return [self.python, str(local_agent_zip()), *self.spec.agent_args()]
 
     async def stream(self) -> AsyncIterator[RunnerItem]:
         env = dict(os.environ)
-        env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env["PYTHONUNBUFFERED"] = "1"
         sink = _LineSink(self.log_path)

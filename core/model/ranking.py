@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only when a ranking is built
     import pandas as pd
 
-from .agent.steady import DEFAULT_STATISTIC
+from ..agent.steady import DEFAULT_STATISTIC
 from .estimate import Estimate, NoEstimate, estimate_runtime
 from .pricing import Catalog, cost_usd
-from .stats import ProbeState
+from .state import ProbeState
 
 DEFAULT_EPOCHS = 10
 SORT_KEYS = {"time": "runtime_s", "cost": "cost_usd", "weighted": "score"}

@@ -18,14 +18,15 @@ import csv
 import io
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
-from .agent.steady import DEFAULT_STATISTIC, STATISTICS
-from .fmt import fmt_cost, fmt_duration
-from .estimate import DEFAULT_HORIZONS, EQUATIONS, NoEstimate, parse_horizons
-from .logstore import ProbeRecord, discover_logs, load_probe
-from .pricing import BILLING_RULES
-from .ranking import Pricing, choose_epochs, estimate_row, rank, ranking_records
+from ..agent.steady import DEFAULT_STATISTIC, STATISTICS
+from ..report.fmt import fmt_cost, fmt_duration
+from ..model.estimate import DEFAULT_HORIZONS, EQUATIONS, NoEstimate, parse_horizons
+from ..model.logstore import ProbeRecord, discover_logs, load_probe
+from ..model.pricing import BILLING_RULES
+from ..model.ranking import Pricing, choose_epochs, estimate_row, rank, ranking_records
 
 
 class CliError(Exception):
@@ -81,7 +82,7 @@ def _why_no_estimate(rec: ProbeRecord, exc: NoEstimate) -> str:
 def _epoch_plan(ns: argparse.Namespace) -> dict[tuple[str, int], Any] | None:
     if not getattr(ns, "epochs_from", None):
         return None
-    from .epochs import epochs_from_runs
+    from ..model.epochs import epochs_from_runs
 
     runs = _load_records(ns.epochs_from)
     plan = epochs_from_runs([r.state for r in runs], getattr(ns, "metric", "val_accuracy"))
@@ -125,7 +126,7 @@ def _rows_for(records: list[ProbeRecord], pricing: Pricing, epochs: float | None
 
 
 def _pricing(ns: argparse.Namespace) -> Pricing:
-    from .aws import cached_spot_prices, current_catalog
+    from ..cloud.aws import cached_spot_prices, current_catalog
 
     region = getattr(ns, "region", None) or "us-east-1"
     overrides: dict[str, float] = {}
@@ -224,7 +225,7 @@ def cmd_rank(ns: argparse.Namespace, out: TextIO) -> int:
 def _print_decision_cost(pairs: list[tuple[ProbeRecord, dict[str, Any]]],
                          rows: list[dict[str, Any]], out: TextIO) -> None:
     """seeds/001 Table 5.14: what the probes cost vs running every candidate to the end."""
-    from .pricing import cost_usd
+    from ..model.pricing import cost_usd
 
     probes = 0.0
     full = 0.0
@@ -243,7 +244,7 @@ def _print_decision_cost(pairs: list[tuple[ProbeRecord, dict[str, Any]]],
 
 def _add_crossovers(pairs: list[tuple[ProbeRecord, dict[str, Any]]], ns: argparse.Namespace) -> None:
     """Where each row trades places with another as N_ep grows (exact, per workload)."""
-    from .crossover import cost_crossovers, crossovers_for, line_for, runtime_crossovers
+    from ..model.crossover import cost_crossovers, crossovers_for, line_for, runtime_crossovers
 
     by_workload: dict[str, list[tuple[ProbeRecord, dict[str, Any]]]] = {}
     for rec, row in pairs:
@@ -291,8 +292,8 @@ def _print_ranking(recs: list[dict[str, Any]], rows: list[dict[str, Any]],
 def cmd_plot(ns: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
-    from .crossover import line_for
-    from .plot_export import render
+    from ..model.crossover import line_for
+    from ..report.figures import render
 
     pricing = _pricing(ns)
     pairs = _rows_for(_load_records(ns.logs), pricing, ns.epochs, ns)
@@ -328,7 +329,7 @@ def cmd_plot(ns: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_stabilize(ns: argparse.Namespace, out: TextIO) -> int:
-    from .epochs import (accuracy_cap, is_lower_better, metric_curve, patience_rule, plateau_rule,
+    from ..model.epochs import (accuracy_cap, is_lower_better, metric_curve, patience_rule, plateau_rule,
                          predict_stabilisation)
 
     results = []
@@ -377,7 +378,7 @@ def cmd_stabilize(ns: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_prices(ns: argparse.Namespace, out: TextIO) -> int:
-    from .aws import AwsError, cached_spot_prices, client, current_catalog, \
+    from ..cloud.aws import AwsError, cached_spot_prices, client, current_catalog, \
         fetch_ondemand_prices, gpu_facts, latest_spot_prices, save_price_cache
 
     families = [f.strip() for f in (ns.family or "").split(",") if f.strip()]
@@ -425,7 +426,7 @@ def cmd_prices(ns: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_cleanup(ns: argparse.Namespace, out: TextIO) -> int:
-    from .aws import AwsError, client, find_leftovers, owner, terminate
+    from ..cloud.aws import AwsError, client, find_leftovers, owner, terminate
 
     try:
         ec2 = client("ec2", ns.region)
@@ -547,17 +548,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="do not ask")
     p.set_defaults(func=cmd_cleanup)
 
-    from .probe_cli import add_probe_parser
+    from .probe import add_probe_parser
 
     add_probe_parser(sub)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+AppLauncher = Callable[[list[str]], int]
+
+
+def main(argv: list[str] | None = None, launch_app: AppLauncher | None = None) -> int:
+    """Headless commands run here; the app (no subcommand, or ``replay``) is started through
+    ``launch_app``, which the console script in ``probecast.tui`` passes in, so core never imports
+    the TUI."""
     args = sys.argv[1:] if argv is None else argv
     parser = build_parser()
     if not args or args[0] in ("replay", "--config"):
-        return _run_app(args)
+        if launch_app is None:
+            _warn("the app is not available here; headless commands still work: probecast --help")
+            return 2
+        return launch_app(args)
     ns = parser.parse_args(args)
     if ns.cmd is None:
         parser.print_help()
@@ -572,17 +582,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # `probecast rank ... | head`
         return 0
-
-
-def _run_app(args: list[str]) -> int:
-    # The TUI is imported only here, so headless commands never load textual.
-    try:
-        from tui.main import run_app
-    except ImportError as exc:
-        _warn(f"the app cannot start ({exc}); headless commands still work: probecast --help")
-        return 2
-    return run_app(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .events import EventReader, ReadReport
-from .stats import ProbeState, fold_lines
+from .state import ProbeState, fold_lines
 
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".log")
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only when a ranking is built
     import pandas as pd
 
 from .fmt import fmt_cost, fmt_duration
-from .ranking import ranking_records
+from ..model.ranking import ranking_records
 
 FLAT_COLUMNS = ["probe", "instance", "batch_size", "epochs", "runtime_s", "runtime_low_s",
                 "runtime_high_s", "cost_usd", "cost_low_usd", "cost_high_usd", "price_per_hour",

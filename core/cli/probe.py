@@ -10,12 +10,12 @@ import sys
 import time
 from typing import Any, TextIO
 
-from .board import Board
-from .config import ConfigError, ProbeSettings, default_config, load_config, local_host
-from .fmt import fmt_ms
-from .plan import plan_probes, run_plan, session_dir
-from .pricing import Catalog
-from .ranking import Pricing
+from ..run.board import Board
+from ..run.config import ConfigError, ProbeSettings, default_config, load_config, local_host
+from ..report.fmt import fmt_ms
+from ..run.plan import plan_probes, run_plan, session_dir
+from ..model.pricing import Catalog
+from ..model.ranking import Pricing
 
 
 def _settings(ns: argparse.Namespace, base: ProbeSettings) -> ProbeSettings:
@@ -91,7 +91,7 @@ async def _run(board: Board, plan: list[Any], settings: ProbeSettings, out: Text
 
 
 def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
-    from .cli import CliError
+    from .main import CliError
 
     if not ns.headless:
         raise CliError("probe without --headless is the app: run `probecast` (or add --headless)")
@@ -154,7 +154,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
 def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Any, epochs: int | None,
                out: TextIO, epochs_from: list[str] | None = None) -> int:
     """The same ranking as `probecast rank` on the logs just written, with the config's prices."""
-    from .cli import cmd_rank
+    from .main import cmd_rank
 
     prices = [f"{k}={v}" for k, v in config.prices.items()]
     prices += [f"{h.instance}={h.price_per_hour}" for h in config.hosts if h.price_per_hour is not None]
@@ -168,8 +168,8 @@ def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Any, epochs: int
 def _probe_on_aws(ns: argparse.Namespace, config: Any, settings: ProbeSettings, board: Board,
                   log_dir: Any, out: TextIO) -> int:
     """[aws] in the config: launch the instance types, probe them, terminate them."""
-    from .aws import AwsError, client, current_catalog, run_provisioned, worst_case_cost
-    from .cli import CliError
+    from ..cloud.aws import AwsError, client, current_catalog, run_provisioned, worst_case_cost
+    from .main import CliError
 
     aws = config.aws
     catalog = current_catalog(aws.region)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .agent.steady import DEFAULT_STATISTIC, StepSeries
+from ..agent.steady import DEFAULT_STATISTIC, StepSeries
 from collections.abc import Iterable
 
 from .events import STEP_LINE, End, Epoch, Event, EventReader, Init, Log, Sample, Start, Step, Val

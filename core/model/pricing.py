@@ -64,7 +64,7 @@ class Catalog:
 
     @classmethod
     def embedded(cls) -> Catalog:
-        text = resources.files("core").joinpath("data/catalog.json").read_text(encoding="utf-8")
+        text = resources.files(__package__).joinpath("catalog.json").read_text(encoding="utf-8")
         return cls.from_document(json.loads(text), source="embedded")
 
     @classmethod

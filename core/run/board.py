@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only when a ranking is built
     import pandas as pd
 
-from .agent.steady import DEFAULT_STATISTIC
-from .estimate import NoEstimate
-from .events import Event, Step
-from .pricing import cost_usd
-from .ranking import Pricing, choose_epochs, estimate_row, rank
+from ..agent.steady import DEFAULT_STATISTIC
+from ..model.estimate import NoEstimate
+from ..model.events import Event, Step
+from ..model.pricing import cost_usd
+from ..model.ranking import Pricing, choose_epochs, estimate_row, rank
 from .runners import LineBatch, ProbeSpec, Runner, RunnerStatus
-from .events import EventReader
-from .stats import ProbeState, fold_lines
+from ..model.events import EventReader
+from ..model.state import ProbeState, fold_lines
 
 CHART_POINTS = 240
 

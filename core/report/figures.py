@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from .charts import batch_series, crossover_data, pareto_frontier, scatter_points
-from .crossover import Line
+from ..model.crossover import Line
 
 
 def _plt() -> Any:

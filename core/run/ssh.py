@@ -20,7 +20,7 @@ from typing import Any
 
 import asyncssh
 
-from .agent.bundle import zipapp_bytes
+from ..agent.bundle import zipapp_bytes
 from .config import Host
 from .runners import ProbeSpec, RunnerItem, RunnerStatus, _final_status, _LineSink
 

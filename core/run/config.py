@@ -18,7 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
-from .agent.workloads import WORKLOADS
+from ..agent.workloads import WORKLOADS
 
 SEARCH_PATHS = ("probecast.toml", "~/.config/probecast/config.toml")
 LOCAL = "local"
@@ -221,7 +221,7 @@ def parse_config(text: str, path: Path | str = "<config>") -> Config:
         prices[name] = float(value)
     aws = None
     if "aws" in data:
-        from .aws import AwsSettings
+        from ..cloud.aws import AwsSettings
 
         aws_raw = data["aws"]
         _check(aws_raw, _AWS_KEYS, "aws.", src, text)

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .crossover import Crossover, Line, cost_crossovers, runtime_crossovers
+from ..model.crossover import Crossover, Line, cost_crossovers, runtime_crossovers
 
 KINDS = ("scatter", "crossover", "batch")
 

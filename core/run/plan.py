@@ -60,7 +60,7 @@ def runner_factory(hosts: list[Host]) -> RunnerFactory:
     def make(host: Host, spec: ProbeSpec, log_path: Path) -> Runner:
         if host.kind == "local":
             return LocalRunner(spec, log_path, python=host.python)
-        from .sshrun import SshRunner
+        from .ssh import SshRunner
 
         return SshRunner(host, spec, log_path, by_name)
 
@@ -69,7 +69,7 @@ def runner_factory(hosts: list[Host]) -> RunnerFactory:
 
 def worst_case_probe_cost(plan: list[PlannedProbe], config: Config, timeout: float) -> float | None:
     """Every probe running to its timeout, billed with a 60 s minimum; None if a price is unknown."""
-    from .pricing import Catalog, cost_usd
+    from ..model.pricing import Catalog, cost_usd
 
     catalog = Catalog.embedded().with_prices(config.prices) if config.prices else Catalog.embedded()
     total = 0.0

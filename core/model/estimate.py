@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .agent.steady import DEFAULT_STATISTIC
-from .stats import ProbeState
+from ..agent.steady import DEFAULT_STATISTIC
+from .state import ProbeState
 
 DEFAULT_HORIZONS: tuple[int, ...] = (5, 10, 20, 25)
 EQUATIONS = ("auto", "5.1", "5.3", "5.4")
