@@ -29,7 +29,7 @@ from probecast.core.run.board import Board  # noqa: E402
 from probecast.core.model.events import EventReader  # noqa: E402
 from probecast.core.run.plan import run_runners  # noqa: E402
 from probecast.core.model.pricing import Catalog  # noqa: E402
-from probecast.core.model.ranking import Pricing  # noqa: E402
+from probecast.core.model.ranking import Pricing, RankOptions  # noqa: E402
 from probecast.core.run.runners import ProbeSpec, ReplayRunner  # noqa: E402
 from probecast.core.model.state import ProbeState, fold_lines  # noqa: E402
 
@@ -79,7 +79,7 @@ def replay_to_ranking(path: Path) -> float:
         board = Board(Pricing(Catalog.embedded()))
         runner = ReplayRunner(ProbeSpec(key="bench", label="bench"), path, speed=0)
         await run_runners(board, [runner])
-        return len(board.ranking(None))
+        return len(board.ranking(RankOptions()))
 
     t0 = time.perf_counter()
     rows = asyncio.run(go())

@@ -112,6 +112,7 @@ def child(seconds: float, out: str) -> None:
     from probecast.core.run.board import Board
     from probecast.core.model.pricing import Catalog
     from probecast.core.model.ranking import Pricing
+    from probecast.core.run.session import Session
     from probecast.tui.app import ProbecastApp
 
     lags: list[float] = []
@@ -135,7 +136,7 @@ def child(seconds: float, out: str) -> None:
             self.set_timer(seconds, done)
 
     runners = [SyntheticRunner(f"probe-{i:02d}", 200, seconds + 5) for i in range(16)]
-    Bench(Board(Pricing(Catalog.embedded())), runners=runners).run()
+    Bench(Session(Board(Pricing(Catalog.embedded())), runners=runners)).run()
 
 
 def load_run(env: dict[str, str], seconds: float) -> dict[str, float]:

@@ -74,3 +74,17 @@ def run_cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def python() -> str:
     return sys.executable
+
+
+def ranked_row(probe: str, instance: str, batch_size: int, runtime_s: float,
+               cost_usd: float | None, spread: float = 0.1):  # type: ignore[no-untyped-def]
+    """A RankedRow with just what ranking needs (pure ranking tests)."""
+    from probecast.core.model.ranking import RankedRow
+
+    return RankedRow(
+        key=probe, label=probe, probe=probe, instance=instance, batch_size=batch_size,
+        workload="w", epochs=10, epochs_source="user", runtime_s=runtime_s,
+        runtime_low_s=runtime_s * (1 - spread), runtime_high_s=runtime_s * (1 + spread),
+        cost_usd=cost_usd, cost_low_usd=cost_usd, cost_high_usd=cost_usd, price_per_hour=1.0,
+        price_source="user", billing="exact", equation="5.3", terms={}, formula="", notes=[],
+        status="done", steps_observed=30)

@@ -14,7 +14,8 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from probecast.core.cloud import aws
+from probecast.core.cloud import client as aws_client, prices as aws_prices, provision, session
+from probecast.core.run.config import AwsSettings
 from probecast.core.run.board import Board
 from probecast.core.run.config import ProbeSettings, parse_config
 from probecast.core.model.pricing import Catalog
@@ -43,7 +44,7 @@ def fake_credentials(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
 
 
 def ec2_client(url: str):  # type: ignore[no-untyped-def]
-    return aws.client("ec2", REGION, url)
+    return aws_client.client("ec2", REGION, url)
 
 
 def an_ami(ec2) -> str:  # type: ignore[no-untyped-def]
@@ -51,7 +52,7 @@ def an_ami(ec2) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_gpu_facts_from_describe_instance_types(moto_url) -> None:  # type: ignore[no-untyped-def]
-    facts = {f.instance: f for f in aws.gpu_facts(ec2_client(moto_url),
+    facts = {f.instance: f for f in aws_prices.gpu_facts(ec2_client(moto_url),
                                                  ["g4dn.xlarge", "g5.xlarge", "g6.xlarge",
                                                   "p4d.24xlarge", "p5.48xlarge"])}
     assert facts["g4dn.xlarge"].gpu_model == "T4" and facts["g4dn.xlarge"].gpu_count == 1
@@ -60,19 +61,19 @@ def test_gpu_facts_from_describe_instance_types(moto_url) -> None:  # type: igno
     assert facts["p5.48xlarge"].gpu_count == 8 and facts["p5.48xlarge"].vcpus == 192
     assert facts["g6.xlarge"].gpu_memory_gb and facts["g6.xlarge"].gpu_memory_gb > 20
     # unfiltered: paginated over every GPU family moto knows
-    allgpu = aws.gpu_facts(ec2_client(moto_url))
+    allgpu = aws_prices.gpu_facts(ec2_client(moto_url))
     assert len(allgpu) > 20 and all(f.gpu_count > 0 for f in allgpu)
 
 
 def test_launch_tags_shutdown_behaviour_waiters_and_terminate(moto_url) -> None:  # type: ignore[no-untyped-def]
     ec2 = ec2_client(moto_url)
-    settings = aws.AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge"], deadman_minutes=30)
-    prov = aws.Provisioner(ec2, settings)
+    settings = AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge"], deadman_minutes=30)
+    prov = provision.Provisioner(ec2, settings)
     item = prov.launch("g5.xlarge")
     prov.wait_running([item], delay=1)
     desc = ec2.describe_instances(InstanceIds=[item.instance_id])["Reservations"][0]["Instances"][0]
     tags = {t["Key"]: t["Value"] for t in desc["Tags"]}
-    assert tags[aws.TAG_SESSION] == prov.session and tags[aws.TAG_OWNER] == aws.owner()
+    assert tags[aws_client.TAG_SESSION] == prov.session and tags[aws_client.TAG_OWNER] == provision.owner()
     attr = ec2.describe_instance_attribute(InstanceId=item.instance_id,
                                            Attribute="instanceInitiatedShutdownBehavior")
     assert attr["InstanceInitiatedShutdownBehavior"]["Value"] == "terminate"
@@ -88,45 +89,45 @@ def test_launch_tags_shutdown_behaviour_waiters_and_terminate(moto_url) -> None:
 
 def test_spend_cap_is_refused_before_anything_launches(moto_url) -> None:  # type: ignore[no-untyped-def]
     ec2 = ec2_client(moto_url)
-    settings = aws.AwsSettings(ami=an_ami(ec2), instance_types=["p5.48xlarge"], max_spend=5.0,
+    settings = AwsSettings(ami=an_ami(ec2), instance_types=["p5.48xlarge"], max_spend=5.0,
                                deadman_minutes=60)
-    before = len(aws.find_leftovers(ec2))
-    with pytest.raises(aws.AwsError, match="exceeds max_spend"):
-        aws.Provisioner(ec2, settings).check_budget(Catalog.embedded())
-    assert len(aws.find_leftovers(ec2)) == before
+    before = len(provision.find_leftovers(ec2))
+    with pytest.raises(aws_client.AwsError, match="exceeds max_spend"):
+        provision.Provisioner(ec2, settings).check_budget(Catalog.embedded())
+    assert len(provision.find_leftovers(ec2)) == before
 
 
 def test_failure_in_the_middle_terminates_every_launched_instance(moto_url) -> None:  # type: ignore[no-untyped-def]
     ec2 = ec2_client(moto_url)
-    settings = aws.AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge", "g4dn.xlarge"],
+    settings = AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge", "g4dn.xlarge"],
                                max_spend=50)
     board = Board(Pricing(Catalog.embedded()))
 
     def no_route(item):  # type: ignore[no-untyped-def]
-        raise aws.AwsError(f"{item.instance_id}: no route to host (simulated)")
+        raise aws_client.AwsError(f"{item.instance_id}: no route to host (simulated)")
 
-    with pytest.raises(aws.AwsError, match="simulated"):
-        asyncio.run(aws.run_provisioned(board, ProbeSettings(), settings, ec2, Catalog.embedded(),
+    with pytest.raises(aws_client.AwsError, match="simulated"):
+        asyncio.run(session.run_provisioned(board, ProbeSettings(), settings, ec2, Catalog.embedded(),
                                         Path(tempfile.mkdtemp()), address_for=no_route))
-    mine = [i for i in aws.find_leftovers(ec2) if i["type"] in ("g5.xlarge", "g4dn.xlarge")]
+    mine = [i for i in provision.find_leftovers(ec2) if i["type"] in ("g5.xlarge", "g4dn.xlarge")]
     assert mine == []  # both were launched and both are terminated
 
 
 def test_cleanup_finds_leftovers_of_any_session(moto_url, run_cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_url)  # the CLI goes through boto3's chain
     ec2 = ec2_client(moto_url)
-    settings = aws.AwsSettings(ami=an_ami(ec2), instance_types=["g6.xlarge"])
-    a = aws.Provisioner(ec2, settings).launch("g6.xlarge")  # a crashed session's instance
-    b = aws.Provisioner(ec2, settings).launch("g6.xlarge")  # another one
+    settings = AwsSettings(ami=an_ami(ec2), instance_types=["g6.xlarge"])
+    a = provision.Provisioner(ec2, settings).launch("g6.xlarge")  # a crashed session's instance
+    b = provision.Provisioner(ec2, settings).launch("g6.xlarge")  # another one
     other = ec2.run_instances(ImageId=an_ami(ec2), InstanceType="t3.micro", MinCount=1, MaxCount=1,
                               TagSpecifications=[{"ResourceType": "instance", "Tags": [
-                                  {"Key": aws.TAG_OWNER, "Value": "someone-else"}]}])
+                                  {"Key": aws_client.TAG_OWNER, "Value": "someone-else"}]}])
     code, out, _ = run_cli("cleanup", "--dry-run")
     assert code == 0 and a.instance_id in out and b.instance_id in out
     assert other["Instances"][0]["InstanceId"] not in out and "dry run" in out
     code, out, _ = run_cli("cleanup", "--yes")
     assert code == 0 and "terminated 2" in out
-    assert aws.find_leftovers(ec2) == []
+    assert provision.find_leftovers(ec2) == []
     code, out, _ = run_cli("cleanup", "--yes")
     assert "no probecast instances" in out
 
@@ -148,13 +149,13 @@ def test_ssh_handoff_to_a_launched_instance_mapped_to_a_local_sshd(moto_url, tmp
     deadline_file = base / "deadline"
     try:
         ec2 = ec2_client(moto_url)
-        settings = aws.AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge"], user="root",
+        settings = AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge"], user="root",
                                    identity_file=str(key), python="/usr/bin/python3",
                                    endpoint_url=moto_url, max_spend=10)
         probe = ProbeSettings(command=f"python3 {trainer}", batch_sizes=[8], max_steps=10,
                               boundary_budget=0)
         board = Board(Pricing(Catalog.embedded()))
-        prov = asyncio.run(aws.run_provisioned(
+        prov = asyncio.run(session.run_provisioned(
             board, probe, settings, ec2, Catalog.embedded(), tmp_path,
             address_for=lambda item: "127.0.0.5", port=2222, known_hosts=str(base / "known_hosts"),
             deadman_file=str(deadline_file), ssh_timeout=20))
@@ -205,7 +206,7 @@ def test_pricing_parser_paginates_and_filters_server_side() -> None:
                                                       price_item("g6.xlarge", "0.0000000000")],
                                        "FormatVersion": "aws_v1"}, {**expected, "NextToken": "t1"})
     with stub:
-        rows = aws.fetch_ondemand_prices(pricing, REGION)
+        rows = aws_prices.fetch_ondemand_prices(pricing, REGION)
     stub.assert_no_pending_responses()
     prices = {r.instance: r.price_per_hour for r in rows}
     assert prices == {"g5.xlarge": 1.006, "g6.xlarge": 0.8048, "p3.2xlarge": 3.06}
@@ -228,16 +229,16 @@ def test_pricing_filters_are_the_gpu_linux_shared_on_demand_ones() -> None:
     pricing.meta.events.register("provide-client-params.pricing.GetProducts", capture)
     stub.add_response("get_products", {"PriceList": [price_item("p5.48xlarge", "98.32", "8")]})
     with stub:
-        rows = aws.fetch_ondemand_prices(pricing, "eu-west-1", families=["p5", "g5"])
+        rows = aws_prices.fetch_ondemand_prices(pricing, "eu-west-1", families=["p5", "g5"])
     assert seen["filters"] == filters
     assert [r.instance for r in rows] == ["p5.48xlarge"]
 
 
 def test_cache_is_preferred_and_says_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    assert aws.current_catalog(REGION).source == "embedded"
-    rows = aws.parse_price_list([price_item("g5.xlarge", "0.9500000000")])
-    path = aws.save_price_cache(rows, REGION)
-    cat = aws.current_catalog(REGION)
+    assert aws_prices.current_catalog(REGION).source == "embedded"
+    rows = aws_prices.parse_price_list([price_item("g5.xlarge", "0.9500000000")])
+    path = aws_prices.save_price_cache(rows, REGION)
+    cat = aws_prices.current_catalog(REGION)
     assert cat.price("g5.xlarge")[0] == 0.95 and "cache" in cat.source and str(path) in cat.source
     assert cat.get("g5.xlarge").gpu_model == "A10G"  # type: ignore[union-attr]  # embedded facts kept
     assert cat.price("p3.2xlarge")[0] == 3.06  # not in the cache: embedded
@@ -247,8 +248,8 @@ def test_error_messages_name_the_iam_action_and_fall_back_on_subnets() -> None:
     ec2 = boto3.client("ec2", region_name=REGION)
     stub = Stubber(ec2)
     stub.add_client_error("run_instances", "UnauthorizedOperation", "You are not authorized")
-    with stub, pytest.raises(aws.AwsError, match="ec2:RunInstances"):
-        aws.Provisioner(ec2, aws.AwsSettings(ami="ami-1", instance_types=["g5.xlarge"])).launch("g5.xlarge")
+    with stub, pytest.raises(aws_client.AwsError, match="ec2:RunInstances"):
+        provision.Provisioner(ec2, AwsSettings(ami="ami-1", instance_types=["g5.xlarge"])).launch("g5.xlarge")
     stub = Stubber(ec2)
     stub.add_client_error("run_instances", "InsufficientInstanceCapacity", "no g5 in us-east-1a")
     stub.add_response("run_instances", {"Instances": [{"InstanceId": "i-0123456789abcdef0",
@@ -256,7 +257,7 @@ def test_error_messages_name_the_iam_action_and_fall_back_on_subnets() -> None:
                       {"ImageId": "ami-1", "InstanceType": "g5.xlarge", "MinCount": 1, "MaxCount": 1,
                        "InstanceInitiatedShutdownBehavior": "terminate", "UserData": ANY,
                        "TagSpecifications": ANY, "SubnetId": "subnet-b"})
-    prov = aws.Provisioner(ec2, aws.AwsSettings(ami="ami-1", instance_types=["g5.xlarge"],
+    prov = provision.Provisioner(ec2, AwsSettings(ami="ami-1", instance_types=["g5.xlarge"],
                                                 subnet_ids=["subnet-a", "subnet-b"]))
     with stub:
         item = prov.launch("g5.xlarge")
@@ -269,8 +270,8 @@ def test_no_credentials_is_a_clear_message(monkeypatch) -> None:  # type: ignore
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    with pytest.raises(aws.AwsError, match="no AWS credentials"):
-        aws.find_leftovers(aws.client("ec2", REGION))
+    with pytest.raises(aws_client.AwsError, match="no AWS credentials"):
+        provision.find_leftovers(aws_client.client("ec2", REGION))
 
 
 def test_aws_config_section_is_validated() -> None:
@@ -291,7 +292,7 @@ def test_rank_can_price_with_cached_spot_prices(run_cli) -> None:  # type: ignor
     code, out, err = run_cli("rank", log, "--spot", "--json", "--billing", "exact")
     assert "no cached spot prices" in err
     on_demand = json.loads(out)[0]["cost_usd"]
-    aws.save_price_cache(aws.parse_price_list([price_item("p3.2xlarge", "3.0600000000")]), REGION,
+    aws_prices.save_price_cache(aws_prices.parse_price_list([price_item("p3.2xlarge", "3.0600000000")]), REGION,
                          spot={"p3.2xlarge": 0.918})
     code, out, err = run_cli("rank", log, "--spot", "--json", "--billing", "exact")
     row = json.loads(out)[0]

@@ -51,7 +51,7 @@ def test_good_config_parses() -> None:
     ("[probe]\ntarget_ci = 2\n", ["probe.target_ci", "between 0 and 1"]),
     ("[[hosts]]\nname = 'a'\n", ["hosts[0].address is required"]),
     ("[[hosts]]\nname = 'a'\naddress = 'h'\nport = 70000\n", ["x.toml:4", "port must be 1-65535"]),
-    ("[[hosts]]\nname = 'a b'\naddress = 'h'\n", ["name 'a b'"]),
+    ("[[hosts]]\nname = 'a b'\naddress = 'h'\n", ["hosts[0].name", "got 'a b'"]),
     ("[[hosts]]\nname='a'\naddress='h'\n[[hosts]]\nname='a'\naddress='i'\n", ["unique", "a"]),
     ("[prices]\n'g5.xlarge' = 'cheap'\n", ["prices.g5.xlarge", "number"]),
     ("[hosts]\nname = 1\n", ["array of tables"]),
@@ -65,6 +65,44 @@ def test_errors_name_file_line_key_and_what_is_allowed(text: str, needles: list[
     assert msg.startswith("x.toml")
     for n in needles:
         assert n in msg, msg
+
+
+SECOND_HOST_BAD_PORT = """\
+[[hosts]]
+name = "a"
+address = "10.0.0.1"
+port = 22
+
+[[hosts]]
+name = "b"
+address = "10.0.0.2"
+port = 99999
+"""
+
+
+@pytest.mark.parametrize("text,needles", [
+    (SECOND_HOST_BAD_PORT, ["x.toml:9:", "hosts[1].port must be 1-65535, got 99999"]),
+    ('hosts = ["a", "b"]\n', ["x.toml:1:", "hosts[0]", "[[hosts]] section"]),
+    ("prices = 5\n", ["x.toml:1:", "prices must be a table"]),
+    ('aws = "yes"\n', ["x.toml:1:", "aws must be a table"]),
+    ("[probe]\nbatch_sizes = [64]\ntimeout = nan\n", ["x.toml:3:", "probe.timeout", "got nan"]),
+    ("[[hosts]]\nname = 'a'\naddress = 'h'\nprice_per_hour = nan\n", ["x.toml:4:", "price_per_hour"]),
+    ("[[hosts]]\nname = 'a'\naddress = 'h'\nconnect_timeout = 0\n", ["x.toml:4:", "connect_timeout", "> 0"]),
+    ("[[hosts]]\nname = 'a'\naddress = 'h'\nkeepalive_interval = -1\n", ["x.toml:4:", "keepalive_interval"]),
+    ("[probe]\ntimeout = inf\n", ["x.toml:2:", "probe.timeout"]),
+])
+def test_config_faults_name_the_exact_line_and_never_raise_a_traceback(text: str, needles: list[str]) -> None:
+    with pytest.raises(ConfigError) as exc:
+        parse_config(text, "x.toml")
+    for n in needles:
+        assert n in str(exc.value), str(exc.value)
+
+
+def test_a_config_that_is_not_utf8_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes('[probe]\nworkdir = "caf\xe9"\n'.encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"latin1.toml: not UTF-8"):
+        load_config(str(bad))
 
 
 def test_search_order_and_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import SAMPLE_LOGS
+from conftest import ranked_row, SAMPLE_LOGS
 from probecast.core.model.crossover import Line, cost_crossovers, line_for, runtime_crossovers
 from probecast.core.model.estimate import estimate_runtime
 from probecast.core.model.logstore import load_probe
@@ -62,21 +62,19 @@ def test_reconstructed_p2_p3_reproduce_fig_5_4(run_cli) -> None:  # type: ignore
     assert "p3.8xlarge b256 is faster than p2.xlarge b256 from 5 epochs on" in sentences
 
 
-def row(k: str, t: float, c: float) -> dict:  # type: ignore[type-arg]
-    return {"probe": k, "instance": k, "batch_size": 1, "epochs": 10, "runtime_s": t,
-            "runtime_low_s": t, "runtime_high_s": t, "cost_usd": c, "cost_low_usd": c,
-            "cost_high_usd": c, "price_per_hour": 1.0, "equation": "5.3"}
+def row(k: str, t: float, c: float):  # type: ignore[no-untyped-def]
+    return ranked_row(k, k, 1, t, c, spread=0.0)
 
 
 def test_weighted_view_moves_between_fastest_and_cheapest() -> None:
     rows = [row("fast", 100, 4.0), row("cheap", 400, 1.0), row("middle", 150, 1.5)]
-    assert list(rank(rows, "weighted", 1.0)["probe"])[0] == "fast"
-    assert list(rank(rows, "weighted", 0.0)["probe"])[0] == "cheap"
+    assert rank(rows, "weighted", 1.0)[0].probe == "fast"
+    assert rank(rows, "weighted", 0.0)[0].probe == "cheap"
     mid = rank(rows, "weighted", 0.5)
     # scores: fast .5*1+.5*4 = 2.5, cheap .5*4+.5*1 = 2.5, middle .5*1.5+.5*1.5 = 1.5
-    assert list(mid["probe"])[0] == "middle"
-    assert mid["relative"].iloc[0] == 1.0
-    assert mid["score"].iloc[0] == pytest.approx(1.5)
+    assert mid[0].probe == "middle"
+    assert mid[0].relative == 1.0
+    assert mid[0].score == pytest.approx(1.5)
     with pytest.raises(ValueError):
         rank(rows, "weighted", 1.5)
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
@@ -87,7 +89,7 @@ def test_round_trip_through_json() -> None:
     assert parse_line(dumps(s)) == s
 
 
-def test_step_fast_path_agrees_with_the_general_parser() -> None:
+def test_step_lines_parse_the_same_whatever_the_spacing_or_key_order() -> None:
     lines = ['{"ev":"step","t":12.5,"dt":0.051234,"epoch":3,"step":17}',
              '{"ev":"step","t":1e-3,"dt":5e-05,"epoch":0,"step":0}\n',
              '{"ev":"step", "t": 2.0, "dt": 0.1, "epoch": 0, "step": 1}',  # other spacing
@@ -97,4 +99,19 @@ def test_step_fast_path_agrees_with_the_general_parser() -> None:
         assert fast == parse_line(line.strip()), line
     r = EventReader()
     assert r.feed_line('{"ev":"step","t":2.0,"dt":-0.1,"epoch":0,"step":1}') is None
-    assert r.report.malformed and "negative dt" in r.report.malformed[0][1]
+    assert r.report.malformed and "dt: Expected `float` >= 0" in r.report.malformed[0][1]
+
+
+@pytest.mark.parametrize("line", [
+    '{"ev":"step","t":1.2.3,"dt":0.1,"epoch":0,"step":1}',  # half a number
+    '{"ev":"step","t":' + "9" * 5000 + ',"dt":0.1,"epoch":0,"step":1}',  # 5000 digits
+    '{"ev":"step","t":1.0,"dt":NaN,"epoch":0,"step":1}',  # not JSON
+    '{"ev":"step","t":1.0,"dt":Infinity,"epoch":0,"step":1}',
+    '{"ev":"step","t":1.0,"dt":1e999,"epoch":0,"step":1}',  # decodes to inf
+    '{"ev":"end","t":1.0,"dt":0.1,"status":"exploded"}',
+    '{"ev":"step","t":1.0,"dt":0.1,"epoch":-1,"step":1}',
+])
+def test_bad_values_are_malformed_lines_never_exceptions(line: str) -> None:
+    r = EventReader()
+    assert r.feed_line(line) is None
+    assert len(r.report.malformed) == 1 and r.report.malformed[0][0] == 1

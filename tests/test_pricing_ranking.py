@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import ranked_row
 
 from probecast.core.model.pricing import Catalog, billed_seconds, cost_usd
 from probecast.core.model.ranking import is_pareto, rank
@@ -44,32 +45,30 @@ def test_user_prices_override_and_add() -> None:
     assert price is None and "nope.large" in why
 
 
-def row(probe: str, inst: str, b: int, t: float, c: float | None) -> dict:  # type: ignore[type-arg]
-    return {"probe": probe, "instance": inst, "batch_size": b, "epochs": 10, "runtime_s": t,
-            "runtime_low_s": t * 0.9, "runtime_high_s": t * 1.1, "cost_usd": c,
-            "cost_low_usd": c, "cost_high_usd": c, "price_per_hour": 1.0, "equation": "5.3"}
+def row(probe: str, inst: str, b: int, t: float, c: float | None):  # type: ignore[no-untyped-def]
+    return ranked_row(probe, inst, b, t, c)
 
 
 def test_rank_normalises_to_best_and_sorts_by_view() -> None:
     rows = [row("a", "p2.xlarge", 256, 400.0, 0.10), row("b", "p3.2xlarge", 256, 100.0, 0.085),
             row("c", "p3.8xlarge", 256, 200.0, 0.68)]
     by_time = rank(rows, "time")
-    assert list(by_time["probe"]) == ["b", "c", "a"]
-    assert list(by_time["relative"]) == pytest.approx([1.0, 2.0, 4.0])
+    assert [r.probe for r in by_time] == ["b", "c", "a"]
+    assert [r.relative for r in by_time] == pytest.approx([1.0, 2.0, 4.0])
     by_cost = rank(rows, "cost")
-    assert list(by_cost["probe"]) == ["b", "a", "c"]
-    assert by_cost["relative"].iloc[0] == 1.0
-    assert by_cost["relative"].iloc[2] == pytest.approx(0.68 / 0.085)
+    assert [r.probe for r in by_cost] == ["b", "a", "c"]
+    assert by_cost[0].relative == 1.0
+    assert by_cost[2].relative == pytest.approx(0.68 / 0.085)
 
 
 def test_rank_ties_are_stable_and_missing_costs_last() -> None:
     rows = [row("z", "g5.xlarge", 64, 100.0, None), row("y", "a-inst", 64, 100.0, 0.2),
             row("x", "a-inst", 32, 100.0, 0.2)]
     by_time = rank(rows, "time")
-    assert list(by_time["probe"]) == ["x", "y", "z"]  # tie on time: instance, then batch size
+    assert [r.probe for r in by_time] == ["x", "y", "z"]  # tie on time: instance, then batch size
     by_cost = rank(rows, "cost")
-    assert list(by_cost["probe"])[-1] == "z"
-    assert math.isnan(by_cost["relative"].iloc[-1])
+    assert by_cost[-1].probe == "z"
+    assert by_cost[-1].relative is None
 
 
 def test_pareto_frontier() -> None:

@@ -13,6 +13,7 @@ from probecast.core.run.board import Board
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.ranking import Pricing
+from probecast.core.run.session import Session
 from probecast.tui.app import ProbecastApp
 from probecast.tui.main import make_replay_app
 
@@ -45,6 +46,6 @@ def test_setup_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
              Host(name="p3-a", instance="p3.2xlarge", address="10.0.0.2")]
     config = Config(hosts=hosts, probe=ProbeSettings(batch_sizes=[64, 256], max_steps=30),
                     path=Path("probecast.toml"))
-    app = ProbecastApp(Board(Pricing(Catalog.embedded())), config=config, setup=True,
-                       subtitle="probecast.toml")
+    app = ProbecastApp(Session(Board(Pricing(Catalog.embedded())), config=config,
+                               title="probecast.toml"), setup=True)
     assert snap_compare(app, press=["space"], terminal_size=(80, 24))

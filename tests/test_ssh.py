@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import sshd as sshd_mod
+from probecast.core.model.ranking import RankOptions
 from probecast.core.run.board import Board
 from probecast.core.run.config import Host, ProbeSettings
 from probecast.core.model.events import End, Step, read_log
@@ -108,7 +109,7 @@ async def test_two_hosts_in_parallel_root_and_non_root(world, tmp_path) -> None:
         assert isinstance(events[-1], End) and events[-1].status == "probe-done"
         assert len([x for x in events if isinstance(x, Step)]) == 15
         assert report.malformed == []
-    assert len(board.ranking(10)) == 4
+    assert len(board.ranking(RankOptions(epochs=10))) == 4
     # the per-run temp dir is gone and no agent survives
     assert set(Path("/tmp").glob("probecast-*/probecast-agent.pyz")) == before
     assert remote_leftovers("root") == [] and remote_leftovers(sshd_mod.TEST_USER) == []

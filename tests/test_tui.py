@@ -18,6 +18,7 @@ from probecast.core.model.events import Event, EventReader
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.ranking import Pricing
 from probecast.core.run.runners import ProbeSpec, RunnerItem, RunnerStatus
+from probecast.core.run.session import Session
 from probecast.tui.app import ProbecastApp
 from probecast.tui.main import make_replay_app
 from probecast.tui.widgets.ranking import RankingTable
@@ -151,7 +152,8 @@ def live_app(runners: dict[str, GatedRunner]) -> ProbecastApp:
         runners[spec.key] = GatedRunner(spec, step=step)
         return runners[spec.key]
 
-    return ProbecastApp(Board(Pricing(Catalog.embedded())), config=config, setup=True, factory=factory)
+    return ProbecastApp(Session(Board(Pricing(Catalog.embedded())), config=config, factory=factory),
+                        setup=True)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -171,19 +173,19 @@ async def test_setup_pick_start_rows_appear_then_cancel(size, tmp_path, monkeypa
         runners["p3-a-b64"].gate.set()
         for _ in range(50):
             await pilot.pause()
-            if app.board.entries["p3-a-b64"].status == "done":
+            if app.session.board.entries["p3-a-b64"].status == "done":
                 break
         app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
         await pilot.pause()
         table = app.screen.query_one(RankingTable)
         assert table_order(table) == ["p3-a-b64", "g5-a-b64"]  # rows appear, faster first
-        assert app.board.entries["g5-a-b64"].status == "running"
+        assert app.session.board.entries["g5-a-b64"].status == "running"
         # cancel the g5 probe from the ranking
         table.move_cursor(row=table.get_row_index("g5-a-b64"))
         await pilot.press("x")
         await app.workers.wait_for_complete()
-        assert app.board.entries["g5-a-b64"].status == "stopped"
-        assert app.board.entries["p3-a-b64"].status == "done"
+        assert app.session.board.entries["g5-a-b64"].status == "stopped"
+        assert app.session.board.entries["p3-a-b64"].status == "done"
 
 
 async def test_quit_asks_while_probes_run_and_stops_them(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -294,7 +296,7 @@ async def test_detail_says_where_n_ep_comes_from() -> None:
 async def test_replay_pause_resume_and_speed_keys() -> None:
     app = make_replay_app(SEISMIC[:1], speed=1.0)
     async with app.run_test(size=(80, 24)) as pilot:
-        runner = app.replay_runners[0]
+        runner = app.session.replay_runners[0]
         await pilot.press("space")
         assert runner.paused
         app.screen.update_status()  # type: ignore[attr-defined]
@@ -307,4 +309,4 @@ async def test_replay_pause_resume_and_speed_keys() -> None:
         assert not runner.paused
         runner.speed = 1000.0
         await app.workers.wait_for_complete()
-        assert app.board.entries[runner.spec.key].status == "done"
+        assert app.session.board.entries[runner.spec.key].status == "done"

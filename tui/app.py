@@ -1,21 +1,20 @@
-"""The probecast app. It receives its sources (a board, runners or a plan) from a factory."""
+"""The probecast app. It receives one Session (live or replay) from a factory (tui.main, tests)."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 
 from textual import on, work
 from textual.app import App
-from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
-from probecast.core.run.board import Board
-from probecast.core.run.config import Config
-from probecast.core.run.plan import PlannedProbe, RunnerFactory, run_plan, run_runners, runner_factory
-from probecast.core.run.runners import ReplayRunner, Runner
+from probecast.core.run.session import Session
 
+from .actions import bindings
 from .commands import ProbecastCommands
+from .messages import StartProbes
 from .screens.run import RunScreen
 
 
@@ -23,39 +22,15 @@ class ProbecastApp(App[None]):
     CSS_PATH = Path(__file__).parent / "probecast.tcss"  # absolute: subclasses live elsewhere
     TITLE = "probecast"
     COMMANDS = App.COMMANDS | {ProbecastCommands}
-    BINDINGS = [
-        Binding("q", "quit", "Quit", id="quit"),
-        Binding("question_mark", "help", "Help", id="help"),
-    ]
+    BINDINGS = bindings("app")
 
-    def __init__(
-        self,
-        board: Board,
-        *,
-        config: Config | None = None,
-        replay: list[ReplayRunner] | None = None,
-        runners: list[Runner] | None = None,
-        log_dir: Path | None = None,
-        factory: RunnerFactory | None = None,
-        horizons: tuple[int, ...] = (5, 10, 20, 25),
-        setup: bool = False,
-        subtitle: str = "",
-    ) -> None:
+    def __init__(self, session: Session, *, setup: bool = False) -> None:
         super().__init__()
-        self.board = board
-        self.config = config
-        self.replay_runners = replay or []
-        self.runners = list(runners or []) + list(self.replay_runners)
-        self.log_dir = log_dir
-        self.factory = factory
-        self.horizons = horizons
-        self.start_with_setup = setup
-        self.sub_title = subtitle
-        self._live: dict[str, Runner] = {}
+        self.session = session
+        self.start_with_setup = setup and not session.is_replay
+        self.sub_title = session.title
 
     def on_mount(self) -> None:
-        import signal
-
         try:  # the terminal went away (SSH drop): stop the probes and leave, no questions
             asyncio.get_running_loop().add_signal_handler(
                 signal.SIGHUP, lambda: self.run_worker(self._hang_up(), group="quit",
@@ -65,35 +40,19 @@ class ProbecastApp(App[None]):
         if self.start_with_setup:
             from .screens.setup import SetupScreen
 
-            self.push_screen(SetupScreen())
+            self.push_screen(SetupScreen(self.session))
         else:
-            self.push_screen(RunScreen())
-            if self.runners:
-                self.drive_runners(self.runners)
+            self.push_screen(RunScreen(self.session))
+            if self.session.runners:
+                self.run_worker(self.session.drive(), exclusive=True, group="probes",
+                                exit_on_error=False, description="drive probes")
 
-    # ---- workers ------------------------------------------------------------------------------
-
-    def drive_runners(self, runners: list[Runner]) -> None:
-        for r in runners:
-            self._live[r.spec.key] = r
-        self.run_worker(run_runners(self.board, runners), exclusive=True, group="probes",
-                        exit_on_error=False, description="drive probes")
-
-    def start_plan(self, plan: list[PlannedProbe], concurrency: int, timeout: float) -> None:
-        make = self.factory or runner_factory(self.config.hosts if self.config else [])
-
-        def factory(host, spec, path):  # type: ignore[no-untyped-def]
-            runner = make(host, spec, path)
-            self._live[spec.key] = runner
-            return runner
-
-        if plan:
-            self.log_dir = plan[0].log_path.parent
-        self.run_worker(run_plan(self.board, plan, concurrency=concurrency, timeout=timeout,
-                                 factory=factory),
-                        exclusive=True, group="probes", exit_on_error=False, description="run probes")
-        if self.start_with_setup:
-            self.switch_screen(RunScreen())
+    @on(StartProbes)
+    def _start_probes(self, message: StartProbes) -> None:
+        self.run_worker(self.session.run(message.plan, message.concurrency, message.timeout),
+                        exclusive=True, group="probes", exit_on_error=False,
+                        description="run probes")
+        self.switch_screen(RunScreen(self.session))
 
     @on(Worker.StateChanged)
     def _worker_state(self, event: Worker.StateChanged) -> None:
@@ -101,23 +60,13 @@ class ProbecastApp(App[None]):
             self.notify(f"{event.worker.description} failed: {event.worker.error}",
                         severity="error", timeout=10)
         elif event.state == WorkerState.SUCCESS and event.worker.group == "probes":
-            failed = [e.spec.label for e in self.board.entries.values() if e.status == "failed"]
+            board = self.session.board
+            failed = [e.spec.label for e in board.entries.values() if e.status == "failed"]
             msg = "All probes ended." + (f" Failed: {', '.join(failed)}" if failed else "")
             self.notify(msg, severity="warning" if failed else "information")
 
-    async def cancel_probe(self, key: str) -> bool:
-        entry = self.board.entries.get(key)
-        runner = self._live.get(key)
-        if entry is None or runner is None or not entry.active:
-            return False
-        await runner.cancel()
-        return True
-
     async def stop_all(self) -> None:
-        """Stop every running probe and wait (bounded) until they are gone."""
-        active = [r for k, r in self._live.items() if self.board.entries.get(k) and self.board.entries[k].active]
-        if active:
-            await asyncio.wait_for(asyncio.gather(*(r.cancel() for r in active), return_exceptions=True), 20)
+        await self.session.stop_all()
         self.workers.cancel_group(self, "probes")
 
     # ---- actions ------------------------------------------------------------------------------
@@ -129,8 +78,8 @@ class ProbecastApp(App[None]):
 
     @work(exclusive=True, group="quit", exit_on_error=False, description="quit")
     async def action_quit(self) -> None:  # type: ignore[override]
-        running = self.board.active if self.runners or self._live else 0
-        if running and not self.replay_runners:
+        running = self.session.board.active if self.session.has_probes else 0
+        if running and not self.session.is_replay:
             from .screens.dialogs import ConfirmScreen
 
             ok = await self.push_screen_wait(

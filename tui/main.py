@@ -11,6 +11,7 @@ from probecast.core.model.logstore import discover_logs
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.ranking import Pricing
 from probecast.core.run.runners import ProbeSpec, ReplayRunner
+from probecast.core.run.session import Session
 
 from .app import ProbecastApp
 
@@ -46,7 +47,7 @@ def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | Non
         seen.add(key)
         runners.append(ReplayRunner(ProbeSpec(key=key, label=f.stem), f, speed=speed))
     where = paths[0] if len(paths) == 1 else f"{len(files)} logs"
-    return ProbecastApp(board, replay=runners, subtitle=f"replay of {where}")
+    return ProbecastApp(Session.replay(board, runners, title=f"replay of {where}"))
 
 
 def make_live_app(config_path: str | None) -> ProbecastApp:
@@ -54,8 +55,8 @@ def make_live_app(config_path: str | None) -> ProbecastApp:
     pricing = Pricing(Catalog.embedded(), config.prices or None)
     board = Board(pricing, epoch_plan=epoch_plan(config.probe.epochs_from))
     where = str(config.path) if config.path else "no config: this machine, built-in workload"
-    return ProbecastApp(board, config=config, setup=True, subtitle=where,
-                        horizons=tuple(config.probe.horizons))
+    return ProbecastApp(Session(board, config=config, title=where,
+                                horizons=tuple(config.probe.horizons)), setup=True)
 
 
 def run_app(args: list[str]) -> int:

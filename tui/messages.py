@@ -1,4 +1,4 @@
-"""Messages the app's widgets exchange. "Latest value" messages collapse when queued."""
+"""Messages between the app's screens: screens ask, the app acts (STYLE.md 3)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,13 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-
-@dataclass
-class RowSelected(Message):
-    """The ranking's cursor moved to the probe with this key (latest wins)."""
-
-    key: str | None
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, RowSelected)
+from probecast.core.run.plan import PlannedProbe
 
 
 @dataclass
 class StartProbes(Message):
     """The setup screen asks for these probes to start."""
 
-    plan: object  # tui.plan.ProbePlan
+    plan: list[PlannedProbe]
+    concurrency: int
+    timeout: float

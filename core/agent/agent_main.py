@@ -20,39 +20,8 @@ from typing import Any
 
 from .emit import Emitter, ProbeCancelled
 from .policy import StopPolicy
+from . import session as session_module
 from .session import ProbeMeta, ProbeSession
-
-_CURRENT: ProbeSession | None = None
-
-
-def session_from_env() -> ProbeSession:
-    """The agent's session when running under it; else one configured from PROBECAST_* vars.
-
-    Lets a user add ``ProbeCallback()`` or ``StepTimer(...)`` to a script and still be driven by
-    ``probecast`` (or run it alone: full run, events on stdout and in $PROBECAST_OUT if set).
-    """
-    global _CURRENT
-    if _CURRENT is None:
-        env = os.environ
-
-        def num(name: str) -> float | None:
-            value = env.get(name)
-            return float(value) if value else None
-
-        max_steps = num("PROBECAST_MAX_STEPS")
-        policy = StopPolicy(
-            max_steps=int(max_steps) if max_steps else None,
-            max_seconds=num("PROBECAST_MAX_SECONDS"),
-            target_ci=num("PROBECAST_TARGET_CI"),
-            full=not (max_steps or env.get("PROBECAST_MAX_SECONDS") or env.get("PROBECAST_TARGET_CI")),
-        )
-        _CURRENT = ProbeSession(
-            Emitter(path=env.get("PROBECAST_OUT") or None),
-            policy,
-            ProbeMeta(probe=env.get("PROBECAST_PROBE", ""), instance=env.get("PROBECAST_INSTANCE", "")),
-        )
-    return _CURRENT
-
 
 def add_stop_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("when to stop")
@@ -170,7 +139,6 @@ def _finish_normally(session: ProbeSession) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global _CURRENT
     parser = argparse.ArgumentParser(prog="probecast-agent", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -192,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = ProbeMeta(probe=ns.probe, instance=ns.instance, host=ns.host_label,
                      price_per_hour=ns.price_per_hour)
     session = ProbeSession(emitter, make_policy(ns), meta, sample_interval=ns.sample_interval or None)
-    _CURRENT = session
+    session_module.CURRENT = session
     _install_signal_handlers(emitter)
     if ns.watch_stdin:
         _watch_stdin()

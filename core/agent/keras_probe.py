@@ -60,7 +60,7 @@ def _make_callback_class() -> type:
                      fit_info: dict[str, Any] | None = None) -> None:
             super().__init__()
             if session is None:
-                from .agent_main import session_from_env
+                from .session import session_from_env
 
                 session = session_from_env()
             self.session = session

@@ -161,3 +161,35 @@ def _clean(metrics: dict[str, Any] | None) -> dict[str, float]:
         except (TypeError, ValueError):
             continue
     return out
+
+
+CURRENT: ProbeSession | None = None  # the agent's session, set by agent_main when it runs
+
+
+def session_from_env() -> ProbeSession:
+    """The agent's session when running under it; else one configured from PROBECAST_* vars.
+
+    Lets a user add ``ProbeCallback()`` or ``StepTimer(...)`` to a script and still be driven by
+    ``probecast`` (or run it alone: full run, events on stdout and in $PROBECAST_OUT if set).
+    """
+    global CURRENT
+    if CURRENT is None:
+        env = os.environ
+
+        def num(name: str) -> float | None:
+            value = env.get(name)
+            return float(value) if value else None
+
+        max_steps = num("PROBECAST_MAX_STEPS")
+        policy = StopPolicy(
+            max_steps=int(max_steps) if max_steps else None,
+            max_seconds=num("PROBECAST_MAX_SECONDS"),
+            target_ci=num("PROBECAST_TARGET_CI"),
+            full=not (max_steps or env.get("PROBECAST_MAX_SECONDS") or env.get("PROBECAST_TARGET_CI")),
+        )
+        CURRENT = ProbeSession(
+            Emitter(path=env.get("PROBECAST_OUT") or None),
+            policy,
+            ProbeMeta(probe=env.get("PROBECAST_PROBE", ""), instance=env.get("PROBECAST_INSTANCE", "")),
+        )
+    return CURRENT

@@ -35,7 +35,7 @@ class StepTimer:
         session: ProbeSession | None = None,
     ) -> None:
         if session is None:
-            from .agent_main import session_from_env
+            from .session import session_from_env
 
             session = session_from_env()
         self.session = session

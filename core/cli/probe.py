@@ -11,15 +11,17 @@ import time
 from typing import Any, TextIO
 
 from ..run.board import Board
-from ..run.config import ConfigError, ProbeSettings, default_config, load_config, local_host
+from ..run.config import Config, ConfigError, ProbeSettings, default_config, load_config, local_host
 from ..report.fmt import fmt_ms
 from ..run.plan import plan_probes, run_plan, session_dir
 from ..model.pricing import Catalog
-from ..model.ranking import Pricing
+from ..model.ranking import Pricing, RankOptions
+from .analyze import rank_and_print
+from .common import CliError, epoch_plan_from, load_records
 
 
 def _settings(ns: argparse.Namespace, base: ProbeSettings) -> ProbeSettings:
-    s = ProbeSettings(**{k: getattr(base, k) for k in base.__dataclass_fields__})
+    s = base.copy()
     if ns.workload:
         s.workload, s.command = ns.workload, None
     if ns.batch_size:
@@ -91,8 +93,6 @@ async def _run(board: Board, plan: list[Any], settings: ProbeSettings, out: Text
 
 
 def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
-    from .main import CliError
-
     if not ns.headless:
         raise CliError("probe without --headless is the app: run `probecast` (or add --headless)")
     try:
@@ -151,26 +151,27 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     return _rank_logs(logs, ns, config, epochs, out, epochs_from=full_logs or None)
 
 
-def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Any, epochs: int | None,
+def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Config, epochs: int | None,
                out: TextIO, epochs_from: list[str] | None = None) -> int:
     """The same ranking as `probecast rank` on the logs just written, with the config's prices."""
-    from .main import cmd_rank
-
-    prices = [f"{k}={v}" for k, v in config.prices.items()]
-    prices += [f"{h.instance}={h.price_per_hour}" for h in config.hosts if h.price_per_hour is not None]
-    rank_ns = argparse.Namespace(
-        logs=logs, by=ns.by, weight=0.5, epochs=epochs, no_validation=False, equation="auto",
-        statistic="trimmed", price=prices or None, billing=None, json=False, csv=False,
-        epochs_from=epochs_from, min_accuracy=getattr(ns, "min_accuracy", None))
-    return cmd_rank(rank_ns, out)
+    prices = dict(config.prices)
+    prices.update({h.instance: h.price_per_hour for h in config.hosts
+                   if h.price_per_hour is not None})
+    options = RankOptions(epochs=epochs, by=ns.by,
+                          epoch_plan=epoch_plan_from(epochs_from),
+                          min_accuracy=getattr(ns, "min_accuracy", None))
+    pricing = Pricing(Catalog.embedded(), prices or None)
+    return rank_and_print(load_records(logs), pricing, options, out,
+                          fmt="json" if getattr(ns, "json", False) else "text")
 
 
 def _probe_on_aws(ns: argparse.Namespace, config: Any, settings: ProbeSettings, board: Board,
                   log_dir: Any, out: TextIO) -> int:
     """[aws] in the config: launch the instance types, probe them, terminate them."""
-    from ..cloud.aws import AwsError, client, current_catalog, run_provisioned, worst_case_cost
-    from .main import CliError
-
+    from ..cloud.client import AwsError, client
+    from ..cloud.prices import current_catalog
+    from ..cloud.provision import worst_case_cost
+    from ..cloud.session import run_provisioned
     aws = config.aws
     catalog = current_catalog(aws.region)
     if config.prices:

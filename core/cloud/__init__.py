@@ -1,1 +1,13 @@
-"""TODO"""
+"""AWS: live on-demand and spot prices, GPU facts, and probe hosts launched with guaranteed teardown.
+
+Credentials and endpoints come from boto3's standard chain (environment, profiles, SSO;
+AWS_ENDPOINT_URL is honoured). Nothing here runs unless asked: without credentials the app uses
+the embedded catalog.
+
+Teardown, in layers: every instance is tagged (probecast:session, probecast:owner), launched with
+InstanceInitiatedShutdownBehavior=terminate and a dead-man timer in its user data (it shuts itself
+down - and so terminates - at a deadline probecast must keep pushing back); probecast terminates
+it when its probes end, on success, failure, cancel or quit; ``probecast cleanup`` finds leftovers.
+
+May import: model (prices, catalog) and run (config, SSH, plans). Imported by: cli.
+"""

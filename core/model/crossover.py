@@ -12,7 +12,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .estimate import estimate_runtime
+from collections.abc import Mapping, Sequence
+
+from .estimate import NoEstimate, estimate_runtime
+from .ranking import CrossingNote, RankedRow, Ranking, RankOptions
 from .pricing import billed_seconds
 from .state import ProbeState
 
@@ -112,14 +115,40 @@ def _refine(p: Line, q: Line, guess: float) -> float:
     return (lo + hi) / 2
 
 
-def crossovers_for(key: str, crossings: list[Crossover], labels: dict[str, str]) -> list[dict[str, Any]]:
-    """The crossings that involve one candidate, as JSON-ready dicts (for rank --json)."""
+def crossovers_for(key: str, crossings: list[Crossover], labels: dict[str, str]) -> list[CrossingNote]:
+    """The crossings that involve one candidate (rank --json carries them)."""
     out = []
     for c in crossings:
         if key not in (c.winner, c.loser):
             continue
         other = c.loser if c.winner == key else c.winner
-        out.append({"metric": c.metric, "epochs": round(c.epochs, 3),
-                    "other": labels.get(other, other), "ahead_after": c.winner == key,
-                    "sentence": c.sentence(labels)})
+        out.append(CrossingNote(c.metric, round(c.epochs, 3), labels.get(other, other),
+                                c.winner == key, c.sentence(labels)))
     return out
+
+
+def lines_for(rows: Sequence[RankedRow], states: Mapping[str, ProbeState],
+              options: RankOptions) -> list[Line]:
+    """Each ranked row's line (runtime and cost against N_ep), for crossovers and charts."""
+    lines = []
+    for r in rows:
+        state = states.get(r.key)
+        if state is None:
+            continue
+        try:
+            lines.append(line_for(state, r.key, r.name, r.price_per_hour, r.billing,
+                                  use_validation=options.use_validation,
+                                  equation=options.equation, statistic=options.statistic))
+        except NoEstimate:
+            continue
+    return lines
+
+
+def add_crossovers(ranking: Ranking, states: Mapping[str, ProbeState]) -> None:
+    """Name, on each row, where it trades places with another as N_ep grows (per workload)."""
+    for rows in ranking.groups.values():
+        lines = lines_for(rows, states, ranking.options)
+        labels = {ln.key: ln.label for ln in lines}
+        crossings = runtime_crossovers(lines) + cost_crossovers(lines)
+        for r in rows:
+            r.crossovers = crossovers_for(r.key, crossings, labels)

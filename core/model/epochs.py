@@ -34,7 +34,8 @@ def accuracy_cap(metric: str) -> float | None:
 
 def metric_curve(state: ProbeState, metric: str) -> list[float]:
     """The metric per epoch, in epoch order (epochs without it are skipped)."""
-    return [m[metric] for _, m in sorted(state.metrics, key=lambda x: x[0]) if metric in m]
+    return [v for _, m in sorted(state.metrics, key=lambda x: x[0])
+            if (v := m.get(metric)) is not None]
 
 
 @dataclass(frozen=True)

@@ -1,90 +1,95 @@
-"""Event log schema v1: typed records, a streaming reader and an appending writer.
+"""Event log schema v1: typed records (msgspec), a streaming reader and an appending writer.
 
 One JSON object per line. Every line has ``ev`` (kind) and ``t`` (seconds since the probe
 process started). Timed events (init, step, val, end) also carry ``dt``: wall seconds since the
 previous timed event ended, so the ``dt`` of a complete log add up to the whole run.
 
-Readers ignore unknown fields and unknown kinds, count malformed lines (with line numbers) and
-mark a log without ``end`` as truncated. The schema itself is described in DESIGN.md.
+Lines are decoded by msgspec straight into the typed records: a wrong type, a negative or
+non-finite time, NaN/Infinity (not JSON) make the line malformed - counted and reported with its
+number, never an exception that stops a reader. Unknown fields are ignored and unknown kinds
+counted; a log without ``end`` is truncated. docs/ARCHITECTURE.md describes the schema.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Union
+from typing import IO, Annotated, Literal, Union
+
+import msgspec
 
 SCHEMA_VERSION = 1
 
 END_STATUSES = ("complete", "probe-done", "stopped", "failed")
 
+# Times are seconds; anything beyond ~30 years is a corrupt line, and the bounds also refuse
+# inf (JSON has no NaN or Infinity, but 1e999 decodes to inf).
+Time = Annotated[float, msgspec.Meta(ge=-1e9, le=1e9)]
+Duration = Annotated[float, msgspec.Meta(ge=0, le=1e9)]
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Metrics = dict[str, Union[float, None]]
 
-@dataclass(slots=True, frozen=True)
-class Device:
-    kind: str
-    name: str
+
+class _Event(msgspec.Struct, tag_field="ev", omit_defaults=True):
+    """Base of every record: ``ev`` is the tag, ``t`` the time since the probe started.
+    Records are not frozen (building them is the hot path of a replay); treat them as values."""
+
+
+class Device(msgspec.Struct, omit_defaults=True):
+    kind: str = ""
+    name: str = ""
     memory_mb: float | None = None
 
 
-@dataclass(slots=True, frozen=True)
-class Start:
-    t: float
-    probe: str
+class Start(_Event, tag="start"):
+    t: Time
+    probe: str = ""
     v: int = SCHEMA_VERSION
     time: str = ""
     instance: str = ""
     host: str = ""
-    batch_size: int = 0
+    batch_size: Count = 0
     workload: str = ""
-    steps_per_epoch: int = 0
-    val_steps: int = 0
-    epochs: int | None = None
+    steps_per_epoch: Count = 0
+    val_steps: Count = 0
+    epochs: Count | None = None
     framework: str = ""
     devices: tuple[Device, ...] = ()
-    price_per_hour: float | None = None
+    price_per_hour: Annotated[float, msgspec.Meta(ge=0, le=1e6)] | None = None
     note: str = ""
 
 
-@dataclass(slots=True, frozen=True)
-class Init:
-    t: float
-    dt: float
+class Init(_Event, tag="init"):
+    t: Time
+    dt: Duration
 
 
-# Step and Sample are the hot records (millions in a long replay): plain slotted dataclasses,
-# since frozen ones cost ~4x more to build. Treat them as immutable all the same.
-@dataclass(slots=True)
-class Step:
-    t: float
-    dt: float
-    epoch: int
-    step: int
+class Step(_Event, tag="step"):
+    t: Time
+    dt: Duration
+    epoch: Count = 0
+    step: Count = 0
 
 
-@dataclass(slots=True, frozen=True)
-class Val:
-    t: float
-    dt: float
-    epoch: int
-    steps: int
-    metrics: dict[str, float] = field(default_factory=dict)
+class Val(_Event, tag="val"):
+    t: Time
+    dt: Duration
+    epoch: Count = 0
+    steps: Count = 0
+    metrics: Metrics = msgspec.field(default_factory=dict)
 
 
-@dataclass(slots=True, frozen=True)
-class Epoch:
-    t: float
-    epoch: int
-    metrics: dict[str, float] = field(default_factory=dict)
+class Epoch(_Event, tag="epoch"):
+    t: Time
+    epoch: Count = 0
+    metrics: Metrics = msgspec.field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class Sample:
-    t: float
+class Sample(_Event, tag="sample"):
+    t: Time
     gpu_util: tuple[float, ...] | None = None
     gpu_mem_mb: tuple[float, ...] | None = None
     gpu_mem_total_mb: tuple[float, ...] | None = None
@@ -93,210 +98,58 @@ class Sample:
     swap_mb: float | None = None
 
 
-@dataclass(slots=True, frozen=True)
-class Log:
-    t: float
-    level: str
-    msg: str
+class Log(_Event, tag="log"):
+    t: Time
+    level: str = "info"
+    msg: str = ""
 
 
-@dataclass(slots=True, frozen=True)
-class End:
-    t: float
-    dt: float
-    status: str
+class End(_Event, tag="end"):
+    t: Time
+    dt: Duration
+    status: Literal["complete", "probe-done", "stopped", "failed"]
     reason: str = ""
 
 
 Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, End]
 
+_DECODER: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
+_ENCODER = msgspec.json.Encoder()
+
 
 class MalformedLine(ValueError):
-    """A line that is not a valid schema-v1 event of a known kind."""
+    """A line that is not a valid schema-v1 event."""
 
 
-def _num(obj: dict[str, Any], key: str) -> float:
-    value = obj.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise MalformedLine(f"field {key!r} must be a number, got {value!r}")
-    return float(value)
+class _Kind(msgspec.Struct):
+    ev: str = ""
 
 
-def _int(obj: dict[str, Any], key: str, default: int | None = None) -> int:
-    value = obj.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise MalformedLine(f"field {key!r} must be an integer, got {value!r}")
-    return value
+_KIND = msgspec.json.Decoder(_Kind)
 
 
-def _opt_float(obj: dict[str, Any], key: str) -> float | None:
-    value = obj.get(key)
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
-
-
-def _floats(obj: dict[str, Any], key: str) -> tuple[float, ...] | None:
-    value = obj.get(key)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return (float(value),)
-    if isinstance(value, list):
-        return tuple(float(v) for v in value if isinstance(v, (int, float)) and not isinstance(v, bool))
-    return None
-
-
-def _metrics(obj: dict[str, Any]) -> dict[str, float]:
-    raw = obj.get("metrics") or {}
-    if not isinstance(raw, dict):
-        return {}
-    return {
-        str(k): float(v)
-        for k, v in raw.items()
-        if isinstance(v, (int, float)) and not isinstance(v, bool)
-    }
-
-
-def _devices(obj: dict[str, Any]) -> tuple[Device, ...]:
-    raw = obj.get("devices") or []
-    out = []
-    if isinstance(raw, list):
-        for d in raw:
-            if isinstance(d, dict):
-                out.append(
-                    Device(
-                        kind=str(d.get("kind", "")),
-                        name=str(d.get("name", "")),
-                        memory_mb=_opt_float(d, "memory_mb"),
-                    )
-                )
-    return tuple(out)
-
-
-def _dt(obj: dict[str, Any]) -> float:
-    dt = _num(obj, "dt")
-    if dt < 0:
-        raise MalformedLine(f"negative dt {dt}")
-    return dt
-
-
-def event_from_dict(obj: dict[str, Any]) -> Event | None:
-    """Build a typed event from a decoded JSON object; None for an unknown kind."""
-    kind = obj.get("ev")
-    if not isinstance(kind, str):
-        raise MalformedLine("missing 'ev'")
-    t = _num(obj, "t")
-    if kind == "step":
-        return Step(t, _dt(obj), _int(obj, "epoch", 0), _int(obj, "step", 0))
-    if kind == "val":
-        return Val(t, _dt(obj), _int(obj, "epoch", 0), _int(obj, "steps", 0), _metrics(obj))
-    if kind == "sample":
-        return Sample(
-            t,
-            gpu_util=_floats(obj, "gpu_util"),
-            gpu_mem_mb=_floats(obj, "gpu_mem_mb"),
-            gpu_mem_total_mb=_floats(obj, "gpu_mem_total_mb"),
-            cpu_util=_opt_float(obj, "cpu_util"),
-            rss_mb=_opt_float(obj, "rss_mb"),
-            swap_mb=_opt_float(obj, "swap_mb"),
-        )
-    if kind == "init":
-        return Init(t, _dt(obj))
-    if kind == "epoch":
-        return Epoch(t, _int(obj, "epoch", 0), _metrics(obj))
-    if kind == "start":
-        epochs = obj.get("epochs")
-        return Start(
-            t,
-            probe=str(obj.get("probe", "")),
-            v=_int(obj, "v", SCHEMA_VERSION),
-            time=str(obj.get("time", "")),
-            instance=str(obj.get("instance", "") or ""),
-            host=str(obj.get("host", "") or ""),
-            batch_size=_int(obj, "batch_size", 0),
-            workload=str(obj.get("workload", "") or ""),
-            steps_per_epoch=_int(obj, "steps_per_epoch", 0),
-            val_steps=_int(obj, "val_steps", 0),
-            epochs=_int(obj, "epochs") if epochs is not None else None,
-            framework=str(obj.get("framework", "") or ""),
-            devices=_devices(obj),
-            price_per_hour=_opt_float(obj, "price_per_hour"),
-            note=str(obj.get("note", "") or ""),
-        )
-    if kind == "end":
-        status = obj.get("status")
-        if status not in END_STATUSES:
-            raise MalformedLine(f"unknown end status {status!r}")
-        return End(t, _dt(obj), str(status), str(obj.get("reason", "") or ""))
-    if kind == "log":
-        return Log(t, str(obj.get("level", "info")), str(obj.get("msg", "")))
-    return None
-
-
-def parse_line(line: str) -> Event | None:
-    """Parse one line; None for an unknown kind; MalformedLine for anything else wrong."""
+def parse_line(line: str | bytes) -> Event | None:
+    """One line; None for an unknown kind; MalformedLine for anything else wrong."""
     try:
-        obj = json.loads(line)
-    except ValueError as exc:
-        raise MalformedLine(f"not JSON: {exc.args[0] if exc.args else exc}") from None
-    if not isinstance(obj, dict):
-        raise MalformedLine("not a JSON object")
-    return event_from_dict(obj)
-
-
-def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if v is not None and v != "" and v != ()}
-
-
-def event_to_dict(event: Event) -> dict[str, Any]:
-    """The schema-v1 JSON object for an event (fields in a stable, readable order)."""
-    if isinstance(event, Step):
-        return {"ev": "step", "t": event.t, "dt": event.dt, "epoch": event.epoch, "step": event.step}
-    if isinstance(event, Init):
-        return {"ev": "init", "t": event.t, "dt": event.dt}
-    if isinstance(event, Val):
-        return {"ev": "val", "t": event.t, "dt": event.dt, "epoch": event.epoch,
-                "steps": event.steps, "metrics": dict(event.metrics)}
-    if isinstance(event, Epoch):
-        return {"ev": "epoch", "t": event.t, "epoch": event.epoch, "metrics": dict(event.metrics)}
-    if isinstance(event, Sample):
-        d = {
-            "ev": "sample",
-            "t": event.t,
-            "gpu_util": list(event.gpu_util) if event.gpu_util is not None else None,
-            "gpu_mem_mb": list(event.gpu_mem_mb) if event.gpu_mem_mb is not None else None,
-            "gpu_mem_total_mb": list(event.gpu_mem_total_mb)
-            if event.gpu_mem_total_mb is not None else None,
-            "cpu_util": event.cpu_util,
-            "rss_mb": event.rss_mb,
-            "swap_mb": event.swap_mb,
-        }
-        return _drop_none(d)
-    if isinstance(event, Log):
-        return {"ev": "log", "t": event.t, "level": event.level, "msg": event.msg}
-    if isinstance(event, End):
-        return _drop_none({"ev": "end", "t": event.t, "dt": event.dt, "status": event.status,
-                           "reason": event.reason})
-    if isinstance(event, Start):
-        d = {
-            "ev": "start", "t": event.t, "v": event.v, "probe": event.probe, "time": event.time,
-            "instance": event.instance, "host": event.host, "batch_size": event.batch_size,
-            "workload": event.workload, "steps_per_epoch": event.steps_per_epoch,
-            "val_steps": event.val_steps, "epochs": event.epochs, "framework": event.framework,
-            "devices": [_drop_none({"kind": d.kind, "name": d.name, "memory_mb": d.memory_mb})
-                        for d in event.devices],
-            "price_per_hour": event.price_per_hour, "note": event.note,
-        }
-        out = _drop_none(d)
-        out.setdefault("devices", [])
-        out["val_steps"] = event.val_steps
-        return out
-    raise TypeError(f"not an event: {event!r}")
+        return _DECODER.decode(line)
+    except msgspec.ValidationError as exc:
+        msg = str(exc)
+        if msg.startswith("Invalid value") and msg.endswith("`$.ev`"):
+            return None  # a kind this reader does not know: ignored, counted by the reader
+        what, _, where = msg.partition(" - at `$.")
+        raise MalformedLine(f"{where.rstrip('`')}: {what}" if where else msg) from None
+    except msgspec.DecodeError as exc:
+        raise MalformedLine(f"not JSON: {exc}") from None
 
 
 def dumps(event: Event) -> str:
-    return json.dumps(event_to_dict(event), separators=(",", ":"))
+    return _ENCODER.encode(event).decode()
+
+
+def event_to_dict(event: Event) -> dict[str, object]:
+    """The schema-v1 JSON object for an event."""
+    out: dict[str, object] = msgspec.json.decode(_ENCODER.encode(event))
+    return out
 
 
 @dataclass(slots=True)
@@ -319,14 +172,6 @@ class ReadReport:
         return shown + (f" (+{more} more)" if more > 0 else "")
 
 
-# The agent writes steps in exactly this shape; matching it directly skips json.loads (most
-# lines of a log are steps). Anything else - other key orders, spacing - takes the general path.
-STEP_LINE = re.compile(
-    r'\{"ev":"step","t":(-?[0-9.]+(?:[eE][-+]?[0-9]+)?),"dt":([0-9.]+(?:[eE][-+]?[0-9]+)?),'
-    r'"epoch":([0-9]+),"step":([0-9]+)\}\s*$'
-)
-
-
 class EventReader:
     """Turns lines into events incrementally, keeping a ReadReport.
 
@@ -344,28 +189,26 @@ class EventReader:
     def feed_line(self, line: str) -> Event | None:
         report = self.report
         report.lines += 1
-        m = STEP_LINE.match(line)
-        if m is not None:
-            report.events += 1
-            t, dt, epoch, step = m.groups()
-            return Step(float(t), float(dt), int(epoch), int(step))
-        stripped = line.strip()
-        if not stripped:
-            return None
+        event: Event | None
         try:
-            event = parse_line(stripped)
-        except MalformedLine as exc:
-            report.malformed.append((report.lines, str(exc)))
-            return None
-        if event is None:
+            event = _DECODER.decode(line)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            if not line.strip():
+                return None
             try:
-                kind = str(json.loads(stripped).get("ev"))
-            except ValueError:  # pragma: no cover - parse_line already decoded it
-                kind = "?"
-            report.unknown_kinds[kind] += 1
-            return None
+                event = parse_line(line)
+            except MalformedLine as exc:
+                report.malformed.append((report.lines, str(exc)))
+                return None
+            if event is None:
+                try:
+                    kind = _KIND.decode(line).ev or "?"
+                except (msgspec.ValidationError, msgspec.DecodeError):
+                    kind = "?"
+                report.unknown_kinds[kind] += 1
+                return None
         report.events += 1
-        if isinstance(event, End):
+        if type(event) is End:
             report.end = event
         return event
 

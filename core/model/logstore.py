@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .events import EventReader, ReadReport
+from .ranking import Candidate
 from .state import ProbeState, fold_lines
 
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".log")
@@ -23,6 +24,11 @@ class ProbeRecord:
     @property
     def label(self) -> str:
         return self.state.probe_id or self.path.stem
+
+    def candidate(self) -> Candidate:
+        return Candidate(key=str(self.path), label=self.label, state=self.state, path=str(self.path),
+                         truncated=self.report.truncated,
+                         malformed_lines=len(self.report.malformed))
 
 
 def discover_logs(paths: list[str]) -> tuple[list[Path], list[str]]:

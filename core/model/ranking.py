@@ -1,29 +1,32 @@
-"""From probes to a ranking: one row per (instance, batch size) with runtime, cost and bounds.
+"""From probes to a ranking: one typed row per (instance, batch size) with runtime, cost, bounds.
 
-Relative columns are normalised to the best row (1.00 = fastest / cheapest), as the
-dissertation's Tables 5.6-5.13; ``pareto`` marks the rows no other row beats on both time and
-cost.
+``build_ranking`` is the one pipeline - candidates (folded probe states) + options -> ranked
+rows - used by the CLI, the app, exports and figures alike. Relative columns are normalised to
+the best row (1.00 = fastest / cheapest), as the dissertation's Tables 5.6-5.13; ``pareto``
+marks rows no other row beats on both time and cost.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only when a ranking is built
-    import pandas as pd
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Union
 
 from ..agent.steady import DEFAULT_STATISTIC
+from .epochs import EpochsInfo
 from .estimate import Estimate, NoEstimate, estimate_runtime
 from .pricing import Catalog, cost_usd
 from .state import ProbeState
 
+if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only for exports
+    import pandas as pd
+
 DEFAULT_EPOCHS = 10
-SORT_KEYS = {"time": "runtime_s", "cost": "cost_usd", "weighted": "score"}
+VIEWS = ("time", "cost", "weighted")
+EpochPlan = Mapping[tuple[str, int], EpochsInfo]
+JsonValue = Union[str, int, float, bool, None, list["JsonValue"], dict[str, "JsonValue"]]
 
 
 @dataclass(frozen=True)
@@ -31,11 +34,11 @@ class Pricing:
     """How to price a probe: the catalog, user overrides and an optional billing override."""
 
     catalog: Catalog
-    overrides: dict[str, float] | None = None
+    overrides: Mapping[str, float] | None = None
     billing: str | None = None
 
     def price_for(self, state: ProbeState) -> tuple[float | None, str, str]:
-        """($/h, source, billing rule) for a probe's instance."""
+        """($/h, source, billing rule) for a probe's instance: the one price lookup."""
         instance = state.start.instance if state.start else ""
         inst = self.catalog.get(instance)
         rule = self.billing or (inst.billing if inst else "exact")
@@ -47,11 +50,155 @@ class Pricing:
         return price, source, rule
 
 
+@dataclass(frozen=True)
+class RankOptions:
+    """Everything that changes a ranking besides the probes themselves."""
+
+    epochs: float | None = None  # N_ep; None: the epoch plan, the log's plan, else DEFAULT_EPOCHS
+    by: str = "time"  # time | cost | weighted
+    weight: float = 0.5  # weighted: score = weight*rel_time + (1-weight)*rel_cost
+    use_validation: bool = True
+    equation: str = "auto"
+    statistic: str = DEFAULT_STATISTIC
+    epoch_plan: EpochPlan | None = None  # methodology 1: N_ep per (workload, batch) from full runs
+    min_accuracy: float | None = None
+    workload: str | None = None  # rank only this workload
+
+    def __post_init__(self) -> None:
+        if self.by not in VIEWS:
+            raise ValueError(f"--by must be one of {', '.join(VIEWS)}, got {self.by!r}")
+        if not 0.0 <= self.weight <= 1.0:
+            raise ValueError(f"the weight must be between 0 and 1, got {self.weight}")
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One probe to rank: its folded state and where it came from."""
+
+    key: str
+    label: str
+    state: ProbeState
+    status: str = ""  # the runner's status (live) or the log's end status (files)
+    path: str | None = None
+    truncated: bool = False
+    malformed_lines: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Horizon:
+    epochs: float
+    runtime_s: float
+    runtime_low_s: float
+    runtime_high_s: float
+    cost_usd: float | None
+    equation: str
+
+
+@dataclass(frozen=True, slots=True)
+class CrossingNote:
+    """Where a row trades places with another as N_ep grows ("faster from 5 epochs on")."""
+
+    metric: str  # runtime | cost
+    epochs: float
+    other: str
+    ahead_after: bool
+    sentence: str
+
+
+@dataclass(slots=True)
+class RankedRow:
+    """One candidate at one horizon: estimate, cost, bounds and, once ranked, its standing."""
+
+    key: str
+    label: str
+    probe: str
+    instance: str
+    batch_size: int
+    workload: str
+    epochs: float
+    epochs_source: str
+    runtime_s: float
+    runtime_low_s: float
+    runtime_high_s: float
+    cost_usd: float | None
+    cost_low_usd: float | None
+    cost_high_usd: float | None
+    price_per_hour: float | None
+    price_source: str
+    billing: str
+    equation: str
+    terms: dict[str, float | int | str | None]
+    formula: str
+    notes: list[str]
+    status: str
+    steps_observed: int
+    path: str | None = None
+    truncated: bool = False
+    malformed_lines: int = 0
+    expected_accuracy: float | None = None
+    crossovers: list[CrossingNote] = field(default_factory=list)
+    horizons: list[Horizon] = field(default_factory=list)
+    # set by rank()
+    rel_time: float = math.nan
+    rel_cost: float | None = None
+    score: float | None = None
+    relative: float | None = None
+    pareto: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.instance or self.probe} b{self.batch_size}"
+
+    def as_json(self) -> dict[str, JsonValue]:
+        """JSON-ready: NaN becomes null; nested records become objects."""
+        out: dict[str, JsonValue] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("horizons", "crossovers"):
+                out[f.name] = [_clean(dataclasses.asdict(h)) for h in value]
+            elif isinstance(value, float) and math.isnan(value):
+                out[f.name] = None
+            elif isinstance(value, dict):
+                out[f.name] = _clean(value)
+            elif isinstance(value, list):
+                out[f.name] = list(value)
+            else:
+                out[f.name] = value
+        return out
+
+
+def _clean(d: Mapping[str, object]) -> dict[str, JsonValue]:
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v)  # type: ignore[misc]
+            for k, v in d.items()}
+
+
+@dataclass
+class Ranking:
+    """Ranked rows per workload (relative columns compare runs of one job only), and why some
+    candidates are not in it."""
+
+    groups: dict[str, list[RankedRow]] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    options: RankOptions = field(default_factory=RankOptions)
+
+    @property
+    def rows(self) -> list[RankedRow]:
+        return [r for g in self.groups.values() for r in g]
+
+    def __len__(self) -> int:
+        return sum(len(g) for g in self.groups.values())
+
+    def to_frame(self) -> pd.DataFrame:
+        """A pandas DataFrame of the flat columns (exports, notebooks)."""
+        import pandas as pd
+
+        return pd.DataFrame([r.as_json() for r in self.rows])
+
+
 def choose_epochs(state: ProbeState, epochs: float | None,
-                  plan: dict[tuple[str, int], Any] | None = None) -> tuple[float, str]:
+                  plan: EpochPlan | None = None) -> tuple[float, str]:
     """N_ep and where it came from: the user, full runs of this workload and batch size
-    (methodology 1: ``plan`` maps (workload, batch) -> core.epochs.EpochsInfo), the log's plan,
-    or the default."""
+    (methodology 1), the log's plan, or the default."""
     if epochs is not None:
         return epochs, "user"
     if plan and state.start is not None:
@@ -67,49 +214,91 @@ def _cost(price: float | None, seconds: float, rule: str) -> float | None:
     return None if price is None else cost_usd(price, seconds, rule)
 
 
-def estimate_row(
-    state: ProbeState,
-    pricing: Pricing,
-    n_ep: float,
-    *,
-    use_validation: bool = True,
-    equation: str = "auto",
-    statistic: str = DEFAULT_STATISTIC,
-) -> dict[str, Any]:
-    """The JSON-ready row for one probe at ``n_ep`` epochs. Raises NoEstimate."""
-    est = estimate_runtime(state, n_ep, use_validation=use_validation, equation=equation,
-                           statistic=statistic)
+def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
+                 n_ep: float | None = None) -> RankedRow:
+    """One candidate's row (not yet ranked). Raises NoEstimate."""
+    state = candidate.state
+    source = "user"
+    if n_ep is None:
+        n_ep, source = choose_epochs(state, options.epochs, options.epoch_plan)
+    est: Estimate = estimate_runtime(state, n_ep, use_validation=options.use_validation,
+                                     equation=options.equation, statistic=options.statistic)
     price, price_source, rule = pricing.price_for(state)
     start = state.start
     assert start is not None
-    return {
-        "probe": start.probe,
-        "instance": start.instance,
-        "batch_size": start.batch_size,
-        "workload": start.workload,
-        "epochs": n_ep,
-        "runtime_s": est.runtime_s,
-        "runtime_low_s": est.low_s,
-        "runtime_high_s": est.high_s,
-        "cost_usd": _cost(price, est.runtime_s, rule),
-        "cost_low_usd": _cost(price, est.low_s, rule),
-        "cost_high_usd": _cost(price, est.high_s, rule),
-        "price_per_hour": price,
-        "price_source": price_source,
-        "billing": rule,
-        "equation": est.equation,
-        "terms": est.terms.as_dict(),
-        "formula": est.formula(),
-        "notes": list(est.notes),
-        "status": state.status,
-        "steps_observed": state.steps,
-    }
+    info = options.epoch_plan.get((start.workload, start.batch_size)) if options.epoch_plan else None
+    return RankedRow(
+        key=candidate.key, label=candidate.label, probe=start.probe, instance=start.instance,
+        batch_size=start.batch_size, workload=start.workload, epochs=n_ep, epochs_source=source,
+        runtime_s=est.runtime_s, runtime_low_s=est.low_s, runtime_high_s=est.high_s,
+        cost_usd=_cost(price, est.runtime_s, rule), cost_low_usd=_cost(price, est.low_s, rule),
+        cost_high_usd=_cost(price, est.high_s, rule), price_per_hour=price,
+        price_source=price_source, billing=rule, equation=est.equation,
+        terms=est.terms.as_dict(), formula=est.formula(), notes=list(est.notes),
+        status=candidate.status or state.status, steps_observed=state.steps,
+        path=candidate.path, truncated=candidate.truncated,
+        malformed_lines=candidate.malformed_lines,
+        expected_accuracy=info.accuracy if info is not None else None,
+    )
+
+
+def horizons_for(candidate: Candidate, pricing: Pricing, options: RankOptions,
+                 horizons: Iterable[float]) -> list[Horizon]:
+    out = []
+    for n in horizons:
+        try:
+            r = estimate_row(candidate, pricing, options, n_ep=float(n))
+        except NoEstimate:
+            continue
+        out.append(Horizon(r.epochs, r.runtime_s, r.runtime_low_s, r.runtime_high_s, r.cost_usd,
+                           r.equation))
+    return out
+
+
+def estimate_rows(candidates: Iterable[Candidate], pricing: Pricing,
+                  options: RankOptions) -> tuple[list[RankedRow], list[str]]:
+    """Rows for every candidate that supports an estimate, and one line for each that does not
+    (or that the options leave out)."""
+    rows: list[RankedRow] = []
+    skipped: list[str] = []
+    for c in candidates:
+        start = c.state.start
+        if options.workload is not None and start is not None and start.workload != options.workload:
+            continue
+        try:
+            row = estimate_row(c, pricing, options)
+        except NoEstimate as exc:
+            skipped.append(f"{c.path or c.label}: {why_no_estimate(c, exc)}")
+            continue
+        if options.min_accuracy is not None:
+            where = c.path or c.label
+            if row.expected_accuracy is None:
+                skipped.append(f"{where}: no accuracy known for batch {row.batch_size} "
+                               "(--min-accuracy needs --epochs-from full runs of it); kept")
+            elif row.expected_accuracy < options.min_accuracy:
+                skipped.append(f"{where}: batch {row.batch_size} reaches "
+                               f"{row.expected_accuracy:.3f} < --min-accuracy "
+                               f"{options.min_accuracy:g}; left out")
+                continue
+        rows.append(row)
+    return rows, skipped
+
+
+def why_no_estimate(c: Candidate, exc: NoEstimate) -> str:
+    if c.state.start is None and c.state.steps == 0 and c.state.end is None:
+        return "empty log (no events) - was the probe started? Re-run it"
+    if c.state.steps == 0:
+        end = c.state.end
+        status = end.status if end else "truncated"
+        reason = f": {end.reason}" if end and end.reason else ""
+        return f"no training steps ({status}{reason}) - check the probe's command and re-run it"
+    return f"cannot estimate - {exc}"
 
 
 def is_pareto(times: Sequence[float], costs: Sequence[float | None]) -> list[bool]:
     """True where no other row is at least as good on both and better on one. No cost: False."""
     out = []
-    pts = [(t, c) for t, c in zip(times, costs)]
+    pts = list(zip(times, costs))
     for i, (t, c) in enumerate(pts):
         if c is None or math.isnan(c) or math.isnan(t):
             out.append(False)
@@ -125,54 +314,54 @@ def is_pareto(times: Sequence[float], costs: Sequence[float | None]) -> list[boo
     return out
 
 
-def rank(rows: list[dict[str, Any]], by: str = "time", weight: float = 0.5) -> pd.DataFrame:
-    """Sorted ranking with relative columns and the Pareto flag. Ties keep a stable order.
+def rank(rows: list[RankedRow], by: str = "time", weight: float = 0.5) -> list[RankedRow]:
+    """Sorted rows with relative columns and the Pareto flag. Ties keep a stable order.
 
     ``by="weighted"`` orders by score = weight*rel_time + (1-weight)*rel_cost (the dissertation's
     future work): weight 1 is the fastest view, 0 the cheapest."""
-    if by not in SORT_KEYS:
-        raise ValueError(f"--by must be one of {', '.join(SORT_KEYS)}, got {by!r}")
-    base = ["probe", "instance", "batch_size", "epochs", "runtime_s", "runtime_low_s",
-            "runtime_high_s", "cost_usd", "cost_low_usd", "cost_high_usd", "price_per_hour",
-            "equation"]
-    extra = [k for r in rows for k in r if k not in base]
-    columns = base + list(dict.fromkeys(extra))
-    import pandas as pd
+    RankOptions(by=by, weight=weight)  # validates
+    if not rows:
+        return []
+    best_time = min(r.runtime_s for r in rows)
+    costs = [r.cost_usd for r in rows if r.cost_usd is not None and not math.isnan(r.cost_usd)]
+    best_cost = min(costs) if costs else None
+    flags = is_pareto([r.runtime_s for r in rows], [r.cost_usd for r in rows])
+    for r, flag in zip(rows, flags):
+        r.rel_time = r.runtime_s / best_time if best_time else math.nan
+        r.rel_cost = (r.cost_usd / best_cost if best_cost and r.cost_usd is not None
+                      else None)
+        r.score = (weight * r.rel_time + (1 - weight) * r.rel_cost
+                   if r.rel_cost is not None else None)
+        r.pareto = flag
 
-    df = pd.DataFrame([{k: r.get(k) for k in columns} for r in rows], columns=columns)
-    df["cost_usd"] = pd.to_numeric(df["cost_usd"], errors="coerce")
-    df["rel_time"] = df["runtime_s"] / df["runtime_s"].min() if len(df) else []
-    min_cost = df["cost_usd"].min(skipna=True) if len(df) else math.nan
-    df["rel_cost"] = df["cost_usd"] / min_cost if min_cost and not math.isnan(min_cost) else math.nan
-    costs = [None if math.isnan(c) else c for c in df["cost_usd"].tolist()]
-    df["pareto"] = is_pareto(df["runtime_s"].tolist(), costs)
-    if not 0.0 <= weight <= 1.0:
-        raise ValueError(f"the weight must be between 0 and 1, got {weight}")
-    df["score"] = weight * df["rel_time"] + (1 - weight) * df["rel_cost"]
-    key = SORT_KEYS[by]
-    df = df.sort_values([key, "runtime_s", "instance", "batch_size", "probe"],
-                        kind="mergesort", na_position="last").reset_index(drop=True)
+    def key(r: RankedRow) -> tuple[float, float, str, int, str]:
+        primary = {"time": r.runtime_s, "cost": r.cost_usd, "weighted": r.score}[by]
+        return (primary if primary is not None and not math.isnan(primary) else math.inf,
+                r.runtime_s, r.instance, r.batch_size, r.probe)
+
+    ordered = sorted(rows, key=key)
     if by == "weighted":
-        df["relative"] = df["score"] / df["score"].min(skipna=True)
+        scores = [r.score for r in ordered if r.score is not None]
+        best = min(scores) if scores else None
+        for r in ordered:
+            r.relative = r.score / best if best and r.score is not None else None
     else:
-        df["relative"] = df["rel_time"] if by == "time" else df["rel_cost"]
-    return df
+        for r in ordered:
+            r.relative = r.rel_time if by == "time" else r.rel_cost
+    return ordered
 
 
-def ranking_records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as plain dicts with JSON-friendly values (NaN -> None)."""
-    out = []
-    for rec in df.to_dict(orient="records"):
-        clean: dict[str, Any] = {}
-        for k, v in rec.items():
-            if isinstance(v, float) and math.isnan(v):
-                v = None
-            elif hasattr(v, "item"):
-                v = v.item()
-            clean[str(k)] = v
-        out.append(clean)
-    return out
+def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
+                  options: RankOptions) -> Ranking:
+    """The pipeline: candidates + options -> estimates -> a ranking per workload."""
+    rows, skipped = estimate_rows(candidates, pricing, options)
+    groups: dict[str, list[RankedRow]] = {}
+    for r in rows:
+        groups.setdefault(r.workload, []).append(r)
+    return Ranking({w: rank(g, options.by, options.weight) for w, g in groups.items()},
+                   skipped, options)
 
 
-__all__ = ["DEFAULT_EPOCHS", "NoEstimate", "Pricing", "choose_epochs", "estimate_row",
-           "is_pareto", "rank", "ranking_records", "Estimate"]
+__all__ = ["DEFAULT_EPOCHS", "Candidate", "CrossingNote", "Estimate", "Horizon", "NoEstimate", "Pricing",
+           "RankOptions", "RankedRow", "Ranking", "build_ranking", "choose_epochs",
+           "estimate_row", "estimate_rows", "horizons_for", "is_pareto", "rank"]

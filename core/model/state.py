@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ..agent.steady import DEFAULT_STATISTIC, StepSeries
 from collections.abc import Iterable
 
-from .events import STEP_LINE, End, Epoch, Event, EventReader, Init, Log, Sample, Start, Step, Val
+from .events import End, Epoch, Event, EventReader, Init, Log, Sample, Start, Step, Val
 
 
 @dataclass(slots=True)
@@ -36,8 +36,8 @@ class ProbeState:
     time_by_epoch: dict[int, float] = field(default_factory=dict)
     vals: list[ValTiming] = field(default_factory=list)
     epochs_done: list[int] = field(default_factory=list)
-    metrics: list[tuple[int, dict[str, float]]] = field(default_factory=list)
-    last_val_metrics: dict[str, float] = field(default_factory=dict)
+    metrics: list[tuple[int, dict[str, float | None]]] = field(default_factory=list)
+    last_val_metrics: dict[str, float | None] = field(default_factory=dict)
     last_sample: Sample | None = None
     samples: int = 0
     peak_swap_mb: float = 0.0
@@ -215,23 +215,17 @@ class ProbeState:
 
 
 def fold_lines(lines: Iterable[str], state: ProbeState, reader: EventReader) -> None:
-    """Parse and fold a stream of log lines; step lines go straight into the state (no record
-    is built for them), everything else through the reader. Same result as feed_line + fold."""
-    match = STEP_LINE.match
+    """Parse and fold a stream of log lines (steps, most of a log, take the short path)."""
     fold_step = state.fold_step
     feed = reader.feed_line
     fold = state.fold
-    report = reader.report
     for line in lines:
-        m = match(line)
-        if m is not None:
-            report.lines += 1
-            report.events += 1
-            t, dt, epoch, _ = m.groups()
-            fold_step(float(t), float(dt), int(epoch))
-            continue
         ev = feed(line)
-        if ev is not None:
+        if ev is None:
+            continue
+        if type(ev) is Step:
+            fold_step(ev.t, ev.dt, ev.epoch)
+        else:
             fold(ev)
 
 

@@ -1,1 +1,5 @@
-"""TODO"""
+"""Reports: a ranking turned into text (``table``, ``fmt``), CSV/JSON/Markdown (``export``), chart
+data shared by the app and the figures (``charts``) and PNG/SVG figures (``figures``).
+
+May import: model. Imported by: cli, the TUI.
+"""

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
 from ..model.crossover import Crossover, Line, cost_crossovers, runtime_crossovers
+from ..model.ranking import RankedRow
 
 KINDS = ("scatter", "crossover", "batch")
 
@@ -26,13 +27,13 @@ class ScatterPoint:
     pareto: bool
 
 
-def scatter_points(rows: list[dict[str, Any]]) -> list[ScatterPoint]:
+def scatter_points(rows: Sequence[RankedRow]) -> list[ScatterPoint]:
     out = []
     for r in rows:
-        if r.get("cost_usd") is None or (isinstance(r["cost_usd"], float) and math.isnan(r["cost_usd"])):
+        if r.cost_usd is None or math.isnan(r.cost_usd):
             continue
-        out.append(ScatterPoint(r.get("key") or r["probe"], f"{r['instance']} b{r['batch_size']}",
-                                r["runtime_s"], r["cost_usd"], bool(r.get("pareto"))))
+        out.append(ScatterPoint(r.key, f"{r.instance} b{r.batch_size}", r.runtime_s, r.cost_usd,
+                                r.pareto))
     return out
 
 
@@ -73,14 +74,13 @@ class BatchSeries:
     accuracy: list[float | None]
 
 
-def batch_series(rows: list[dict[str, Any]]) -> list[BatchSeries]:
-    by_inst: dict[str, list[dict[str, Any]]] = {}
+def batch_series(rows: Sequence[RankedRow]) -> list[BatchSeries]:
+    by_inst: dict[str, list[RankedRow]] = {}
     for r in rows:
-        by_inst.setdefault(r["instance"] or "?", []).append(r)
+        by_inst.setdefault(r.instance or "?", []).append(r)
     out = []
     for inst, rs in sorted(by_inst.items()):
-        rs = sorted(rs, key=lambda r: r["batch_size"])
-        out.append(BatchSeries(inst, [r["batch_size"] for r in rs], [r["runtime_s"] for r in rs],
-                               [r.get("cost_usd") for r in rs],
-                               [r.get("expected_accuracy") for r in rs]))
+        rs = sorted(rs, key=lambda r: r.batch_size)
+        out.append(BatchSeries(inst, [r.batch_size for r in rs], [r.runtime_s for r in rs],
+                               [r.cost_usd for r in rs], [r.expected_accuracy for r in rs]))
     return out

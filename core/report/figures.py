@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .charts import batch_series, crossover_data, pareto_frontier, scatter_points
 from ..model.crossover import Line
+from ..model.ranking import RankedRow
 
 
 def _plt() -> Any:
@@ -18,7 +20,10 @@ def _plt() -> Any:
     return plt
 
 
-def render(kind: str, rows: list[dict[str, Any]], lines: list[Line], out: Path,
+NO_PRICE = "no prices: time–cost needs a price per instance (--price INSTANCE=USD_PER_HOUR)"
+
+
+def render(kind: str, rows: Sequence[RankedRow], lines: list[Line], out: Path,
            title: str = "", selected: str | None = None, max_epochs: int = 30) -> Path:
     """Write the figure to ``out`` (format from its suffix: .png or .svg)."""
     if out.suffix.lower() not in (".png", ".svg"):
@@ -27,8 +32,13 @@ def render(kind: str, rows: list[dict[str, Any]], lines: list[Line], out: Path,
     if kind == "scatter":
         fig, ax = plt.subplots(figsize=(7, 5))
         pts = scatter_points(rows)
-        if not pts:
-            raise ValueError("no row has a cost: add prices (--price INSTANCE=USD) to plot time vs cost")
+        if not pts:  # say so on the chart: runtimes alone, on the x axis
+            ax.scatter([row.runtime_s / 60 for row in rows], [0] * len(rows), c="tab:grey")
+            for row in rows:
+                ax.annotate(row.name, (row.runtime_s / 60, 0), fontsize=8, xytext=(4, 4),
+                            textcoords="offset points")
+            ax.text(0.5, 0.6, NO_PRICE, transform=ax.transAxes, ha="center", fontsize=9,
+                    color="tab:red", wrap=True)
         for p in pts:
             hi = p.key == selected
             ax.scatter(p.runtime_s / 60, p.cost_usd, s=80 if hi else 40,
@@ -36,11 +46,12 @@ def render(kind: str, rows: list[dict[str, Any]], lines: list[Line], out: Path,
             ax.annotate(p.label, (p.runtime_s / 60, p.cost_usd), fontsize=8,
                         xytext=(4, 4), textcoords="offset points")
         front = pareto_frontier(pts)
-        ax.step([p.runtime_s / 60 for p in front], [p.cost_usd for p in front], where="post",
-                c="tab:green", lw=1, label="Pareto frontier")
+        if front:
+            ax.step([p.runtime_s / 60 for p in front], [p.cost_usd for p in front],
+                    where="post", c="tab:green", lw=1, label="Pareto frontier")
+            ax.legend(loc="best")
         ax.set_xlabel("estimated training time (min)")
         ax.set_ylabel("estimated cost (USD)")
-        ax.legend(loc="best")
     elif kind == "crossover":
         data = crossover_data(lines, max_epochs)
         fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 7), sharex=True)
@@ -55,6 +66,9 @@ def render(kind: str, rows: list[dict[str, Any]], lines: list[Line], out: Path,
         ax.set_ylabel("estimated time (min)")
         ax2.set_ylabel("estimated cost (USD)")
         ax2.set_xlabel("planned epochs")
+        if not any(all(c is not None for c in cs) for cs in data.cost.values()):
+            ax2.text(0.5, 0.5, NO_PRICE, transform=ax2.transAxes, ha="center", color="tab:red",
+                     fontsize=8)
         ax.legend(fontsize=7, loc="upper left")
         note = "\n".join(data.sentences(4))
         if note:
@@ -70,6 +84,9 @@ def render(kind: str, rows: list[dict[str, Any]], lines: list[Line], out: Path,
                 if acc is not None:
                     ax.annotate(f"acc {acc:.2f}", (b, r / 60), fontsize=7, xytext=(3, 3),
                                 textcoords="offset points")
+        if not any(all(c is not None for c in s.cost) for s in series):
+            ax2.text(0.5, 0.5, NO_PRICE, transform=ax2.transAxes, ha="center", color="tab:red",
+                     fontsize=8)
         ax.set_xscale("log", base=2)
         ax.set_ylabel("estimated time (min)")
         ax2.set_ylabel("estimated cost (USD)")

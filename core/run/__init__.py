@@ -1,1 +1,9 @@
-"""TODO"""
+"""Running probes: where events come from and who holds them.
+
+Owns the runners (``runners``: local subprocess and replay; ``ssh``: asyncssh), the config file
+(``config``, ``tomlpos`` for exact error lines), probe plans and scheduling (``plan``), the board
+(``board``: every probe's state, O(1) per event) and the session (``session``: a board, its
+runners and its mode, live or replay - what the app and the CLI are handed).
+
+May import: model, agent. Imported by: cloud, cli, the TUI.
+"""

@@ -7,22 +7,17 @@ changed (each entry carries a version number that bumps on every change).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only when a ranking is built
-    import pandas as pd
 
 from ..agent.steady import DEFAULT_STATISTIC
-from ..model.estimate import NoEstimate
 from ..model.events import Event, Step
 from ..model.pricing import cost_usd
-from ..model.ranking import Pricing, choose_epochs, estimate_row, rank
+from ..model.epochs import EpochsInfo
+from ..model.ranking import Candidate, Pricing, RankedRow, Ranking, RankOptions, build_ranking
 from .runners import LineBatch, ProbeSpec, Runner, RunnerStatus
 from ..model.events import EventReader
 from ..model.state import ProbeState, fold_lines
@@ -64,7 +59,7 @@ class ProbeEntry:
 
 class Board:
     def __init__(self, pricing: Pricing, statistic: str = DEFAULT_STATISTIC,
-                 epoch_plan: dict[tuple[str, int], Any] | None = None) -> None:
+                 epoch_plan: dict[tuple[str, int], EpochsInfo] | None = None) -> None:
         self.pricing = pricing
         self.statistic = statistic
         self.epoch_plan = epoch_plan  # methodology 1: N_ep per (workload, batch) from full runs
@@ -127,41 +122,26 @@ class Board:
         return sorted({e.state.start.workload for e in self.entries.values()
                        if e.state.start is not None})
 
-    def rows(self, epochs: float | None, use_validation: bool = True,
-             workload: str | None = None) -> list[dict[str, Any]]:
-        """Estimate rows for every probe that can support one (others are skipped)."""
-        out = []
-        for entry in self.entries.values():
-            if entry.state.steps < 2:
-                continue
-            if workload is not None and entry.state.start is not None \
-                    and entry.state.start.workload != workload:
-                continue
-            n_ep, source = choose_epochs(entry.state, epochs, self.epoch_plan)
-            try:
-                row = estimate_row(entry.state, self.pricing, n_ep, use_validation=use_validation,
-                                   statistic=self.statistic)
-            except NoEstimate:
-                continue
-            row["key"] = entry.key
-            row["label"] = entry.spec.label
-            row["epochs_source"] = source
-            row["status"] = entry.status
-            out.append(row)
-        return out
+    def candidates(self) -> list[Candidate]:
+        """Every probe that can support an estimate yet (two steps or more)."""
+        return [Candidate(e.key, e.spec.label, e.state, status=e.status,
+                          path=str(e.log_path) if e.log_path else None)
+                for e in self.entries.values() if e.state.steps >= 2]
 
-    def ranking(self, epochs: float | None, by: str = "time",
-                workload: str | None = None, weight: float = 0.5) -> pd.DataFrame:
-        rows = self.rows(epochs, workload=workload)
-        if not rows:
-            import pandas as pd
+    def ranking(self, options: RankOptions) -> Ranking:
+        """The ranking as it stands: the same pipeline as `probecast rank`."""
+        if self.epoch_plan is not None and options.epoch_plan is None:
+            options = dataclasses.replace(options, epoch_plan=self.epoch_plan)
+        if options.statistic != self.statistic:
+            options = dataclasses.replace(options, statistic=self.statistic)
+        return build_ranking(self.candidates(), self.pricing, options)
 
-            return pd.DataFrame()
-        return rank(rows, by, weight)
+    def states(self) -> dict[str, ProbeState]:
+        return {k: e.state for k, e in self.entries.items()}
 
-    def full_cost(self, rows: list[dict[str, Any]]) -> float | None:
+    def full_cost(self, rows: list[RankedRow]) -> float | None:
         """What running every ranked candidate to completion would cost (seeds/001 Table 5.14)."""
-        costs = [r["cost_usd"] for r in rows if r.get("cost_usd") is not None]
+        costs = [r.cost_usd for r in rows if r.cost_usd is not None]
         return sum(costs) if costs else None
 
     def probe_cost(self) -> float | None:

@@ -5,47 +5,40 @@ from __future__ import annotations
 import datetime as dt
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
 from probecast.core.report.charts import KINDS, batch_series, crossover_data, pareto_frontier, scatter_points
-from probecast.core.model.crossover import Line, line_for
-from probecast.core.model.estimate import NoEstimate
-from probecast.core.model.ranking import ranking_records
+from probecast.core.model.crossover import Line, lines_for
+from probecast.core.model.ranking import RankedRow, RankOptions
 
-if TYPE_CHECKING:
-    from ..app import ProbecastApp
-    from .run import RunScreen
+from probecast.core.run.session import Session
+
+from ..actions import bindings
 
 TITLES = {"scatter": "time vs cost (★ Pareto, ● selected)", "crossover": "time vs planned epochs",
           "batch": "time vs batch size"}
 
 
 class ChartScreen(Screen[None]):
-    BINDINGS = [
-        Binding("g", "next_kind", "Next chart", id="next-chart"),
-        Binding("e", "save", "Save PNG", id="save-chart"),
-        Binding("escape,c", "close", "Back", id="close-chart"),
-    ]
+    BINDINGS = bindings("charts")
     DEFAULT_CSS = """
     ChartScreen PlotextPlot { height: 1fr; }
     ChartScreen #chart-notes { height: auto; max-height: 6; padding: 0 1; color: $text-muted; }
     """
 
-    def __init__(self, run: RunScreen, kind: str = "scatter") -> None:
+    def __init__(self, session: Session, epochs: float | None, workload: str | None,
+                 selected: str | None = None, kind: str = "scatter") -> None:
         super().__init__()
-        self.run = run
+        self.session = session
+        self.epochs = epochs
+        self.workload = workload
+        self.selected = selected
         self.kind = kind
         self._seen = -1
-
-    @property
-    def papp(self) -> ProbecastApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -57,26 +50,16 @@ class ChartScreen(Screen[None]):
         self.set_interval(0.5, self.redraw)
         self.redraw(force=True)
 
-    def data(self) -> tuple[list[dict[str, Any]], list[Line]]:
-        board = self.papp.board
-        df = board.ranking(self.run.epochs, "time", self.run.workload)
-        rows = ranking_records(df) if len(df) else []
-        lines = []
-        for r in rows:
-            entry = board.entries.get(r["key"])
-            if entry is None:
-                continue
-            try:
-                lines.append(line_for(entry.state, r["key"], f"{r['instance']} b{r['batch_size']}",
-                                      r["price_per_hour"], r["billing"]))
-            except NoEstimate:
-                continue
-        return rows, lines
+    def data(self) -> tuple[list[RankedRow], list[Line]]:
+        board = self.session.board
+        options = RankOptions(epochs=self.epochs, workload=self.workload)
+        rows = board.ranking(options).rows
+        return rows, lines_for(rows, board.states(), options)
 
     def redraw(self, force: bool = False) -> None:
-        if self.papp.board.version == self._seen and not force:
+        if self.session.board.version == self._seen and not force:
             return
-        self._seen = self.papp.board.version
+        self._seen = self.session.board.version
         rows, lines = self.data()
         plot = self.query_one(PlotextPlot)
         plt = plot.plt
@@ -84,7 +67,7 @@ class ChartScreen(Screen[None]):
         plt.clear_figure()
         plt.title(f"{TITLES[self.kind]} · g: next · e: save")
         notes: list[str] = []
-        selected = self.run.query_one("#ranking").selected_key()  # type: ignore[attr-defined]
+        selected = self.selected
         if not rows:
             notes.append("no estimates yet: the chart fills in as probes report")
         elif self.kind == "scatter":
@@ -126,7 +109,7 @@ class ChartScreen(Screen[None]):
         from probecast.core.report.figures import render
 
         rows, lines = self.data()
-        directory = self.papp.log_dir or Path("probecast-exports")
+        directory = self.session.log_dir or Path("probecast-exports")
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         try:
             path = render(self.kind, rows, lines, Path(directory) / f"{self.kind}-{stamp}.png")

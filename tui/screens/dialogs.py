@@ -8,6 +8,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Markdown, Static
 
+from ..actions import key_table
+
 
 class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [Binding("y", "answer(True)", "Yes", id="confirm-yes"),
@@ -37,22 +39,7 @@ HELP = """\
 Probes run a few iterations of your training on each host; the **ranking** extrapolates the
 full training (seeds/001 Eq. 5.3, plus the epoch-boundary cost) and settles as data arrives.
 
-| key | what it does |
-|---|---|
-| `v` | ranking view: fastest → cheapest → weighted (the title says which) |
-| `[` `]` | weighted view: move the weight towards cost / time (score = w·rel time + (1−w)·rel cost) |
-| `g` | charts: time–cost scatter, horizon crossover, batch-size curves (`g` again: next; `e`: save PNG; `esc`: back) |
-| `h` | horizon: planned epochs → 5 → 10 → 20 → 25 epochs |
-| `d` | show/hide the detail of the selected row (terms and equation) |
-| `w` | next workload, when logs of several workloads are loaded |
-| `↑ ↓` | move in the ranking; the cursor stays on its row when the order changes |
-| `x` | cancel the selected row's probe |
-| `e` | export the ranking (CSV, JSON, Markdown) |
-| `space` | replay: pause / resume |
-| `+` / `-` | replay: faster / slower |
-| `ctrl+p` | command palette (every action) |
-| `?` | this help |
-| `q` | quit (asks first while probes run; stops them cleanly) |
+{keys}
 
 **rel** is relative to the best row (1.00). **★** marks Pareto-optimal rows: no other row is both
 faster and cheaper. **bounds** come from the 95 % interval of the steady step time and the
@@ -68,7 +55,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
-            yield Markdown(HELP)
+            yield Markdown(HELP.format(keys=key_table()))
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -5,25 +5,23 @@ from __future__ import annotations
 import datetime as dt
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from probecast.core.report.export import export_ranking
 from probecast.core.report.fmt import fmt_cost
-from probecast.core.model.ranking import ranking_records
+from probecast.core.model.ranking import RankedRow, RankOptions
+from probecast.core.run.session import Session
+
+from ..actions import bindings
 
 from ..widgets.detail import DetailView
 from ..widgets.probe_panel import ProbePanel
 from ..widgets.ranking import RankingTable
-
-if TYPE_CHECKING:
-    from ..app import ProbecastApp
 
 REFRESH_HZ = 5  # the timer; what it redraws is throttled per part below
 
@@ -46,23 +44,11 @@ def redraw_interval() -> float:
 
 
 class RunScreen(Screen[None]):
-    BINDINGS = [
-        Binding("v", "toggle_view", "Fastest/cheapest", id="toggle-view"),
-        Binding("h", "cycle_horizon", "Horizon", id="cycle-horizon"),
-        Binding("d", "toggle_detail", "Detail", id="toggle-detail"),
-        Binding("w", "cycle_workload", "Workload", id="cycle-workload"),
-        Binding("g", "charts", "Charts", id="charts"),
-        Binding("left_square_bracket", "weight(-0.1)", "Weight −", id="weight-down", show=False),
-        Binding("right_square_bracket", "weight(0.1)", "Weight +", id="weight-up", show=False),
-        Binding("x", "cancel_probe", "Cancel probe", id="cancel-probe"),
-        Binding("e", "export", "Export", id="export"),
-        Binding("space", "pause", "Pause", id="pause"),
-        Binding("plus,equals_sign", "speed(2.0)", "Faster", id="faster", show=False),
-        Binding("minus", "speed(0.5)", "Slower", id="slower", show=False),
-    ]
+    BINDINGS = bindings("run")
 
-    def __init__(self) -> None:
+    def __init__(self, session: Session) -> None:
         super().__init__()
+        self.session = session
         self.by = "time"
         self.weight = 0.5
         self.horizon_index = 0
@@ -71,12 +57,8 @@ class RunScreen(Screen[None]):
         self._last_rank_at = 0.0
         self._last_panels_at = 0.0
         self.every = redraw_interval()
-        self._rows: dict[str, dict[str, Any]] = {}
+        self._rows: dict[str, RankedRow] = {}
         self._panels: dict[str, ProbePanel] = {}
-
-    @property
-    def papp(self) -> ProbecastApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -102,11 +84,15 @@ class RunScreen(Screen[None]):
 
     @property
     def horizons(self) -> list[float | None]:
-        return [None, *self.papp.horizons]
+        return [None, *self.session.horizons]
 
     @property
     def epochs(self) -> float | None:
         return self.horizons[self.horizon_index]
+
+    def options(self) -> RankOptions:
+        return RankOptions(epochs=self.epochs, by=self.by, weight=self.weight,
+                           workload=self.workload)
 
     def horizon_label(self) -> str:
         return "planned epochs" if self.epochs is None else f"{self.epochs:g} epochs"
@@ -119,7 +105,7 @@ class RunScreen(Screen[None]):
             f"Ranking: {view} first · {self.horizon_label()}{workload}  [dim](v: view, h: horizon)[/]")
 
     def refresh_view(self, force: bool = False) -> None:
-        board = self.papp.board
+        board = self.session.board
         if board.version == self._seen_board and not force:
             self.update_status()
             return
@@ -135,11 +121,11 @@ class RunScreen(Screen[None]):
             self.update_status()
 
     def _new_probes(self) -> bool:
-        return len(self._panels) != len(self.papp.board.entries)
+        return len(self._panels) != len(self.session.board.entries)
 
     def update_panels(self) -> None:
         container = self.query_one("#probes", VerticalScroll)
-        for key, entry in self.papp.board.entries.items():
+        for key, entry in self.session.board.entries.items():
             panel = self._panels.get(key)
             if panel is None:
                 panel = ProbePanel(entry)
@@ -150,22 +136,21 @@ class RunScreen(Screen[None]):
                 panel.refresh_from_entry()
 
     def update_ranking(self) -> None:
-        workloads = self.papp.board.workloads()
+        workloads = self.session.board.workloads()
         self._full_cost = None
         if len(workloads) > 1 and self.workload not in workloads:
             self.workload = workloads[0]
             self.update_title()
             self.refresh_bindings()  # w applies now
-        df = self.papp.board.ranking(self.epochs, self.by, self.workload, self.weight)
-        records = ranking_records(df) if len(df) else []
-        self._rows = {r["key"]: r for r in records}
-        self._full_cost = self.papp.board.full_cost(records)
+        records = self.session.board.ranking(self.options()).rows
+        self._rows = {r.key: r for r in records}
+        self._full_cost = self.session.board.full_cost(records)
         table = self.query_one(RankingTable)
         table.apply(records)
         self.show_detail(table.selected_key())
 
     def update_status(self) -> None:
-        board = self.papp.board
+        board = self.session.board
         total = len(board.entries)
         active = board.active
         failed = sum(1 for e in board.entries.values() if e.status == "failed")
@@ -175,11 +160,11 @@ class RunScreen(Screen[None]):
         full = getattr(self, "_full_cost", None)
         if cost is not None and full:
             parts[-1] += f" vs {fmt_cost(full)} to run all"
-        if self.papp.replay_runners:
-            r = self.papp.replay_runners[0]
-            parts.append(("paused" if r.paused else "replay") + f" ×{r.speed:g}" if r.speed else "replay instant")
-        if self.papp.log_dir:
-            parts.append(f"logs {self.papp.log_dir}")
+        if self.session.is_replay:
+            s = self.session
+            parts.append(("paused" if s.paused else "replay") + f" ×{s.speed:g}" if s.speed else "replay instant")
+        if self.session.log_dir:
+            parts.append(f"logs {self.session.log_dir}")
         text = " · ".join(parts)
         line = self.query_one("#statusline", Static)
         if getattr(line, "_shown", None) != text:
@@ -210,7 +195,8 @@ class RunScreen(Screen[None]):
     def action_charts(self) -> None:
         from .charts import ChartScreen
 
-        self.app.push_screen(ChartScreen(self))
+        self.app.push_screen(ChartScreen(self.session, self.epochs, self.workload,
+                                         self.query_one(RankingTable).selected_key()))
 
     def action_cycle_horizon(self) -> None:
         self.horizon_index = (self.horizon_index + 1) % len(self.horizons)
@@ -218,7 +204,7 @@ class RunScreen(Screen[None]):
         self.update_ranking()
 
     def action_cycle_workload(self) -> None:
-        workloads = self.papp.board.workloads()
+        workloads = self.session.board.workloads()
         if len(workloads) < 2:
             self.notify("All probes run the same workload.")
             return
@@ -240,48 +226,42 @@ class RunScreen(Screen[None]):
         if key is None:
             self.notify("Select a probe in the ranking first.", severity="warning")
             return
-        if await self.papp.cancel_probe(key):
+        if await self.session.cancel(key):
             self.notify(f"Cancelling {key}…")
         else:
             self.notify(f"{key} is not running.", severity="warning")
 
     def action_export(self) -> None:
-        df = self.papp.board.ranking(self.epochs, self.by, self.workload, self.weight)
-        if not len(df):
+        rows = self.session.board.ranking(self.options()).rows
+        if not rows:
             self.notify("Nothing to export yet: no probe has an estimate.", severity="warning")
             return
-        directory = self.papp.log_dir or Path("probecast-exports")
+        directory = self.session.log_dir or Path("probecast-exports")
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         view = {"time": "fastest", "cost": "cheapest"}.get(self.by, f"weighted{self.weight:.1f}")
         horizon = "planned" if self.epochs is None else f"{self.epochs:g}ep"
-        paths = export_ranking(df, Path(directory), f"ranking-{view}-{horizon}-{stamp}",
+        paths = export_ranking(rows, Path(directory), f"ranking-{view}-{horizon}-{stamp}",
                                f"probecast ranking: {view} first, {self.horizon_label()}")
         self.notify("Exported " + ", ".join(str(p) for p in paths), timeout=8)
 
     def action_pause(self) -> None:
-        runners = self.papp.replay_runners
-        if not runners:
+        if not self.session.is_replay:
             self.notify("Pause works in replays; live probes keep running.", severity="warning")
             return
-        pause = not runners[0].paused
-        for r in runners:
-            r.pause() if pause else r.resume()
+        self.session.set_paused(not self.session.paused)
         self.update_status()
 
     def action_speed(self, factor: float) -> None:
-        runners = self.papp.replay_runners
-        if not runners:
-            return
-        for r in runners:
-            r.speed = min(1000.0, max(0.125, (r.speed or 1.0) * factor))
-        self.update_status()
+        if self.session.is_replay:
+            self.session.scale_speed(factor)
+            self.update_status()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # hide what does not apply, so the footer fits 80 columns
         if action in ("pause", "speed"):
-            return bool(self.papp.replay_runners)
+            return self.session.is_replay
         if action == "cancel_probe":
-            return not self.papp.replay_runners
+            return not self.session.is_replay
         if action == "cycle_workload":
-            return len(self.papp.board.workloads()) > 1
+            return len(self.session.board.workloads()) > 1
         return True

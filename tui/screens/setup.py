@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, SelectionList, Static
@@ -17,9 +16,10 @@ from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.report.fmt import fmt_cost
 from probecast.core.run.plan import plan_probes, session_dir, worst_case_probe_cost
 from probecast.core.model.pricing import Catalog
+from probecast.core.run.session import Session
 
-if TYPE_CHECKING:
-    from ..app import ProbecastApp
+from ..actions import bindings
+from ..messages import StartProbes
 
 PRESET_BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048)
 ADD_HOST_HINT = ('no host: add [[hosts]] with instance = "{name}" and its address to '
@@ -27,25 +27,17 @@ ADD_HOST_HINT = ('no host: add [[hosts]] with instance = "{name}" and its addres
 
 
 class SetupScreen(Screen[None]):
-    BINDINGS = [
-        Binding("s", "start", "Start probes", id="start"),
-        Binding("slash", "focus_filter", "Filter", id="filter"),
-        Binding("space", "toggle_instance", "Pick instance", id="pick", show=False),
-        Binding("r", "replay_hint", "Replay samples", id="replay-hint"),
-    ]
+    BINDINGS = bindings("setup")
 
-    def __init__(self) -> None:
+    def __init__(self, session: Session) -> None:
         super().__init__()
+        self.session = session
         self.selected_hosts: set[str] = set()
 
     @property
-    def papp(self) -> ProbecastApp:
-        return self.app  # type: ignore[return-value]
-
-    @property
     def config(self) -> Config:
-        assert self.papp.config is not None
-        return self.papp.config
+        assert self.session.config is not None
+        return self.session.config
 
     def compose(self) -> ComposeResult:
         s = self.config.probe
@@ -110,7 +102,8 @@ class SetupScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="aws", exit_on_error=False,
           description="look for leftover instances")
     def check_leftovers(self) -> None:
-        from probecast.core.cloud.aws import AwsError, client, find_leftovers
+        from probecast.core.cloud.client import AwsError, client
+        from probecast.core.cloud.provision import find_leftovers
 
         aws = self.config.aws
         try:
@@ -203,7 +196,7 @@ class SetupScreen(Screen[None]):
 
     def settings(self) -> ProbeSettings:
         base = self.config.probe
-        s = ProbeSettings(**{k: getattr(base, k) for k in base.__dataclass_fields__})
+        s = base.copy()
         s.batch_sizes = self.batch_sizes()
         if not base.command:
             s.workload = str(self.query_one("#workload", Select).value)
@@ -249,7 +242,7 @@ class SetupScreen(Screen[None]):
                         severity="warning")
             return
         s = self.settings()
-        self.papp.start_plan(plan, concurrency=s.concurrency, timeout=s.timeout)
+        self.post_message(StartProbes(plan, s.concurrency, s.timeout))
 
     def action_replay_hint(self) -> None:
         self.notify("Quit (q) and run: probecast replay sample_logs/reconstructed-dissertation "

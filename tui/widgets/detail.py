@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from probecast.core.model.ranking import RankedRow
 from probecast.core.report.fmt import fmt_cost, fmt_duration
 
 EQUATIONS = {
@@ -20,12 +22,12 @@ TERM_LABELS = (("t_init", "T_init"), ("t_it1", "T_it1"), ("t_it", "T_it"), ("t_v
                ("t_ep2", "T(Ep2)"), ("n_it", "N_it"), ("n_ep", "N_ep"))
 
 
-def _term(t: dict[str, Any], key: str, row: dict[str, Any]) -> str | None:
+def _term(t: Mapping[str, Any], key: str, row: RankedRow) -> str | None:
     v = t.get(key)
     if v is None:
         return None
     if key == "n_ep":
-        return f"{v:g} ({row.get('epochs_source', '')})"
+        return f"{v:g} ({row.epochs_source})"
     if key == "n_it":
         return str(v)
     if key == "t_it":
@@ -35,15 +37,14 @@ def _term(t: dict[str, Any], key: str, row: dict[str, Any]) -> str | None:
     return f"{v:.3f} s"
 
 
-def render_detail(row: dict[str, Any] | None) -> Any:
+def render_detail(row: RankedRow | None) -> Any:
     """Compact enough for 80x24: terms three to a line, then the arithmetic and the cost."""
     if row is None:
         return Text("Select a row of the ranking to see how its estimate is made.", style="dim")
-    t = row["terms"]
+    t = row.terms
     out = Table.grid()
-    out.add_row(Text.assemble((f"{row['instance']} · batch {row['batch_size']} · "
-                               f"{row.get('workload', '')}  ", "bold"),
-                              (f"Eq. {row['equation']}: {EQUATIONS.get(row['equation'], '')}", "cyan")))
+    out.add_row(Text.assemble((f"{row.instance} · batch {row.batch_size} · {row.workload}  ", "bold"),
+                              (f"Eq. {row.equation}: {EQUATIONS.get(row.equation, '')}", "cyan")))
     terms = [(label, text) for key, label in TERM_LABELS
              if key not in ("n_it", "n_ep") and (text := _term(t, key, row)) is not None]
     grid = Table.grid(padding=(0, 2))
@@ -55,13 +56,13 @@ def render_detail(row: dict[str, Any] | None) -> Any:
     out.add_row(grid)
     out.add_row(Text.assemble(("N_it ", "bold"), str(t["n_it"]), "   ", ("N_ep ", "bold"),
                               _term(t, "n_ep", row) or ""))
-    out.add_row(Text("= " + row["formula"]))
-    price = row.get("price_per_hour")
-    cost_line = (f"cost {fmt_cost(row.get('cost_usd'))} = ${price}/h × {fmt_duration(row['runtime_s'])}"
-                 f" ({row.get('billing')}, price: {row.get('price_source')})" if price is not None
+    out.add_row(Text("= " + row.formula))
+    price = row.price_per_hour
+    cost_line = (f"cost {fmt_cost(row.cost_usd)} = ${price}/h × {fmt_duration(row.runtime_s)}"
+                 f" ({row.billing}, price: {row.price_source})" if price is not None
                  else "cost unknown: no price for this instance (price_per_hour in the config)")
     out.add_row(Text(cost_line))
-    for note in row.get("notes", []):
+    for note in row.notes:
         out.add_row(Text(f"note: {note}", style="yellow"))
     return out
 
@@ -71,9 +72,9 @@ class DetailView(Static):
     DetailView { height: auto; padding: 0 1; }
     """
 
-    row: dict[str, Any] | None = None
+    row: RankedRow | None = None
 
-    def show(self, row: dict[str, Any] | None) -> None:
+    def show(self, row: RankedRow | None) -> None:
         if row is self.row:
             return
         self.row = row

@@ -8,6 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable
 
+from probecast.core.model.ranking import RankedRow
 from probecast.core.report.fmt import fmt_cost, fmt_duration
 
 COLUMNS = (("rank", "#"), ("instance", "instance"), ("batch", "batch"), ("runtime", "runtime"),
@@ -18,21 +19,21 @@ WIDTHS = {"rank": 2, "instance": 15, "batch": 5, "runtime": 7, "bounds": 11, "co
           "pareto": 1}
 
 
-def row_cells(rank: int, r: dict[str, Any]) -> dict[str, Any]:
-    rel = r.get("relative")
-    rel_text = "-" if rel is None or (isinstance(rel, float) and math.isnan(rel)) else f"{rel:.2f}"
+def row_cells(rank: int, r: RankedRow) -> dict[str, Any]:
+    rel = r.relative
+    rel_text = "-" if rel is None or math.isnan(rel) else f"{rel:.2f}"
     style = "bold green" if rank == 1 else ""
-    live = "" if r.get("status") in ("done", None) else "…"
+    live = "" if r.status in ("done", "") else "…"
     return {
         "rank": rank,
-        "instance": Text(f"{r['instance'] or '?'}{live}", style=style),
-        "batch": Text(str(r["batch_size"]), justify="right"),
-        "runtime": Text(fmt_duration(r["runtime_s"]), justify="right"),
-        "bounds": Text(f"{fmt_duration(r['runtime_low_s'])}–{fmt_duration(r['runtime_high_s'])}",
+        "instance": Text(f"{r.instance or '?'}{live}", style=style),
+        "batch": Text(str(r.batch_size), justify="right"),
+        "runtime": Text(fmt_duration(r.runtime_s), justify="right"),
+        "bounds": Text(f"{fmt_duration(r.runtime_low_s)}–{fmt_duration(r.runtime_high_s)}",
                        justify="right", style="dim"),
-        "cost": Text(fmt_cost(r.get("cost_usd")), justify="right"),
+        "cost": Text(fmt_cost(r.cost_usd), justify="right"),
         "rel": Text(rel_text, justify="right", style=style),
-        "pareto": Text("★" if r.get("pareto") else "", style="yellow"),
+        "pareto": Text("★" if r.pareto else "", style="yellow"),
     }
 
 
@@ -59,15 +60,15 @@ class RankingTable(DataTable[Any]):
             return None
         return row_key.value
 
-    def apply(self, records: list[dict[str, Any]]) -> None:
+    def apply(self, records: list[RankedRow]) -> None:
         """Diff the table against the ranking: update changed cells, add/remove rows, re-sort."""
         selected = self.selected_key()
-        wanted = [r["key"] for r in records]
+        wanted = [r.key for r in records]
         for gone in [k for k in self._cells if k not in wanted]:
             self.remove_row(gone)
             del self._cells[gone]
         for rank, r in enumerate(records, 1):
-            key = r["key"]
+            key = r.key
             cells = row_cells(rank, r)
             old = self._cells.get(key)
             if old is None:

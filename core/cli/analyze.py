@@ -1,0 +1,166 @@
+"""`estimate`, `rank`, `plot` and `stabilize`: answers from saved probe logs."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+from typing import TextIO
+
+from ..model.crossover import add_crossovers, lines_for
+from ..model.estimate import DEFAULT_HORIZONS, parse_horizons
+from ..model.logstore import ProbeRecord
+from ..model.ranking import (Pricing, RankedRow, Ranking, RankOptions, estimate_rows,
+                             horizons_for)
+from ..report.table import decision_cost, print_estimate, print_ranking
+from .common import (CliError, load_records, options_from, pricing_from, rank_logs, warn,
+                     warn_unpriced)
+
+
+def cmd_estimate(ns: argparse.Namespace, out: TextIO) -> int:
+    horizons = parse_horizons(ns.horizons) if ns.horizons else DEFAULT_HORIZONS
+    pricing = pricing_from(ns)
+    options = options_from(ns)
+    records = load_records(ns.logs)
+    rows, skipped = estimate_rows([r.candidate() for r in records], pricing, options)
+    for line in skipped:
+        warn(line)
+    warn_unpriced(rows)
+    by_key = {r.candidate().key: r.candidate() for r in records}
+    for row in rows:
+        row.horizons = horizons_for(by_key[row.key], pricing, options, horizons)
+    if ns.json:
+        json.dump([r.as_json() for r in rows], out, indent=2)
+        out.write("\n")
+    else:
+        for row in rows:
+            print_estimate(row, out)
+    return 0 if rows else 1
+
+
+def cmd_rank(ns: argparse.Namespace, out: TextIO) -> int:
+    records = load_records(ns.logs)
+    return rank_and_print(records, pricing_from(ns), options_from(ns), out,
+                          fmt="json" if ns.json else "csv" if ns.csv else "text")
+
+
+def rank_and_print(records: list[ProbeRecord], pricing: Pricing, options: RankOptions,
+                   out: TextIO, fmt: str = "text") -> int:
+    """`probecast rank` and the end of `probecast probe --headless`: one ranking per workload."""
+    ranking = rank_logs(records, pricing, options)
+    if not len(ranking):
+        return 1
+    states = {str(r.path): r.state for r in records}
+    add_crossovers(ranking, states)
+    rows = ranking.rows
+    if fmt == "json":
+        json.dump([r.as_json() for r in rows], out, indent=2)
+        out.write("\n")
+    elif fmt == "csv":
+        flat = [{k: json.dumps(v) if isinstance(v, (dict, list)) else v
+                 for k, v in r.as_json().items()} for r in rows]
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(flat[0].keys()), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(flat)
+        out.write(buf.getvalue())
+    else:
+        groups = ranking.groups
+        for i, (workload, group) in enumerate(groups.items()):
+            if len(groups) > 1:
+                out.write(("\n" if i else "") + f"== {workload or '(no workload)'} ==\n")
+            print_ranking(group, options, out)
+        line = decision_cost(rows, states)
+        if line:
+            out.write(line + "\n")
+    return 0
+
+
+def _pick_workload(ranking: Ranking, kind: str) -> str:
+    """With logs of several workloads: the one with the most priced rows (a scatter needs costs),
+    then the most rows."""
+    def score(item: tuple[str, list[RankedRow]]) -> tuple[int, int]:
+        rows = item[1]
+        return (sum(1 for r in rows if r.cost_usd is not None) if kind == "scatter" else 0,
+                len(rows))
+
+    return max(sorted(ranking.groups.items()), key=score)[0]
+
+
+def cmd_plot(ns: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from ..report.figures import render
+
+    records = load_records(ns.logs)
+    options = options_from(ns, by="time")
+    ranking = rank_logs(records, pricing_from(ns), options)
+    if not len(ranking):
+        return 1
+    workload = ns.workload
+    if workload is None and len(ranking.groups) > 1:
+        workload = _pick_workload(ranking, ns.kind)
+        others = ", ".join(w or "(none)" for w in sorted(ranking.groups) if w != workload)
+        warn(f"logs of {len(ranking.groups)} workloads: plotting {workload!r}; others: {others} "
+             "- pick one with --workload")
+    rows = ranking.groups.get(workload, []) if workload is not None else ranking.rows
+    if not rows:
+        raise CliError(f"--workload {workload!r}: no estimate for it; workloads here: "
+                       + ", ".join(sorted(ranking.groups)))
+    states = {str(r.path): r.state for r in records}
+    lines = lines_for(rows, states, options)
+    try:
+        path = render(ns.kind, rows, lines, Path(ns.out), title=ns.title or "",
+                      max_epochs=ns.max_epochs)
+    except ValueError as exc:
+        warn(str(exc))
+        return 2
+    out.write(f"wrote {path}\n")
+    return 0
+
+
+def cmd_stabilize(ns: argparse.Namespace, out: TextIO) -> int:
+    from ..model.epochs import (accuracy_cap, is_lower_better, metric_curve, patience_rule, plateau_rule,
+                         predict_stabilisation)
+
+    results = []
+    for rec in load_records(ns.logs):
+        curve = metric_curve(rec.state, ns.metric)
+        if not curve:
+            warn(f"{rec.path}: no {ns.metric!r} in its epoch events - was validation on? "
+                  "(try --metric accuracy or --metric val_loss)")
+            continue
+        lower = is_lower_better(ns.metric)
+        pat = patience_rule(curve, ns.patience, ns.min_delta, lower)
+        pla = plateau_rule(curve, ns.window, ns.threshold)
+        pred = predict_stabilisation(curve, ns.predict_from, ns.window, ns.threshold, lower,
+                                     cap=accuracy_cap(ns.metric))
+        start = rec.state.start
+        results.append({
+            "path": str(rec.path), "probe": rec.label, "batch_size": start.batch_size if start else None,
+            "metric": ns.metric, "curve": curve, "patience": pat.as_dict(), "plateau": pla.as_dict(),
+            "prediction": pred.as_dict(),
+        })
+    if ns.json:
+        json.dump(results, out, indent=2)
+        out.write("\n")
+    else:
+        for r in results:
+            out.write(f"{r['probe']}  batch {r['batch_size']}  {r['metric']}: "
+                      + " ".join(f"{v:.3f}" for v in r["curve"]) + "\n")
+            for rule in ("patience", "plateau"):
+                d = r[rule]
+                if d["epoch"]:
+                    out.write(f"  {rule:<9} stable at epoch {d['epoch']} ({d['value']:.4f}); "
+                              f"final {d['final']:.4f}\n")
+                else:
+                    out.write(f"  {rule:<9} not stable: {d['reason']}\n")
+            p = r["prediction"]
+            if p["epoch"] is not None:
+                iv = f" [{p['low']:.1f}-{p['high']:.1f}]" if p["low"] is not None else ""
+                out.write(f"  predicted from {p['used_epochs']} epochs: stable at epoch "
+                          f"{p['epoch']:.1f}{iv}, towards {p['asymptote']:.4f}\n")
+            else:
+                out.write(f"  prediction: {p['reason']}\n")
+    return 0 if results else 1

@@ -1,0 +1,95 @@
+"""`prices` and `cleanup`: the AWS side of the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TextIO
+
+from .common import warn
+
+
+def cmd_prices(ns: argparse.Namespace, out: TextIO) -> int:
+    from ..cloud.client import AwsError, client
+    from ..cloud.prices import (cached_spot_prices, current_catalog, fetch_ondemand_prices,
+                                gpu_facts, latest_spot_prices, save_price_cache)
+
+    families = [f.strip() for f in (ns.family or "").split(",") if f.strip()]
+    spot: dict[str, float] = {}
+    if ns.refresh:
+        try:
+            # The Pricing API lives in us-east-1 whatever region is priced.
+            rows = fetch_ondemand_prices(client("pricing", "us-east-1"), ns.region, families)
+            ec2 = client("ec2", ns.region)
+            facts = {f.instance: f for f in gpu_facts(ec2, [r.instance for r in rows][:100] or None)}
+            from dataclasses import replace
+
+            rows = [replace(r, gpu_model=facts[r.instance].gpu_model or r.gpu_model,
+                            gpu_memory_gb=facts[r.instance].gpu_memory_gb or r.gpu_memory_gb)
+                    if r.instance in facts else r for r in rows]
+            if ns.spot and rows:
+                by_type = latest_spot_prices(ec2, [r.instance for r in rows])
+                spot = {t: min(z.values()) for t, z in by_type.items() if z}
+        except AwsError as exc:
+            warn(str(exc))
+            return 1
+        path = save_price_cache(rows, ns.region, spot)
+        out.write(f"{len(rows)} GPU instance prices for {ns.region} cached in {path}\n")
+    catalog = current_catalog(ns.region)
+    if ns.spot and not spot:
+        spot = cached_spot_prices(ns.region)
+    rows_out = [i for i in catalog
+                if not families or any(i.instance.split(".")[0] == f or i.instance.startswith(f + ".")
+                                       for f in families)]
+    if ns.json:
+        json.dump([{**{k: getattr(i, k) for k in i.__dataclass_fields__},
+                    "spot_price_per_hour": spot.get(i.instance)} for i in rows_out], out, indent=2)
+        out.write("\n")
+        return 0
+    out.write(f"Price catalog: {catalog.source}, dated {catalog.date}\n")
+    spot_h = f" {'spot':>7}" if ns.spot else ""
+    out.write(f"{'instance':<16} {'GPUs':<12} {'GPU mem':>7} {'vCPU':>4} {'$/h':>8}{spot_h}  {'date':<10}\n")
+    for i in rows_out:
+        mem = f"{i.gpu_memory_gb:g}G" if i.gpu_memory_gb else "-"
+        sp = f" {spot[i.instance]:>7.3f}" if ns.spot and i.instance in spot else (" " * 8 if ns.spot else "")
+        price = f"{i.price_per_hour:.4g}" if i.price_per_hour is not None else "-"
+        out.write(f"{i.instance:<16} {i.gpus:<12} {mem:>7} {i.vcpus or '-':>4} {price:>8}{sp}  "
+                  f"{i.price_date:<10}\n")
+    return 0
+
+
+def cmd_cleanup(ns: argparse.Namespace, out: TextIO) -> int:
+    from ..cloud.client import AwsError, client
+    from ..cloud.provision import find_leftovers, owner, terminate
+
+    try:
+        ec2 = client("ec2", ns.region)
+        left = find_leftovers(ec2, ns.owner)
+    except AwsError as exc:
+        warn(str(exc))
+        return 1
+    if not left:
+        out.write(f"no probecast instances of {ns.owner or owner()} in {ns.region}\n")
+        return 0
+    for i in left:
+        out.write(f"{i['id']}  {i['type']:<14} {i['state']:<9} session {i['session']}  "
+                  f"launched {i['launched']}\n")
+    if ns.dry_run:
+        out.write(f"{len(left)} instance(s) would be terminated (dry run)\n")
+        return 0
+    if not ns.yes:
+        if not sys.stdin.isatty():
+            warn("not terminating without --yes (no terminal to ask on)")
+            return 1
+        answer = input(f"terminate these {len(left)} instance(s)? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            out.write("nothing terminated\n")
+            return 0
+    try:
+        terminate(ec2, [i["id"] for i in left])
+    except AwsError as exc:
+        warn(str(exc))
+        return 1
+    out.write(f"terminated {len(left)} instance(s)\n")
+    return 0

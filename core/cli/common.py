@@ -1,0 +1,133 @@
+"""What the headless commands share: errors, reading logs, pricing options, estimate options."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..agent.steady import DEFAULT_STATISTIC, STATISTICS
+from ..model.epochs import epochs_from_runs
+from ..model.estimate import EQUATIONS
+from ..model.logstore import ProbeRecord, discover_logs, load_probe
+from ..model.pricing import BILLING_RULES
+from ..model.ranking import EpochPlan, Pricing, RankedRow, Ranking, RankOptions, build_ranking
+
+
+class CliError(Exception):
+    """A problem with the command line itself (exit status 2)."""
+
+
+def warn(msg: str) -> None:
+    print(f"probecast: {msg}", file=sys.stderr)
+
+
+def parse_prices(items: list[str] | None) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        try:
+            if not sep or not name:
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise CliError(f"--price wants INSTANCE=USD_PER_HOUR, got {item!r}") from None
+    return out
+
+
+def load_records(paths: list[str]) -> list[ProbeRecord]:
+    files, errors = discover_logs(paths)
+    for e in errors:
+        warn(e)
+    records = []
+    for f in files:
+        try:
+            rec = load_probe(f)
+        except OSError as exc:
+            warn(f"{f}: cannot read ({exc.strerror or exc})")
+            continue
+        if rec.report.malformed:
+            warn(f"{f}: {len(rec.report.malformed)} malformed line(s) skipped - "
+                  f"{rec.report.describe_malformed()}")
+        records.append(rec)
+    return records
+
+
+def epoch_plan_from(paths: list[str] | None, metric: str = "val_accuracy") -> EpochPlan | None:
+    """Methodology 1: N_ep per (workload, batch size) from full-run logs."""
+    if not paths:
+        return None
+    runs = load_records(paths)
+    plan = epochs_from_runs([r.state for r in runs], metric)
+    if not plan:
+        warn("--epochs-from: no run with a usable validation curve; using the logs' plans")
+    return plan or None
+
+
+def options_from(ns: argparse.Namespace, **override: Any) -> RankOptions:
+    """RankOptions from the estimate options every analysing command shares."""
+    values: dict[str, Any] = dict(
+        epochs=ns.epochs, by=getattr(ns, "by", "time"), weight=getattr(ns, "weight", 0.5),
+        use_validation=not ns.no_validation, equation=ns.equation, statistic=ns.statistic,
+        epoch_plan=epoch_plan_from(getattr(ns, "epochs_from", None),
+                                   getattr(ns, "metric", "val_accuracy")),
+        min_accuracy=getattr(ns, "min_accuracy", None), workload=getattr(ns, "workload", None))
+    values.update(override)
+    return RankOptions(**values)
+
+
+def rank_logs(records: list[ProbeRecord], pricing: Pricing, options: RankOptions) -> Ranking:
+    """The shared pipeline on logs, with each problem told once on stderr."""
+    ranking = build_ranking([r.candidate() for r in records], pricing, options)
+    for line in ranking.skipped:
+        warn(line)
+    warn_unpriced(ranking.rows)
+    return ranking
+
+
+def warn_unpriced(rows: Sequence[RankedRow]) -> None:
+    """One line for every row without a price (local probes are free, not unpriced)."""
+    missing = [r for r in rows if r.cost_usd is None and r.instance != "local"]
+    if not missing:
+        return
+    instances = ", ".join(sorted({r.instance or "(none)" for r in missing}))
+    where = ", ".join(r.path or r.label for r in missing[:3]) + (" …" if len(missing) > 3 else "")
+    warn(f"no price for {instances} ({len(missing)} probe(s): {where}) - add "
+         "--price INSTANCE=USD_PER_HOUR (or price_per_hour in the config)")
+
+
+def pricing_from(ns: argparse.Namespace) -> Pricing:
+    from ..cloud.prices import cached_spot_prices, current_catalog
+
+    region = getattr(ns, "region", None) or "us-east-1"
+    overrides: dict[str, float] = {}
+    if getattr(ns, "spot", False):
+        overrides = cached_spot_prices(region)
+        if not overrides:
+            warn(f"--spot: no cached spot prices for {region}; run "
+                  f"`probecast prices --refresh --spot --region {region}` (on-demand used)")
+    overrides.update(parse_prices(ns.price))
+    return Pricing(current_catalog(region), overrides or None, ns.billing)
+
+
+def add_estimate_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--epochs", type=float, default=None,
+                   help="planned number of epochs N_ep (default: the log's plan, else 10)")
+    p.add_argument("--no-validation", action="store_true", help="leave validation out (Eq. 5.4)")
+    p.add_argument("--equation", choices=EQUATIONS, default="auto",
+                   help="auto: 5.1 when two whole epochs were seen, else 5.3 (5.4 without validation)")
+    p.add_argument("--statistic", choices=STATISTICS, default=DEFAULT_STATISTIC,
+                   help="steady-state step time statistic (second = the dissertation's 2nd iteration)")
+    p.add_argument("--price", action="append", metavar="INSTANCE=USD",
+                   help="price per hour for an instance (repeatable); wins over log and catalog")
+    p.add_argument("--billing", choices=BILLING_RULES, default=None,
+                   help="billing rule for every row (default: the catalog's per instance)")
+    p.add_argument("--spot", action="store_true",
+                   help="price with the cached spot prices (probecast prices --refresh --spot)")
+    p.add_argument("--region", default=None, help="region of the price cache (default us-east-1)")
+    p.add_argument("--epochs-from", nargs="+", metavar="FULL_RUN", default=None,
+                   help="methodology 1: N_ep per batch size from full runs (where validation "
+                        "stabilises, else predicted); Eq. 5.1 where two epochs were seen")
+    p.add_argument("--min-accuracy", type=float, default=None,
+                   help="leave out batch sizes whose full runs reach less than this accuracy")

@@ -1,0 +1,190 @@
+"""Launch tagged instances with a dead-man timer, wait for them, terminate them; find leftovers."""
+
+from __future__ import annotations
+
+import getpass
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from ..model.pricing import Catalog
+from ..run.config import AwsSettings
+from .client import TAG_OWNER, TAG_SESSION, AwsError, explain
+from .deadman import deadman_user_data
+
+@dataclass
+class Launched:
+    instance_id: str
+    instance_type: str
+    address: str = ""
+    zone: str = ""
+
+
+def owner() -> str:
+    try:
+        return f"{getpass.getuser()}@{socket.gethostname()}"
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def worst_case_cost(types: list[str], catalog: Catalog, minutes: int) -> tuple[float, list[str]]:
+    """Every instance running until its dead-man deadline; unknown prices are listed."""
+    total, unknown = 0.0, []
+    for t in types:
+        price, _ = catalog.price(t)
+        if price is None:
+            unknown.append(t)
+        else:
+            total += price * minutes / 60
+    return total, unknown
+
+
+class Provisioner:
+    """Launches tagged probe hosts and guarantees their termination."""
+
+    def __init__(self, ec2: Any, settings: AwsSettings, session: str | None = None,
+                 ssm: Any = None) -> None:
+        self.ec2 = ec2
+        self.ssm = ssm
+        self.settings = settings
+        self.session = session or f"pc-{uuid.uuid4().hex[:10]}"
+        self.owner = owner()
+        self.launched: list[Launched] = []
+
+    def check_budget(self, catalog: Catalog) -> float:
+        s = self.settings
+        total, unknown = worst_case_cost(s.instance_types, catalog, s.deadman_minutes)
+        if unknown:
+            raise AwsError(f"no price for {', '.join(unknown)}: add them under [prices] so the "
+                           "worst case can be checked against max_spend")
+        if total > s.max_spend:
+            raise AwsError(f"worst case ${total:.2f} ({len(s.instance_types)} instance(s) for "
+                           f"{s.deadman_minutes} min) exceeds max_spend ${s.max_spend:.2f}: raise "
+                           "aws.max_spend or lower aws.deadman_minutes")
+        return total
+
+    def image_id(self) -> str:
+        s = self.settings
+        if s.ami:
+            return s.ami
+        if s.ami_ssm_parameter and self.ssm is not None:
+            try:
+                return str(self.ssm.get_parameter(Name=s.ami_ssm_parameter)["Parameter"]["Value"])
+            except Exception as exc:  # noqa: BLE001
+                raise explain(exc, "ssm:GetParameter") from exc
+        raise AwsError("set aws.ami or aws.ami_ssm_parameter (a Deep Learning AMI)")
+
+    def launch(self, instance_type: str) -> Launched:
+        """Launch one instance, trying each subnet (AZ) in turn on capacity errors."""
+        from botocore.exceptions import ClientError
+
+        s = self.settings
+        subnets: list[str | None] = list(s.subnet_ids) or [None]
+        last: Exception | None = None
+        for subnet in subnets:
+            kwargs: dict[str, Any] = {
+                "ImageId": self.image_id(), "InstanceType": instance_type, "MinCount": 1,
+                "MaxCount": 1, "InstanceInitiatedShutdownBehavior": "terminate",
+                "UserData": deadman_user_data(s.deadman_minutes),
+                "TagSpecifications": [{"ResourceType": "instance", "Tags": [
+                    {"Key": TAG_SESSION, "Value": self.session},
+                    {"Key": TAG_OWNER, "Value": self.owner},
+                    {"Key": "Name", "Value": f"probecast {instance_type}"}]}],
+            }
+            if s.key_name:
+                kwargs["KeyName"] = s.key_name
+            if subnet:
+                kwargs["SubnetId"] = subnet
+            if s.security_group_ids:
+                kwargs["SecurityGroupIds"] = s.security_group_ids
+            if s.spot:
+                kwargs["InstanceMarketOptions"] = {"MarketType": "spot", "SpotOptions": {
+                    "SpotInstanceType": "one-time", "InstanceInterruptionBehavior": "terminate"}}
+            try:
+                resp = self.ec2.run_instances(**kwargs)
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code", "")
+                if code in ("InsufficientInstanceCapacity", "Unsupported") and subnet != subnets[-1]:
+                    last = exc
+                    continue  # next subnet = next availability zone
+                raise explain(exc, "ec2:RunInstances") from exc
+            inst = resp["Instances"][0]
+            item = Launched(inst["InstanceId"], instance_type,
+                            zone=inst.get("Placement", {}).get("AvailabilityZone", ""))
+            self.launched.append(item)
+            return item
+        raise explain(last or AwsError("no subnet"), "ec2:RunInstances")
+
+    def wait_running(self, items: list[Launched], delay: float = 5, max_attempts: int = 60) -> None:
+        ids = [i.instance_id for i in items]
+        try:
+            self.ec2.get_waiter("instance_running").wait(
+                InstanceIds=ids, WaiterConfig={"Delay": delay, "MaxAttempts": max_attempts})
+            resp = self.ec2.describe_instances(InstanceIds=ids)
+        except Exception as exc:  # noqa: BLE001
+            raise explain(exc, "ec2:DescribeInstances") from exc
+        by_id = {i.instance_id: i for i in items}
+        for r in resp["Reservations"]:
+            for inst in r["Instances"]:
+                it = by_id[inst["InstanceId"]]
+                it.address = inst.get("PublicIpAddress") or inst.get("PrivateIpAddress") or ""
+
+    def terminate_all(self) -> list[str]:
+        """Terminate everything this session launched (idempotent)."""
+        ids = [i.instance_id for i in self.launched]
+        if ids:
+            try:
+                self.ec2.terminate_instances(InstanceIds=ids)
+            except Exception as exc:  # noqa: BLE001
+                raise explain(exc, "ec2:TerminateInstances") from exc
+        return ids
+
+    def __enter__(self) -> Provisioner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.terminate_all()
+
+
+def wait_ssh_ready(address: str, port: int = 22, timeout: float = 300, interval: float = 2) -> None:
+    """Until the SSH port answers with an SSH banner."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((address, port), timeout=5) as sock:
+                sock.settimeout(5)
+                if sock.recv(64).startswith(b"SSH-"):
+                    return
+        except OSError:
+            pass
+        time.sleep(interval)
+    raise AwsError(f"{address}:{port} did not offer SSH within {timeout:g}s")
+
+
+def find_leftovers(ec2: Any, who: str | None = None) -> list[dict[str, Any]]:
+    """Instances tagged by probecast for this owner (any session) that are not terminated."""
+    filters = [{"Name": f"tag:{TAG_OWNER}", "Values": [who or owner()]},
+               {"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]}]
+    out = []
+    try:
+        for page in ec2.get_paginator("describe_instances").paginate(Filters=filters):
+            for r in page["Reservations"]:
+                for inst in r["Instances"]:
+                    tags = {t["Key"]: t["Value"] for t in inst.get("Tags", [])}
+                    out.append({"id": inst["InstanceId"], "type": inst["InstanceType"],
+                                "state": inst["State"]["Name"], "session": tags.get(TAG_SESSION, ""),
+                                "launched": str(inst.get("LaunchTime", ""))})
+    except Exception as exc:  # noqa: BLE001
+        raise explain(exc, "ec2:DescribeInstances") from exc
+    return out
+
+
+def terminate(ec2: Any, ids: list[str]) -> None:
+    if not ids:
+        return
+    try:
+        ec2.terminate_instances(InstanceIds=ids)
+    except Exception as exc:  # noqa: BLE001
+        raise explain(exc, "ec2:TerminateInstances") from exc

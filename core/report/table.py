@@ -1,0 +1,71 @@
+"""Plain-text views of a ranking and of one estimate, for the headless commands (<= 80 columns)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from ..model.pricing import cost_usd
+from ..model.ranking import RankedRow, RankOptions
+from ..model.state import ProbeState
+from .fmt import fmt_cost, fmt_duration
+
+VIEW_NAMES = {"time": "fastest", "cost": "cheapest"}
+
+
+def view_name(options: RankOptions) -> str:
+    return VIEW_NAMES.get(options.by, f"weighted (w={options.weight:g} on time)")
+
+
+def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) -> None:
+    sources = {r.epochs_source for r in rows}
+    epochs = {r.epochs for r in rows}
+    if len(epochs) == 1:
+        ep = f"{next(iter(epochs)):g} epochs ({', '.join(sorted(sources))})"
+    else:
+        ep = "each log's planned epochs"
+    out.write(f"Ranking: {view_name(options)} first, at {ep}\n")
+    out.write(f"{'#':>2}  {'instance':<15} {'batch':>5} {'runtime':>8} {'bounds':>17} "
+              f"{'cost':>9} {'rel':>5} P\n")
+    for i, r in enumerate(rows, 1):
+        bounds = f"{fmt_duration(r.runtime_low_s)}-{fmt_duration(r.runtime_high_s)}"
+        rel = "-" if r.relative is None else f"{r.relative:.2f}"
+        out.write(f"{i:>2}  {(r.instance or '?')[:15]:<15} {r.batch_size:>5} "
+                  f"{fmt_duration(r.runtime_s):>8} {bounds:>17} {fmt_cost(r.cost_usd):>9} "
+                  f"{rel:>5} {'*' if r.pareto else ' '}\n")
+    out.write("rel: 1.00 = best; P *: Pareto-optimal (no row is both faster and cheaper)\n")
+
+
+def print_estimate(row: RankedRow, out: TextIO) -> None:
+    flag = "  (log truncated)" if row.truncated else ""
+    out.write(f"{row.probe}  {row.instance or '?'}  batch {row.batch_size}  "
+              f"{row.workload}{flag}\n  {row.path}\n")
+    out.write(f"  Eq. {row.equation}, {row.epochs:g} epochs ({row.epochs_source}): "
+              f"{fmt_duration(row.runtime_s)} "
+              f"[{fmt_duration(row.runtime_low_s)} - {fmt_duration(row.runtime_high_s)}]"
+              f"  {fmt_cost(row.cost_usd)}\n")
+    out.write(f"  {row.formula}\n")
+    if row.horizons:
+        hs = "  ".join(f"{h.epochs:g} ep: {fmt_duration(h.runtime_s)} {fmt_cost(h.cost_usd)}"
+                       for h in row.horizons)
+        out.write(f"  horizons  {hs}\n")
+    for note in row.notes:
+        out.write(f"  note: {note}\n")
+    out.write("\n")
+
+
+def decision_cost(rows: Sequence[RankedRow], states: dict[str, ProbeState]) -> str | None:
+    """seeds/001 Table 5.14: what the probes cost against running every candidate to the end."""
+    probes = full = 0.0
+    priced = 0
+    for r in rows:
+        state = states.get(r.key)
+        if r.price_per_hour is None or r.cost_usd is None or state is None:
+            continue
+        priced += 1
+        probes += cost_usd(r.price_per_hour, state.elapsed, r.billing or "exact")
+        full += r.cost_usd
+    if not priced or full <= 0:
+        return None
+    return (f"deciding cost: probes {fmt_cost(probes)} vs {fmt_cost(full)} running all "
+            f"{priced} to the end ({1 - probes / full:.0%} saved)")
