@@ -88,3 +88,14 @@ def ranked_row(probe: str, instance: str, batch_size: int, runtime_s: float,
         cost_usd=cost_usd, cost_low_usd=cost_usd, cost_high_usd=cost_usd, price_per_hour=1.0,
         price_source="user", billing="exact", equation="5.3", terms={}, formula="", notes=[],
         status="done", steps_observed=30)
+
+
+LAYERS = ("unit", "app", "e2e")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test gets its layer's marker from its folder: -m unit is the fast layer."""
+    for item in items:
+        for layer in LAYERS:
+            if f"/tests/{layer}/" in str(item.path):
+                item.add_marker(getattr(pytest.mark, layer))

@@ -59,27 +59,18 @@ def make_live_app(config_path: str | None) -> ProbecastApp:
                                 horizons=tuple(config.probe.horizons)), setup=True)
 
 
-def run_app(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="probecast")
-    if args and args[0] == "replay":
-        parser.add_argument("cmd")
-        parser.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
-        parser.add_argument("--speed", type=float, default=1.0,
-                            help="recorded pace x SPEED (0: as fast as possible)")
-        parser.add_argument("--epochs-from", nargs="+", default=None, metavar="FULL_RUN",
-                            help="N_ep per batch size from full-run logs (methodology 1)")
-        ns = parser.parse_args(args)
+def run_app(ns: argparse.Namespace) -> int:
+    """The app for a parsed command line: ``probecast [--config F]`` or ``probecast replay ...``."""
+    if ns.cmd == "replay":
         app = make_replay_app(ns.logs, ns.speed, ns.epochs_from)
     else:
-        parser.add_argument("--config", default=None)
-        ns = parser.parse_args(args)
         try:
             app = make_live_app(ns.config)
         except ConfigError as exc:
             print(f"probecast: {exc}", file=sys.stderr)
             return 2
     app.run()
-    return 0
+    return app.return_code or 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -95,7 +95,7 @@ def cmd_plot(ns: argparse.Namespace, out: TextIO) -> int:
 
     records = load_records(ns.logs)
     options = options_from(ns, by="time")
-    ranking = rank_logs(records, pricing_from(ns), options)
+    ranking = rank_logs(records, pricing_from(ns), options, warn_prices=False)
     if not len(ranking):
         return 1
     workload = ns.workload
@@ -108,6 +108,7 @@ def cmd_plot(ns: argparse.Namespace, out: TextIO) -> int:
     if not rows:
         raise CliError(f"--workload {workload!r}: no estimate for it; workloads here: "
                        + ", ".join(sorted(ranking.groups)))
+    warn_unpriced(rows)  # only the rows in the figure
     states = {str(r.path): r.state for r in records}
     lines = lines_for(rows, states, options)
     try:

@@ -77,12 +77,14 @@ def options_from(ns: argparse.Namespace, **override: Any) -> RankOptions:
     return RankOptions(**values)
 
 
-def rank_logs(records: list[ProbeRecord], pricing: Pricing, options: RankOptions) -> Ranking:
+def rank_logs(records: list[ProbeRecord], pricing: Pricing, options: RankOptions,
+              warn_prices: bool = True) -> Ranking:
     """The shared pipeline on logs, with each problem told once on stderr."""
     ranking = build_ranking([r.candidate() for r in records], pricing, options)
     for line in ranking.skipped:
         warn(line)
-    warn_unpriced(ranking.rows)
+    if warn_prices:
+        warn_unpriced(ranking.rows)
     return ranking
 
 

@@ -14,6 +14,7 @@ non-zero only when nothing could be estimated.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable
 
@@ -23,91 +24,141 @@ from .common import CliError, add_estimate_options, warn
 from .probe import add_probe_parser
 
 
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("probecast")
+    except Exception:  # noqa: BLE001 - running from a source tree that is not installed
+        from .. import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="probecast",
         description="Find where to train: probe a few iterations of your job on each candidate "
-                    "host, estimate full-training time and cost, rank them.",
+                    "host, estimate full-training time and cost, rank them. Without a command: "
+                    "the app (setup screen).",
     )
-    sub = parser.add_subparsers(dest="cmd")
+    parser.add_argument("--version", action="version", version=f"probecast {_version()}")
+    parser.add_argument("--config", default=None, metavar="FILE",
+                        help="the app with this config (default: ./probecast.toml, then "
+                             "~/.config/probecast/config.toml, else this machine)")
+    add_logging_options(parser)
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
+
+    p = sub.add_parser("replay", help="replay saved probe logs in the app")
+    p.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="probe logs or directories of them")
+    p.add_argument("--speed", type=float, default=1.0,
+                   help="recorded pace x SPEED (0: as fast as possible; default 1)")
+    p.add_argument("--epochs-from", nargs="+", default=None, metavar="FULL_RUN",
+                   help="N_ep per batch size from full-run logs (methodology 1)")
+    add_logging_options(p)
+
     p = sub.add_parser("estimate", help="estimate runtime and cost from probe logs")
-    p.add_argument("logs", nargs="+", metavar="LOG")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="probe logs")
     p.add_argument("--horizons", default=None, help="epoch horizons, e.g. 5,10,20,25")
     add_estimate_options(p)
     p.add_argument("--json", action="store_true", help="JSON list, one object per log")
     p.set_defaults(func=cmd_estimate)
 
     p = sub.add_parser("rank", help="rank (instance, batch size) by time or cost")
-    p.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
-    p.add_argument("--by", choices=("time", "cost", "weighted"), default="time")
+    p.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="probe logs or directories of them")
+    p.add_argument("--by", choices=("time", "cost", "weighted"), default="time",
+                   help="order: fastest, cheapest or a weighted score (default time)")
     p.add_argument("--weight", type=float, default=0.5,
                    help="with --by weighted: score = w*rel_time + (1-w)*rel_cost (default 0.5)")
     add_estimate_options(p)
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--json", action="store_true")
-    g.add_argument("--csv", action="store_true")
+    g.add_argument("--json", action="store_true", help="JSON list of ranked rows")
+    g.add_argument("--csv", action="store_true", help="CSV, one ranked row per line")
     p.set_defaults(func=cmd_rank)
 
     p = sub.add_parser("plot", help="figures for reports: scatter, crossover, batch (PNG/SVG)")
-    p.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
-    p.add_argument("--kind", choices=("scatter", "crossover", "batch"), default="scatter")
+    p.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="probe logs or directories of them")
+    p.add_argument("--kind", choices=("scatter", "crossover", "batch"), default="scatter",
+                   help="time-cost scatter, runtime vs planned epochs, or runtime vs batch size")
     p.add_argument("--out", required=True, help="FILE.png or FILE.svg")
-    p.add_argument("--workload", default=None, help="which workload, when logs of several are given")
+    p.add_argument("--workload", default=None,
+                   help="which workload, when logs of several are given (default: the one with "
+                        "the most priced probes)")
     p.add_argument("--max-epochs", type=int, default=30, help="crossover: epochs on the x axis")
-    p.add_argument("--title", default=None)
+    p.add_argument("--title", default=None, help="figure title (default: probecast: KIND)")
     add_estimate_options(p)
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("stabilize", help="find (and predict) the epoch where validation stabilises")
-    p.add_argument("logs", nargs="+", metavar="LOG")
-    p.add_argument("--metric", default="val_accuracy")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="full-run logs with epoch metrics")
+    p.add_argument("--metric", default="val_accuracy",
+                   help="the epoch metric to follow (default val_accuracy)")
     p.add_argument("--patience", type=int, default=3, help="patience rule: epochs without improvement")
     p.add_argument("--min-delta", type=float, default=0.005, help="patience rule: smallest improvement")
     p.add_argument("--window", type=int, default=3, help="plateau rule: epochs in the window")
     p.add_argument("--threshold", type=float, default=0.02, help="plateau rule: max change in the window")
     p.add_argument("--predict-from", type=int, default=None,
                    help="predict from the first K epochs only (default: all seen)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="JSON, one object per log")
     p.set_defaults(func=cmd_stabilize)
 
     p = sub.add_parser("prices", help="show the price catalog (--refresh: live from AWS)")
     p.add_argument("--family", default=None, help="comma-separated families, e.g. p3,g5")
     p.add_argument("--refresh", action="store_true",
                    help="read on-demand prices from the AWS Pricing API and cache them")
-    p.add_argument("--region", default="us-east-1")
+    p.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
     p.add_argument("--spot", action="store_true", help="also latest spot prices (cheapest AZ)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="JSON list of catalog rows")
     p.set_defaults(func=cmd_prices)
 
     p = sub.add_parser("cleanup", help="terminate instances probecast launched (any session of yours)")
-    p.add_argument("--region", default="us-east-1")
+    p.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
     p.add_argument("--owner", default=None, help="probecast:owner tag (default: user@host)")
-    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--dry-run", action="store_true", help="list them, terminate nothing")
     p.add_argument("--yes", action="store_true", help="do not ask")
     p.set_defaults(func=cmd_cleanup)
 
     add_probe_parser(sub)
+    for action in sub.choices.values():
+        if action is not None and not any(a.dest == "verbose" for a in action._actions):
+            add_logging_options(action)
     return parser
 
 
-AppLauncher = Callable[[list[str]], int]
+def add_logging_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                   help="say more on stderr (-v: what probecast does; -vv: debug)")
+    p.add_argument("--debug", action="store_const", const=2, dest="verbose",
+                   default=argparse.SUPPRESS, help="debug logging (same as -vv)")
+
+
+def setup_logging(verbosity: int) -> None:
+    """Standard logging on stderr: warnings by default, -v info, -vv/--debug debug."""
+    level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
+    root = logging.getLogger("probecast")
+    root.setLevel(level)
+    if not any(getattr(h, "probecast", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("probecast %(levelname)s %(name)s: %(message)s"))
+        handler.probecast = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+
+
+AppLauncher = Callable[[argparse.Namespace], int]
 
 
 def main(argv: list[str] | None = None, launch_app: AppLauncher | None = None) -> int:
-    """Headless commands run here; the app (no subcommand, or ``replay``) is started through
+    """Headless commands run here; the app (no command, or ``replay``) is started through
     ``launch_app``, which the console script in ``probecast.tui`` passes in, so core never imports
     the TUI."""
     args = sys.argv[1:] if argv is None else argv
-    parser = build_parser()
-    if not args or args[0] in ("replay", "--config"):
+    ns = build_parser().parse_args(args)
+    setup_logging(getattr(ns, "verbose", 0))
+    if ns.cmd in (None, "replay"):
         if launch_app is None:
             warn("the app is not available here; headless commands still work: probecast --help")
             return 2
-        return launch_app(args)
-    ns = parser.parse_args(args)
-    if ns.cmd is None:
-        parser.print_help()
-        return 2
+        return launch_app(ns)
     try:
         return int(ns.func(ns, sys.stdout))
     except CliError as exc:

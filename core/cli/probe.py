@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import math
+import shutil
 import sys
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from ..run.board import Board
@@ -58,10 +61,13 @@ async def _report(board: Board, out: TextIO, tty: bool, stop: asyncio.Event) -> 
     while True:
         entries = list(board.entries.values())
         if tty:
+            # one line per probe, cut to the terminal's width (80 columns included): a line that
+            # wrapped would break the redraw in place
+            width = max(40, shutil.get_terminal_size((80, 24)).columns - 1)
             if drawn:
                 out.write(f"\x1b[{drawn}F")
             for e in entries:
-                out.write("\x1b[2K" + _line(e)[:120] + "\n")
+                out.write("\x1b[2K" + _line(e)[:width] + "\n")
             drawn = len(entries)
             out.flush()
         else:
@@ -105,10 +111,15 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     if settings.max_steps is None and settings.target_ci is None and not ns.full:
         settings.max_steps = 30
     log_dir = session_dir(ns.out)
+    _log_to(log_dir)
+    if ns.json:  # stdout carries only the ranking's JSON; progress goes to stderr
+        out, ranking_out = sys.stderr, out
+    else:
+        ranking_out = out
     catalog = Catalog.embedded()
     board = Board(Pricing(catalog, config.prices or None))
     if config.aws is not None and not ns.local:
-        return _probe_on_aws(ns, config, settings, board, log_dir, out)
+        return _probe_on_aws(ns, config, settings, board, log_dir, out, ranking_out)
     full_logs: list[str] = []
     hosts = list(config.hosts)
     if ns.full_on_cheapest:
@@ -148,7 +159,18 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
         return 1
     # methodology 1: N_ep comes from the full runs, unless given on the command line
     epochs = ns.epochs if full_logs else (ns.epochs or settings.epochs)
-    return _rank_logs(logs, ns, config, epochs, out, epochs_from=full_logs or None)
+    return _rank_logs(logs, ns, config, epochs, ranking_out, epochs_from=full_logs or None)
+
+
+def _log_to(log_dir: Path) -> None:
+    """-v/--debug logging also goes to the session's directory, beside the probe logs."""
+    logger = logging.getLogger("probecast")
+    if logger.level > logging.INFO or logger.level == logging.NOTSET:
+        return
+    log_dir.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(log_dir / "probecast.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
 
 
 def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Config, epochs: int | None,
@@ -165,14 +187,15 @@ def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Config, epochs: 
                           fmt="json" if getattr(ns, "json", False) else "text")
 
 
-def _probe_on_aws(ns: argparse.Namespace, config: Any, settings: ProbeSettings, board: Board,
-                  log_dir: Any, out: TextIO) -> int:
+def _probe_on_aws(ns: argparse.Namespace, config: Config, settings: ProbeSettings, board: Board,
+                  log_dir: Path, out: TextIO, ranking_out: TextIO) -> int:
     """[aws] in the config: launch the instance types, probe them, terminate them."""
     from ..cloud.client import AwsError, client
     from ..cloud.prices import current_catalog
     from ..cloud.provision import worst_case_cost
     from ..cloud.session import run_provisioned
     aws = config.aws
+    assert aws is not None
     catalog = current_catalog(aws.region)
     if config.prices:
         catalog = catalog.with_prices(config.prices)
@@ -200,7 +223,7 @@ def _probe_on_aws(ns: argparse.Namespace, config: Any, settings: ProbeSettings, 
     logs = [str(p) for p in sorted(log_dir.glob("*.jsonl"))]
     if not logs:
         return 1
-    return _rank_logs(logs, ns, config, ns.epochs or settings.epochs, out)
+    return _rank_logs(logs, ns, config, ns.epochs or settings.epochs, ranking_out)
 
 
 def _cheapest(hosts: list[Any], catalog: Catalog, prices: dict[str, float]) -> Any:
@@ -221,17 +244,24 @@ def add_probe_parser(sub: Any) -> None:
     src.add_argument("--config", help="probecast.toml (default: ./probecast.toml, ~/.config/probecast/config.toml)")
     src.add_argument("--local", action="store_true", help="probe this machine only (needs probecast[agent])")
     p.add_argument("--headless", action="store_true", help="no app: progress, then the ranking")
-    p.add_argument("--workload", default=None, choices=("mnist-cnn", "cifar-resnet", "tabular-mlp"))
+    p.add_argument("--json", action="store_true",
+                   help="print the final ranking as JSON on stdout (progress goes to stderr)")
+    p.add_argument("--workload", default=None, choices=("mnist-cnn", "cifar-resnet", "tabular-mlp"),
+                   help="built-in workload to probe (default: the config's)")
     p.add_argument("--batch-size", type=int, action="append", default=None,
                    help="batch size (repeatable; default: the config's)")
     p.add_argument("--out", help="directory for the logs (default ./probecast-logs/<timestamp>/)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--max-steps", type=int, default=None)
-    g.add_argument("--target-ci", type=float, default=None)
+    g.add_argument("--max-steps", type=int, default=None,
+                   help="stop each probe after N training steps (default 30)")
+    g.add_argument("--target-ci", type=float, default=None,
+                   help="stop once the step time is known to within this fraction (0.02 = 2 %%)")
     g.add_argument("--full", action="store_true", help="run the whole training")
-    p.add_argument("--max-seconds", type=float, default=None)
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="stop each probe after S seconds of training")
     p.add_argument("--epochs", type=int, default=None, help="planned epochs N_ep")
-    p.add_argument("--by", choices=("time", "cost"), default="time")
+    p.add_argument("--by", choices=("time", "cost"), default="time",
+                   help="rank the results by time or cost (default time)")
     p.add_argument("--yes", action="store_true", help="launch cloud instances without asking")
     p.add_argument("--full-on-cheapest", action="store_true",
                    help="methodology 1: first train every batch size to the end on the cheapest "

@@ -131,3 +131,58 @@ def test_prices_lists_the_catalog(run_cli) -> None:  # type: ignore[no-untyped-d
     assert code == 0
     assert "p3.2xlarge" in out and "g5.xlarge" in out and "g4dn" not in out
     assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_version_and_help_list_every_command(capsys) -> None:  # type: ignore[no-untyped-def]
+    from probecast.core.cli.main import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith("probecast 0.")
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for cmd in ("replay", "estimate", "rank", "plot", "stabilize", "prices", "cleanup", "probe"):
+        assert f"    {cmd} " in out, cmd
+
+
+def test_every_option_of_every_command_has_help() -> None:
+    import argparse
+
+    from probecast.core.cli.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = []
+    for name, p in [("probecast", parser), *sub.choices.items()]:
+        for action in p._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            if not action.help:
+                missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+    assert not missing, missing
+
+
+def test_replay_without_the_app_says_so(run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run_cli("replay", str(RECON))
+    assert code == 2 and "not available" in err  # core alone: the console script passes the app in
+
+
+def test_plot_on_a_directory_of_several_workloads_picks_one_and_says_which(run_cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run_cli("plot", str(SAMPLE_LOGS), "--kind", "scatter", "--out",
+                             str(tmp_path / "s.png"))
+    assert code == 0, err
+    assert (tmp_path / "s.png").stat().st_size > 1000
+    # the workload with the most priced probes, the others named, one line for missing prices
+    assert "plotting 'mnist-cnn-dissertation'" in err or "plotting 'seismic-fcn'" in err
+    assert "--workload" in err
+    assert err.count("no price") <= 1, err
+
+
+def test_a_chart_without_prices_says_so_on_the_chart(run_cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    local = SAMPLE_LOGS / "cpu-keras" / "probes"
+    code, _, err = run_cli("plot", str(local), "--kind", "scatter", "--workload", "mnist-cnn",
+                           "--out", str(tmp_path / "s.svg"))
+    assert code == 0, err
+    assert "no prices" in (tmp_path / "s.svg").read_text()
