@@ -1,6 +1,6 @@
 """Write probe logs for the dissertation's six p2/p3 instances, RECONSTRUCTED from its tables.
 
-Nothing here was measured by probecast. seeds/001 publishes, per workload at batch 256:
+Nothing here was measured by probecast. Malta (UNICAMP 2021) publishes, per workload at batch 256:
 absolute terms for one instance (Table 5.3: p2.xlarge, seismic/FCN; Table 5.9: p2.16xlarge,
 MNIST) and, for all six instances, runtimes simulated with Eq. 5.3 at 5, 10 and 20 epochs
 *relative to the fastest* (Table 5.7 seismic, Table 5.10 MNIST). Eq. 5.3 is linear in N_ep,
@@ -23,7 +23,7 @@ GPUS = {"p2.xlarge": ("K80", 1), "p2.8xlarge": ("K80", 8), "p2.16xlarge": ("K80"
 
 WORKLOADS = {
     "seismic-fcn": {
-        "source": "seeds/001 Table 5.3 (p2.xlarge terms) and Table 5.7 (relative 5/10/20 epochs), batch 256",
+        "source": "Malta 2021, Table 5.3 (p2.xlarge terms) and Table 5.7 (relative 5/10/20 epochs), batch 256",
         "anchor": "p2.xlarge", "t_init": 0.63, "t_it1": 14.0, "t_it": 0.08,
         "t_val1": 0.17, "t_val": 0.20, "n_it": 159, "val_steps": 1, "epochs": 13,
         "relative": {  # 5, 10, 20 epochs
@@ -32,7 +32,7 @@ WORKLOADS = {
             "p3.8xlarge": (3.97, 2.56, 1.75), "p3.16xlarge": (4.54, 3.23, 2.48)},
     },
     "mnist-cnn-dissertation": {
-        "source": "seeds/001 Table 5.9 (p2.16xlarge terms) and Table 5.10 'with validation' rows, batch 256",
+        "source": "Malta 2021, Table 5.9 (p2.16xlarge terms) and Table 5.10 'with validation' rows, batch 256",
         "anchor": "p2.16xlarge", "t_init": 23.2, "t_it1": 23.3,
         # Table 5.9 prints T_it as 0.03 (rounded); its own estimate without validation, 156.34 s
         # over 15 epochs of 195 iterations, implies 0.03757 s; with validation 167.17 s, so the
@@ -95,7 +95,7 @@ def write(outdir, name, w, inst, terms):
                   "val_steps": w["val_steps"], "epochs": w["epochs"], "framework": "keras (TF 1.x era)",
                   "devices": [{"kind": "gpu", "name": gpu} for _ in range(count)],
                   "price_per_hour": PRICES[inst],
-                  "note": "RECONSTRUCTED from the published summary figures of seeds/001, not measured: "
+                  "note": "RECONSTRUCTED from the published summary figures of Malta 2021, not measured: "
                           + w["source"]})
     timed("init", t_init)
     timed("step", t_it1, epoch=0, step=0)

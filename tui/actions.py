@@ -1,7 +1,7 @@
 """Every key of the app in one list: the bindings, the command palette, the help screen and
 README's key table are all made from it (a test fails when README drifts).
 
-A bastion terminal may have no mouse, so every action has a key (STYLE.md 9).
+A bastion terminal may have no mouse, so every action has a key.
 """
 
 from __future__ import annotations

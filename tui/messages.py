@@ -1,4 +1,4 @@
-"""Messages between the app's screens: screens ask, the app acts (STYLE.md 3)."""
+"""Messages between the app's screens: screens ask, the app acts."""
 
 from __future__ import annotations
 

@@ -123,7 +123,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     full_logs: list[str] = []
     hosts = list(config.hosts)
     if ns.full_on_cheapest:
-        # Methodology 1 (seeds/001 ch. 4): full trainings on the cheapest host, one per batch
+        # Methodology 1 (Malta 2021, ch. 4): full trainings on the cheapest host, one per batch
         # size, give N_ep per batch size; the other hosts only need short probes.
         cheapest = _cheapest(hosts, catalog, config.prices)
         full_plan = plan_probes([cheapest], settings, log_dir / "full-runs")

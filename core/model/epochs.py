@@ -175,7 +175,7 @@ class EpochsInfo:
 
 def epochs_from_runs(states: list[ProbeState], metric: str = "val_accuracy", window: int = 3,
                      threshold: float = 0.02) -> dict[tuple[str, int], EpochsInfo]:
-    """Methodology 1 (seeds/001 ch. 4): N_ep per batch size from full runs - where validation
+    """Methodology 1 (Malta 2021, ch. 4): N_ep per batch size from full runs - where validation
     stabilised (plateau rule), else predicted from the curve - averaged over runs of the same
     workload and batch size."""
     by_batch: dict[tuple[str, int], list[tuple[float, str, float | None, float | None, float | None]]] = {}

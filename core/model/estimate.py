@@ -1,6 +1,6 @@
 """Full-training runtime from a probe: the dissertation's equations plus the epoch-boundary term.
 
-With N_it iterations per epoch and N_ep epochs (seeds/001 ch. 5):
+With N_it iterations per epoch and N_ep epochs (Malta, UNICAMP 2021, ch. 5; docs/ARCHITECTURE.md):
 
 - Eq. 5.3 (with validation):
   T = T_init + T_it1 + (N_it-1)*T_it + T_val1 + (N_ep-1)*(N_it*T_it + T_val + T_ep)

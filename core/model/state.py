@@ -209,7 +209,8 @@ class ProbeState:
         if s.gpu_mem_mb and s.gpu_mem_total_mb and self.steps > 5:
             used = sum(s.gpu_mem_mb) / max(1.0, sum(s.gpu_mem_total_mb))
             if used < 0.5:
-                # seeds/002: the batch size that fills GPU memory was the cheapest per epoch
+                # Kroutikov, Cost of Machine Learning (2016): the batch size that fills GPU memory was
+                # the cheapest per epoch
                 return f"GPU memory {used:.0%} used: a larger batch size may be faster per epoch"
         return ""
 

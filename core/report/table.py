@@ -55,7 +55,7 @@ def print_estimate(row: RankedRow, out: TextIO) -> None:
 
 
 def decision_cost(rows: Sequence[RankedRow], states: dict[str, ProbeState]) -> str | None:
-    """seeds/001 Table 5.14: what the probes cost against running every candidate to the end."""
+    """Malta 2021, Table 5.14: what the probes cost against running every candidate to the end."""
     probes = full = 0.0
     priced = 0
     for r in rows:

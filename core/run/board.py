@@ -140,7 +140,7 @@ class Board:
         return {k: e.state for k, e in self.entries.items()}
 
     def full_cost(self, rows: list[RankedRow]) -> float | None:
-        """What running every ranked candidate to completion would cost (seeds/001 Table 5.14)."""
+        """What running every ranked candidate to completion would cost (Malta 2021, Table 5.14)."""
         costs = [r.cost_usd for r in rows if r.cost_usd is not None]
         return sum(costs) if costs else None
 

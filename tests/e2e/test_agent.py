@@ -306,7 +306,7 @@ def test_sampler_reads_nvidia_smi_and_proc(tmp_path: Path) -> None:
     none.sample()
     logs = [l for l in buf.getvalue().splitlines() if '"ev":"log"' in l]
     assert len(logs) == 1 and "nvidia-smi did not answer" in logs[0]  # noted once, not per sample
-    # the hint for a half-empty GPU (seeds/002: fill GPU memory)
+    # the hint for a half-empty GPU (Kroutikov 2016: fill GPU memory)
     lines = ['{"ev":"start","t":0,"v":1,"probe":"x","steps_per_epoch":10,"val_steps":0}',
              *[f'{{"ev":"step","t":{i},"dt":0.1,"epoch":0,"step":{i}}}' for i in range(8)],
              '{"ev":"sample","t":9,"gpu_util":[95],"gpu_mem_mb":[6000],"gpu_mem_total_mb":[24000]}']

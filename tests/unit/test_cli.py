@@ -103,7 +103,7 @@ def test_rank_json_sorted_with_relative(run_cli) -> None:  # type: ignore[no-unt
 
 
 def test_rank_reproduces_the_dissertation_relative_runtimes(run_cli) -> None:  # type: ignore[no-untyped-def]
-    """seeds/001 Table 5.7 (seismic, batch 256): relative runtime at 5/10/20 epochs."""
+    """Malta 2021, Table 5.7 (seismic, batch 256): relative runtime at 5/10/20 epochs."""
     table_5_7 = {"p2.xlarge": (4.07, 4.34, 4.49), "p2.8xlarge": (6.05, 4.81, 4.11),
                  "p2.16xlarge": (9.95, 8.15, 7.12), "p3.2xlarge": (1.0, 1.0, 1.0),
                  "p3.8xlarge": (3.97, 2.56, 1.75), "p3.16xlarge": (4.54, 3.23, 2.48)}

@@ -47,7 +47,7 @@ def test_lines_are_exact_for_the_estimator() -> None:
 
 
 def test_reconstructed_p2_p3_reproduce_fig_5_4(run_cli) -> None:  # type: ignore[no-untyped-def]
-    """seeds/001 Fig. 5.4: with one epoch the p2.xlarge is among the fastest; with many the
+    """Malta 2021, Fig. 5.4: with one epoch the p2.xlarge is among the fastest; with many the
     p3.2xlarge wins and the p2.xlarge falls behind the multi-GPU p3s."""
     def order(n: int) -> list[str]:
         rows = json.loads(run_cli("rank", *map(str, SEISMIC), "--epochs", str(n), "--json")[1])

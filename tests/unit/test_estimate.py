@@ -15,7 +15,7 @@ def state_of(builder):  # type: ignore[no-untyped-def]
     return fold_all(list(reader.read(json.dumps(e) for e in builder.events)))
 
 
-# seeds/001 Table 5.2: batch, first epoch, average epoch, init, epochs, "Estimated time (s)"
+# Malta 2021, Table 5.2: batch, first epoch, average epoch, init, epochs, "Estimated time (s)"
 TABLE_5_2 = [
     (256, 13.69, 11.05, 0.18, 13, 146.47),
     (512, 14.22, 9.96, 0.19, 11, 114.01),

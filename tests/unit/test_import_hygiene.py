@@ -1,4 +1,4 @@
-"""core must not drag UI or framework modules in (STYLE.md 1): checked in a fresh interpreter."""
+"""core must not drag UI or framework modules in: checked in a fresh interpreter."""
 
 from __future__ import annotations
 

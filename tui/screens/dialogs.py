@@ -37,7 +37,7 @@ HELP = """\
 # probecast
 
 Probes run a few iterations of your training on each host; the **ranking** extrapolates the
-full training (seeds/001 Eq. 5.3, plus the epoch-boundary cost) and settles as data arrives.
+full training (Malta 2021, Eq. 5.3, plus the epoch-boundary cost) and settles as data arrives.
 
 {keys}
 
