@@ -17,6 +17,38 @@ _MAIN = (
     f"from {PACKAGE}.agent_main import main\n"
     "sys.exit(main())\n"
 )
+# On a probed program's PYTHONPATH the zip's sitecustomize installs the hook in every Python
+# process the command starts - then runs the sitecustomize it shadows, if there is one.
+_SITECUSTOMIZE = f'''"""probecast: the probe hook, installed at interpreter start-up (PROBECAST_EVENTS set)."""
+import os as _os
+
+
+def _probecast_hook():
+    if not _os.environ.get("PROBECAST_EVENTS"):
+        return
+    try:
+        from {PACKAGE}.hook import install
+        install()
+    except Exception as exc:  # never break the program: it runs unprobed, and says so
+        import sys
+        sys.stderr.write("probecast: hook not installed (%r); the program runs unprobed\\n" % (exc,))
+
+
+def _probecast_chain():
+    import importlib.machinery
+    import importlib.util
+    import sys
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    rest = [p for p in sys.path if p and _os.path.abspath(p) != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec is not None and spec.loader is not None and spec.origin != __file__:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+
+
+_probecast_hook()
+_probecast_chain()
+'''
 
 
 def agent_sources() -> dict[str, bytes]:
@@ -32,7 +64,14 @@ def zipapp_bytes() -> bytes:
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # reproducible bytes
             zf.writestr(info, data, zipfile.ZIP_DEFLATED)
         zf.writestr(zipfile.ZipInfo("__main__.py", date_time=(2020, 1, 1, 0, 0, 0)), _MAIN)
+        zf.writestr(zipfile.ZipInfo("sitecustomize.py", date_time=(2020, 1, 1, 0, 0, 0)),
+                    _SITECUSTOMIZE)
     return buf.getvalue()
+
+
+def cached_zipapp() -> Path:
+    """The agent zip, built once per content (also the hook's zip when running from source)."""
+    return local_agent_zip()
 
 
 def local_agent_zip() -> Path:

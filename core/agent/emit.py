@@ -14,7 +14,10 @@ import socket
 import sys
 import threading
 import time
+import uuid
 from typing import IO, Any
+
+SCHEMA_VERSION = 2
 
 
 def process_start_monotonic() -> float:
@@ -36,6 +39,16 @@ def process_start_monotonic() -> float:
     except (OSError, ValueError, IndexError):
         pass
     return now
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 class ProbeCancelled(BaseException):
@@ -66,6 +79,8 @@ class Emitter:
         self.critical = False
         self.pending_cancel: str | None = None
         self.orphaned = False
+        self.started = False
+        self.meta: dict[str, Any] = {}  # what fallback_start says when nothing trained
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -96,7 +111,11 @@ class Emitter:
         return out
 
     def _write(self, obj: dict[str, Any]) -> dict[str, Any]:
-        line = json.dumps(obj, separators=(",", ":")) + "\n"
+        # JSON has no NaN/Infinity: a diverged loss is written as null, never as a bad line
+        self._write_raw(json.dumps(_finite(obj), separators=(",", ":"), allow_nan=False) + "\n")
+        return obj
+
+    def _write_raw(self, line: str) -> None:
         for i, out in enumerate(self._outs):
             try:
                 out.write(line)
@@ -108,26 +127,48 @@ class Emitter:
                     self.orphaned = True
                     if self.pending_cancel is None and not self.ended:
                         self.pending_cancel = "reader gone (stdout closed)"
-        return obj
 
     def start(self, probe: str, **fields: Any) -> None:
         fields.setdefault("host", socket.gethostname())
         fields.setdefault(
             "time", _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         )
-        self.emit("start", v=1, probe=probe, **fields)
+        self.started = True
+        self.emit("start", v=SCHEMA_VERSION, probe=probe, **fields)
 
-    def end(self, status: str, reason: str = "") -> None:
+    def fallback_start(self) -> None:
+        """The launcher's `start` when no process ever trained (the log still says what ran)."""
+        if not self.started:
+            self.start(self.meta.get("probe") or uuid.uuid4().hex[:12],
+                       **{k: v for k, v in self.meta.items() if k != "probe"})
+
+    def end(self, status: str, reason: str = "", exit_code: int | None = None) -> None:
         if self.ended:
             return
         self.ended = True
         fields: dict[str, Any] = {"status": status}
         if reason:
             fields["reason"] = reason[:2000]
+        if exit_code is not None:
+            fields["exit_code"] = exit_code
         self.timed("end", **fields)
 
-    def log(self, level: str, msg: str) -> None:
-        self.emit("log", level=level, msg=msg)
+    def log(self, level: str, msg: str, code: str = "") -> None:
+        if code:
+            self.emit("log", level=level, msg=msg, code=code)
+        else:
+            self.emit("log", level=level, msg=msg)
+
+    # ---- the launcher relays its hooks' lines through the same outputs and clock -------------
+
+    def sync_timed(self, t: float) -> None:
+        """A relayed timed event ended at ``t``: the next timed event's dt starts there."""
+        with self._lock:
+            self._last_timed = self.t0 + t
+
+    def write_line(self, line: str) -> None:
+        with self._lock:
+            self._write_raw(line.rstrip("\n") + "\n")
 
     def close(self) -> None:
         if self._file is not None:

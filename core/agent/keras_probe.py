@@ -69,6 +69,9 @@ def _make_callback_class() -> type:
             self._epoch = 0
             self._test_batches = 0
             self._in_fit = False
+            # fit() called in a loop: epochs are counted across calls
+            self._base = int(self.fit_info.get("epoch_base", 0))
+            self._initial = int(self.fit_info.get("initial_epoch", 0))
 
         def on_train_begin(self, logs: Any = None) -> None:
             self._in_fit = True
@@ -81,10 +84,11 @@ def _make_callback_class() -> type:
                 framework=f"keras {keras.__version__}",
             )
             if self.fit_info.get("hint"):
-                self.session.log("warning", self.fit_info.pop("hint"))
+                self.session.boundary_hint = self.fit_info.pop("hint")
 
         def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
-            self._epoch = epoch
+            self._epoch = self._base + epoch - self._initial
+            self.session.epochs_begun = max(self.session.epochs_begun, self._epoch + 1)
 
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
             if self.session.ended:
@@ -106,7 +110,7 @@ def _make_callback_class() -> type:
 
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
             if not self.session.ended:
-                self.session.epoch_end(epoch, logs)
+                self.session.epoch_end(self._base + epoch - self._initial, logs)
 
         def on_train_end(self, logs: Any = None) -> None:
             self._in_fit = False
@@ -173,7 +177,8 @@ def fit_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, An
     return {
         "batch_size": batch_size, "epochs": epochs, "steps_per_epoch": steps,
         "val_steps": val_steps, "val_x": val_x, "val_y": val_y, "val_split": val_split,
-        "x": x, "y": named.get("y"),
+        "x": x, "y": named.get("y"), "initial_epoch": int(named.get("initial_epoch") or 0),
+        "callbacks": list(named.get("callbacks") or []),
     }
 
 
@@ -213,27 +218,34 @@ def time_validation(model: Any, session: ProbeSession, info: dict[str, Any],
 
 
 STALL_HINT = (
-    "Keras 3 re-creates its tf.data iterator every epoch, and tearing down the old one waits on "
-    "tf.data autotuning: seconds at each later epoch boundary on small hosts (8 s on 20 s epochs "
-    "measured on 1 CPU core). This probe times one boundary so the estimate includes it. To avoid "
-    "it, feed fit() a tf.data.Dataset with tf.data.Options().autotune.enabled = False (boundary "
-    "0.07 s instead of 7.9 s in a test here); passing steps_per_epoch={n} did not help."
+    "this epoch boundary cost {cost:.1f}s ({steps:.0f} steady steps' worth). Keras 3 re-creates "
+    "its tf.data iterator every epoch, and tearing down the old one waits on tf.data autotuning "
+    "(seconds on hosts with few cores). To avoid it, feed fit() a tf.data.Dataset with "
+    "tf.data.Options().autotune.enabled = False (boundary 0.07 s instead of 7.9 s in a test "
+    "here); passing steps_per_epoch does not help."
 )
 
 
 class KerasHook:
     """Wraps keras.Model.fit so an unchanged training script is probed.
 
-    Probe mode: when the stop policy fires, ProbeStop leaves fit cleanly; the hook then times a
-    bounded validation, writes ``end: probe-done`` and exits the process so the rest of the user's
-    script (saving a half-trained model over a real checkpoint, say) never runs.
+    Probe mode: when the stop policy fires, ProbeStop leaves fit cleanly; the hook marks the end
+    of training (`done`: its dt is the fit's teardown), times a bounded validation, and returns
+    a History - so the program's post-training code runs and is timed (the agent's `end`).
+    Later fit() calls return at once. Epochs are counted across fit() calls.
     """
 
     def __init__(self, session: ProbeSession, val_batches: int = 5) -> None:
         self.session = session
         self.val_batches = val_batches
         self.installed = False
-        self.warned = False
+        self.calls = 0
+        self.said: set[str] = set()
+
+    def _say(self, code: str, level: str, msg: str) -> None:
+        if code not in self.said:
+            self.said.add(code)
+            self.session.log(level, msg, code=code)
 
     def install(self) -> None:
         if self.installed:
@@ -243,31 +255,60 @@ class KerasHook:
         hook = self
 
         def fit(model: Any, *args: Any, **kwargs: Any) -> Any:
-            if hook.session.ended:
+            session = hook.session
+            if session.trained:  # the probe has what it needs: training is skipped from here
+                hook._say("skipped-fit", "info", "fit() called after the probe stopped: it "
+                          "returned at once (no training); the program's other work runs")
+                return _history(keras, model, {})
+            if session.emitter.ended:
                 return original(model, *args, **kwargs)
+            hook.calls += 1
             info = fit_arguments(args, kwargs)
-            if not hook.warned:
-                hook.warned = True
-                info["hint"] = STALL_HINT.format(n=info["steps_per_epoch"] or "N")
-            callback = ProbeCallback(hook.session, raise_on_stop=not hook.session.policy.full,
+            info["epoch_base"] = session.epochs_begun
+            if hook.calls == 2:
+                hook._say("fit-loop", "warning", "fit() called again: epochs are counted "
+                          "across calls, and the planned number of epochs is unknown - give it "
+                          "(probe --epochs / [probe] epochs)")
+            early = [type(c).__name__ for c in info["callbacks"]
+                     if type(c).__name__ in ("EarlyStopping", "TerminateOnNaN")]
+            if early:
+                hook._say("early-stop", "warning", f"{', '.join(early)} may end training before "
+                          "the planned epochs: the estimate for them is an upper bound")
+            if hook.calls == 1:
+                info["hint"] = STALL_HINT
+            callback = ProbeCallback(session, raise_on_stop=not session.policy.full,
                                      fit_info=info)
             callbacks = list(kwargs.pop("callbacks", None) or [])
             kwargs["callbacks"] = [*callbacks, callback]
             try:
                 history = original(model, *args, **kwargs)
             except ProbeStop as stop:
-                try:
-                    time_validation(model, hook.session, info, hook.val_batches)
-                finally:
-                    hook.session.finish("probe-done", str(stop))
-                raise SystemExit(0) from None
-            if hook.session.policy.full and not hook.session.ended:
-                hook.session.finish("complete")
+                if not session.under_agent:  # in-process use: time validation, then leave
+                    try:
+                        time_validation(model, session, info, hook.val_batches)
+                    finally:
+                        session.finish("probe-done", str(stop))
+                    raise SystemExit(0) from None
+                session.mark_done("probe-done", str(stop))  # its dt: the fit's teardown
+                time_validation(model, session, info, hook.val_batches)
+                return _history(keras, model, session.last_metrics)
+            if session.policy.full and not session.emitter.ended:
+                session.mark_done("complete")
             return history
 
         fit.__wrapped__ = original  # type: ignore[attr-defined]
         keras.Model.fit = fit
         self.installed = True
+
+
+def _history(keras: Any, model: Any, metrics: dict[str, Any]) -> Any:
+    """What fit() returns when the probe ended training: a History with the last metrics seen,
+    so code reading history.history[...][-1] after training goes on."""
+    history = keras.callbacks.History()
+    history.set_model(model)
+    history.history = {k: [v] for k, v in metrics.items()}
+    history.epoch = [0] if metrics else []
+    return history
 
 
 def install_import_hook(hook: KerasHook) -> None:

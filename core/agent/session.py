@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .emit import Emitter
+from .emit import Emitter, ProbeCancelled
 from .policy import StopPolicy
 from .sampler import HardwareSampler, describe_devices
 
@@ -40,8 +40,17 @@ class ProbeSession:
         policy: StopPolicy | None = None,
         meta: ProbeMeta | None = None,
         sample_interval: float | None = 1.0,
+        under_agent: bool = False,
     ) -> None:
         self.emitter = emitter or Emitter()
+        # Under the agent's launcher the agent writes `end` after the program exits; the session
+        # marks the end of training with `done` instead, and the program goes on to its exit.
+        self.under_agent = under_agent
+        self.external: str | None = None  # "stop" / "cancel" from the agent (other processes)
+        self.trained = False  # training is over (done): later fit() calls return at once
+        self.epochs_begun = 0  # across fit() calls
+        self.last_metrics: dict[str, float] = {}
+        self.boundary_hint: str | None = None  # said once a boundary is measured and costly
         self.policy = policy or StopPolicy(full=True)
         self.meta = meta or ProbeMeta()
         self.sample_interval = sample_interval
@@ -59,7 +68,7 @@ class ProbeSession:
 
     @property
     def ended(self) -> bool:
-        return self.emitter.ended
+        return self.emitter.ended or self.trained
 
     def begin(
         self,
@@ -103,6 +112,8 @@ class ProbeSession:
 
     def step(self, epoch: int, step: int) -> bool:
         """A training step just ended. True when the policy says the probe should stop."""
+        if self.external == "cancel":
+            raise ProbeCancelled("the agent (probe cancelled)")
         first_of_epoch = self.epoch is not None and epoch != self.epoch
         first_ever = self.total_steps == 0
         self.epoch = epoch
@@ -113,7 +124,12 @@ class ProbeSession:
         self.policy.observe(ev["dt"], steady=not (first_ever or first_of_epoch))
         if first_of_epoch:
             self.boundaries += 1
+            self._maybe_hint(ev["dt"])
         if self.stop_requested:
+            return True
+        if self.external == "stop":
+            self.stop_requested = True
+            self.policy.reason = self.policy.reason or "stopped with the process that decides"
             return True
         if self.waiting_for_boundary:
             if self.boundaries:
@@ -130,17 +146,51 @@ class ProbeSession:
                                  f"(~{cost:.0f}s) to time one epoch boundary")
         return self.stop_requested
 
+    def _maybe_hint(self, dt: float) -> None:
+        """A hint only when measured: this boundary cost far more than a step."""
+        if self.boundary_hint is None or self.policy.series.n < 3:
+            return
+        steady = self.policy.series.mean()
+        cost = dt - steady
+        if cost > max(1.0, 20 * steady):
+            self.log("warning", self.boundary_hint.format(cost=cost, steps=cost / steady),
+                     code="boundary-stall")
+        self.boundary_hint = None
+
     def val(self, epoch: int, steps: int, metrics: dict[str, Any] | None = None) -> None:
-        self.emitter.timed("val", epoch=epoch, steps=int(steps), metrics=_clean(metrics))
+        clean = _clean(metrics)
+        self.last_metrics.update(clean)
+        self.emitter.timed("val", epoch=epoch, steps=int(steps), metrics=clean)
 
     def epoch_end(self, epoch: int, metrics: dict[str, Any] | None = None) -> None:
         self.epochs_done = max(self.epochs_done, epoch + 1)
-        self.emitter.emit("epoch", epoch=epoch, metrics=_clean(metrics))
+        clean = _clean(metrics)
+        self.last_metrics.update(clean)
+        self.emitter.emit("epoch", epoch=epoch, metrics=clean)
 
-    def log(self, level: str, msg: str) -> None:
-        self.emitter.log(level, msg)
+    def log(self, level: str, msg: str, code: str = "") -> None:
+        self.emitter.log(level, msg, code)
+
+    def mark_done(self, status: str, reason: str = "") -> None:
+        """Training is over for now (a fit() returned, the probe stopped it): under the agent a
+        timed `done`, after which the program's own post-training work is timed by `end`."""
+        if self.sampler is not None and status != "complete":
+            self.sampler.stop()
+        if status != "complete":
+            self.trained = True
+        if not self.under_agent:
+            self.finish(status, reason)
+            return
+        fields: dict[str, Any] = {"status": status}
+        if reason:
+            fields["reason"] = reason[:2000]
+        self.emitter.timed("done", **fields)
 
     def finish(self, status: str, reason: str = "") -> None:
+        if self.under_agent:  # the agent has the last word, after the program's exit
+            if not self.trained:
+                self.mark_done(status, reason)
+            return
         if self.sampler is not None:
             self.sampler.stop()
         if not self.started:
@@ -174,6 +224,15 @@ def session_from_env() -> ProbeSession:
     """
     global CURRENT
     if CURRENT is None:
+        import sys
+
+        # Under the agent the hook's session lives in the zip's copy of this module; a program
+        # importing the installed package must join that session, not start its own.
+        for name in ("probecast_agent.session", "probecast.core.agent.session"):
+            mod = sys.modules.get(name)
+            current = getattr(mod, "CURRENT", None) if mod is not None else None
+            if current is not None:
+                return current  # type: ignore[no-any-return]
         env = os.environ
 
         def num(name: str) -> float | None:

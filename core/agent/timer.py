@@ -1,7 +1,7 @@
 """Framework-free step timer for PyTorch, JAX or any hand-written loop.
 
     probe = StepTimer(steps_per_epoch=len(loader), val_steps=len(val_loader), batch_size=64)
-    for epoch in range(epochs):
+    for epoch in probe.epochs(range(epochs)):   # ends once the probe has stopped
         for batch in probe.steps(loader, epoch):
             train_step(batch)
         with probe.validation(epoch, steps=len(val_loader)):
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from .session import ProbeSession
+from .session import ProbeSession, ProbeStop
 
 T = TypeVar("T")
 
@@ -42,20 +42,35 @@ class StepTimer:
         self.steps_per_epoch = steps_per_epoch
         self.val_steps = val_steps
         self.batch_size = batch_size
-        self.epochs = epochs
+        self.planned_epochs = epochs
         self.framework = framework
         self.stopped = False
 
     def _begin(self) -> None:
         self.session.begin(steps_per_epoch=self.steps_per_epoch, val_steps=self.val_steps,
-                           epochs=self.epochs, batch_size=self.batch_size,
+                           epochs=self.planned_epochs, batch_size=self.batch_size,
                            framework=self.framework)
+
+    def epochs(self, iterable: Iterable[T]) -> Iterator[T]:
+        """``for epoch in probe.epochs(range(n)):`` - ends the epoch loop once the probe has
+        stopped, so the code after the loop (the program's post-training work) runs."""
+        for item in iterable:
+            if self.stopped:
+                return
+            yield item
+            if self.stopped:
+                return
 
     def steps(self, iterable: Iterable[T], epoch: int = 0) -> Iterator[T]:
         """Yield batches; each step is timed when the loop comes back for the next one.
 
         Stops yielding (sets ``stopped``) when the stop policy says the probe has seen enough.
+        A loop that asks for more steps after that - it kept training - gets ProbeStop (a
+        BaseException: ``except Exception`` does not swallow it): training never goes on
+        unobserved. ``probe.epochs(...)`` ends the loop cleanly instead.
         """
+        if self.stopped:
+            raise ProbeStop(self.session.policy.reason or "the probe stopped")
         self._begin()
         index = 0
         for item in iterable:
@@ -64,6 +79,8 @@ class StepTimer:
                 return
             if self.session.step(epoch, index):
                 self.stopped = True
+                if self.session.under_agent:  # training is over: the rest is post-training
+                    self.session.mark_done("probe-done", self.session.policy.reason)
                 return
             index += 1
 

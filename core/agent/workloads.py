@@ -175,3 +175,22 @@ def run_workload(cfg: WorkloadConfig) -> None:
         steps = -(-len(xt) // cfg.batch_size) if cfg.explicit_steps else None
         model.fit(xt, yt, batch_size=cfg.batch_size, epochs=cfg.epochs, steps_per_epoch=steps,
                   validation_data=(xv, yv), verbose=0, shuffle=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m probecast_agent.workloads NAME ...``: the workload as a program of its own,
+    run by the agent's launcher like any user command."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="probecast-workload")
+    add_workload_arguments(p)
+    ns = p.parse_args(argv)
+    run_workload(WorkloadConfig(
+        name=ns.name, batch_size=ns.batch_size, epochs=ns.epochs, train_size=ns.train_size,
+        val_size=ns.val_size, seed=ns.seed, noise=ns.noise, threads=ns.threads, gpus=ns.gpus,
+        pipeline=ns.pipeline, learning_rate=ns.learning_rate, explicit_steps=ns.explicit_steps,
+        autotune=ns.autotune))
+
+
+if __name__ == "__main__":
+    main()

@@ -16,7 +16,7 @@ estimate says so in its notes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..agent.steady import DEFAULT_STATISTIC
 from .state import ProbeState
@@ -52,6 +52,8 @@ class Terms:
     boundaries_seen: int = 0
     steady_steps: int = 0
     statistic: str = DEFAULT_STATISTIC
+    t_post: float | None = None  # training over -> the program's exit (measured, else None)
+    fit_s: float | None = None  # the training terms alone (no start-up, no post-training work)
 
     def as_dict(self) -> dict[str, float | int | str | None]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -67,18 +69,19 @@ class Estimate:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def formula(self) -> str:
-        """The equation with the numbers filled in."""
+        """The equation with the numbers filled in (+ T_post when it was measured)."""
         t = self.terms
+        post = f" + {t.t_post:.3f}" if t.t_post else ""
         if self.equation == "5.1":
-            return (f"{t.t_init:.3f} + {t.t_ep1:.3f} + ({t.n_ep:g}-1) x {t.t_ep2:.3f}"
+            return (f"{t.t_init:.3f} + {t.t_ep1:.3f} + ({t.n_ep:g}-1) x {t.t_ep2:.3f}{post}"
                     f" = {self.runtime_s:.2f} s")
         ep = f" + {t.t_ep:.3f}" if t.t_ep else ""
         if self.equation == "5.3":
             return (f"{t.t_init:.3f} + {t.t_it1:.3f} + ({t.n_it}-1) x {t.t_it:.5f} + {t.t_val1:.3f}"
-                    f" + ({t.n_ep:g}-1) x ({t.n_it} x {t.t_it:.5f} + {t.t_val:.3f}{ep})"
+                    f" + ({t.n_ep:g}-1) x ({t.n_it} x {t.t_it:.5f} + {t.t_val:.3f}{ep}){post}"
                     f" = {self.runtime_s:.2f} s")
         return (f"{t.t_init:.3f} + {t.t_it1:.3f} + ({t.n_it}-1) x {t.t_it:.5f}"
-                f" + ({t.n_ep:g}-1) x ({t.n_it} x {t.t_it:.5f}{ep}) = {self.runtime_s:.2f} s")
+                f" + ({t.n_ep:g}-1) x ({t.n_it} x {t.t_it:.5f}{ep}){post} = {self.runtime_s:.2f} s")
 
 
 def eq_5_1(t_init: float, t_ep1: float, t_ep2: float, n_ep: float) -> float:
@@ -103,7 +106,30 @@ def estimate_runtime(
     equation: str = "auto",
     statistic: str = DEFAULT_STATISTIC,
 ) -> Estimate:
-    """Estimate the full training time of the probed job for ``n_ep`` epochs."""
+    """Estimate the whole run of the probed command for ``n_ep`` epochs: start-up (T_init, from
+    the command's launch), the training terms, and the post-training work until it exits."""
+    est = _training_estimate(state, n_ep, use_validation=use_validation, equation=equation,
+                             statistic=statistic)
+    fit = est.runtime_s - est.terms.t_init
+    post = state.post_time
+    notes = list(est.notes)
+    if post is None:
+        post = 0.0
+        if state.done is not None or state.end is not None:
+            notes.append("post-training time not measured (the program did not run to its exit)")
+    return replace(est, runtime_s=est.runtime_s + post, low_s=est.low_s + post,
+                   high_s=est.high_s + post, notes=tuple(notes),
+                   terms=replace(est.terms, t_post=state.post_time, fit_s=fit))
+
+
+def _training_estimate(
+    state: ProbeState,
+    n_ep: float,
+    *,
+    use_validation: bool,
+    equation: str,
+    statistic: str,
+) -> Estimate:
     if equation not in EQUATIONS:
         raise ValueError(f"unknown equation {equation!r}; one of {', '.join(EQUATIONS)}")
     if n_ep <= 0:

@@ -21,7 +21,7 @@ from typing import IO, Annotated, Literal, Union
 
 import msgspec
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # v2: `done`, `end.exit_code`, `log.code`; v1 logs read as before
 
 END_STATUSES = ("complete", "probe-done", "stopped", "failed")
 
@@ -102,6 +102,17 @@ class Log(_Event, tag="log"):
     t: Time
     level: str = "info"
     msg: str = ""
+    code: str = ""  # machine-readable: fit-loop, early-stop, custom-loop, no-post, ...
+
+
+class Done(_Event, tag="done"):
+    """Training is over (the probe stopped it, or it ran to its end): what follows until ``end``
+    is the program's own post-training work and exit, timed by ``end.dt``."""
+
+    t: Time
+    dt: Duration
+    status: Literal["complete", "probe-done", "stopped", "failed"] = "probe-done"
+    reason: str = ""
 
 
 class End(_Event, tag="end"):
@@ -109,9 +120,10 @@ class End(_Event, tag="end"):
     dt: Duration
     status: Literal["complete", "probe-done", "stopped", "failed"]
     reason: str = ""
+    exit_code: int | None = None  # the program's own exit status, when it exited by itself
 
 
-Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, End]
+Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, Done, End]
 
 _DECODER: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
 _ENCODER = msgspec.json.Encoder()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ..agent.steady import DEFAULT_STATISTIC, StepSeries
 from collections.abc import Iterable
 
-from .events import End, Epoch, Event, EventReader, Init, Log, Sample, Start, Step, Val
+from .events import Done, End, Epoch, Event, EventReader, Init, Log, Sample, Start, Step, Val
 
 
 @dataclass(slots=True)
@@ -42,6 +42,8 @@ class ProbeState:
     samples: int = 0
     peak_swap_mb: float = 0.0
     logs: list[tuple[str, str]] = field(default_factory=list)
+    codes: set[str] = field(default_factory=set)  # log codes: fit-loop, early-stop, ...
+    done: Done | None = None  # training over; end.dt is then the program's post-training work
     end: End | None = None
     last_t: float = 0.0
     elapsed: float = 0.0  # sum of timed dt: wall time covered by the log
@@ -75,9 +77,14 @@ class ProbeState:
         elif isinstance(ev, End):
             self.end = ev
             self.elapsed += ev.dt
+        elif isinstance(ev, Done):
+            self.done = ev
+            self.elapsed += ev.dt
         elif isinstance(ev, Log):
             if len(self.logs) < 200:
                 self.logs.append((ev.level, ev.msg))
+            if ev.code:
+                self.codes.add(ev.code)
         self.last_t = ev.t
 
     def fold_step(self, t: float, dt: float, e: int) -> None:
@@ -121,6 +128,14 @@ class ProbeState:
     @property
     def truncated(self) -> bool:
         return self.end is None
+
+    @property
+    def post_time(self) -> float | None:
+        """Seconds from the end of training to the program's exit (its post-training work,
+        teardown, interpreter shutdown), when the log saw the program exit by itself."""
+        if self.done is None or self.end is None or self.end.exit_code is None:
+            return None
+        return self.end.dt
 
     @property
     def status(self) -> str:

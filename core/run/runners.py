@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, Union
+from typing import IO, Protocol, Union
 
 from ..agent.bundle import local_agent_zip
 from ..model.events import End, Event, EventReader, EventWriter
@@ -106,6 +106,37 @@ class Runner(Protocol):
     async def cancel(self) -> None: ...
 
 
+def output_path(log_path: Path) -> Path:
+    """Where a probe's program output is kept: beside its log (``x.jsonl`` -> ``x.output``)."""
+    return log_path.with_suffix(".output")
+
+
+class OutputSink:
+    """The program's own output (stdout+stderr, progress bars and all), kept whole beside the
+    log and never parsed; a tail of lines for failure messages."""
+
+    def __init__(self, log_path: Path | None) -> None:
+        self.path = output_path(log_path) if log_path is not None else None
+        self._fh: IO[str] | None = None
+        self.tail: deque[str] = deque(maxlen=20)
+
+    def write(self, text: str) -> None:
+        if self.path is not None:
+            if self._fh is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fh = open(self.path, "a", encoding="utf-8")
+            self._fh.write(text)
+            self._fh.flush()
+        for line in text.replace("\r", "\n").splitlines():
+            if line.strip():
+                self.tail.append(line.rstrip()[:300])
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
 class _LineSink:
     """Parses raw lines, keeps the log file, remembers whether `end` was seen."""
 
@@ -150,7 +181,7 @@ class LocalRunner:
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env["PYTHONUNBUFFERED"] = "1"
         sink = _LineSink(self.log_path)
-        stderr_tail: deque[str] = deque(maxlen=20)
+        output = OutputSink(self.log_path)
         yield RunnerStatus("running", "local")
         try:
             self._proc = await asyncio.create_subprocess_exec(
@@ -166,12 +197,10 @@ class LocalRunner:
         proc = self._proc
         assert proc.stdout is not None and proc.stderr is not None
 
-        async def drain_stderr() -> None:
+        async def drain_stderr() -> None:  # the program's output: kept, never parsed
             assert proc.stderr is not None
-            async for raw in proc.stderr:
-                text = raw.decode("utf-8", "replace").rstrip()
-                if text:
-                    stderr_tail.append(text)
+            while chunk := await proc.stderr.read(65536):
+                output.write(chunk.decode("utf-8", "replace"))
 
         err_task = asyncio.create_task(drain_stderr())
         try:
@@ -185,7 +214,8 @@ class LocalRunner:
             if proc.returncode is None:
                 await self._kill()
             sink.close()
-        yield _final_status(self._cancelled, code, sink.saw_end, list(stderr_tail))
+            output.close()
+        yield _final_status(self._cancelled, code, sink.saw_end, list(output.tail))
 
     async def _kill(self) -> None:
         proc = self._proc

@@ -13,7 +13,6 @@ import asyncio
 import os
 import shlex
 import uuid
-from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import asyncssh
 
 from ..agent.bundle import zipapp_bytes
 from .config import Host
-from .runners import ProbeSpec, RunnerItem, RunnerStatus, _final_status, _LineSink
+from .runners import OutputSink, ProbeSpec, RunnerItem, RunnerStatus, _final_status, _LineSink
 
 KEEPALIVE_COUNT = 3
 
@@ -132,7 +131,7 @@ class SshRunner:
 
     async def stream(self) -> AsyncIterator[RunnerItem]:
         sink = _LineSink(self.log_path)
-        stderr_tail: deque[str] = deque(maxlen=20)
+        output = OutputSink(self.log_path)
         yield RunnerStatus("connecting", self.host.address)
         try:
             self._conn = await connect(self.host, self.hosts)
@@ -153,7 +152,7 @@ class SshRunner:
             yield RunnerStatus("running", self.host.name)
             self._process = await conn.create_process(cmd, encoding="utf-8", errors="replace")
             proc = self._process
-            err_task = asyncio.create_task(self._drain(proc.stderr, stderr_tail))
+            err_task = asyncio.create_task(self._drain(proc.stderr, output))
             try:
                 async for line in proc.stdout:
                     ev = sink.line(line)
@@ -168,18 +167,22 @@ class SshRunner:
                                    + f" after {sink.reader.report.events} events (kept in the log)")
                 return
             finally:
-                err_task.cancel()
-            yield _final_status(self._cancelled, code, sink.saw_end, list(stderr_tail))
+                try:  # the rest of the program's output, briefly
+                    await asyncio.wait_for(err_task, 2)
+                except (asyncio.TimeoutError, asyncssh.Error, OSError):
+                    err_task.cancel()
+            yield _final_status(self._cancelled, code, sink.saw_end, list(output.tail))
         finally:
             sink.close()
+            output.close()
             await self._cleanup()
 
     @staticmethod
-    async def _drain(stream: Any, tail: deque[str]) -> None:
+    async def _drain(stream: Any, output: OutputSink) -> None:
+        """The program's output (the channel's stderr): kept whole beside the log."""
         try:
-            async for line in stream:
-                if line.strip():
-                    tail.append(line.rstrip())
+            while chunk := await stream.read(65536):
+                output.write(chunk)
         except (asyncssh.Error, OSError):
             pass
 

@@ -1,0 +1,112 @@
+"""The hook inside every Python process the probed command starts (installed by the agent zip's
+sitecustomize when PROBECAST_EVENTS is set). It never changes what the program prints and never
+breaks it: anything that goes wrong here is a `log` event, and the program runs on.
+
+It connects to the agent's event socket, builds the ProbeSession from PROBECAST_CONFIG and
+patches frameworks as the program imports them (Keras: Model.fit and the optimizer steps).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from . import session as session_module
+from .channel import ENV_SOCKET, EventClient
+from .emit import Emitter, ProbeCancelled
+from .policy import StopPolicy
+from .session import ProbeMeta, ProbeSession, ProbeStop
+
+ENV_CONFIG = "PROBECAST_CONFIG"
+ENV_T0 = "PROBECAST_T0"
+RANK_VARIABLES = ("RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID")
+
+_SESSION: ProbeSession | None = None
+
+
+def process_rank() -> int:
+    for name in RANK_VARIABLES:
+        value = os.environ.get(name)
+        if value and value.isdigit():
+            return int(value)
+    return 0
+
+
+def session_from_config(cfg: dict[str, Any], out: Any, t0: float | None) -> ProbeSession:
+    p = cfg.get("policy", {})
+    policy = StopPolicy(max_steps=p.get("max_steps"), max_seconds=p.get("max_seconds"),
+                        target_ci=p.get("target_ci"), min_steps=int(p.get("min_steps", 10)),
+                        full=bool(p.get("full", False)),
+                        boundary_budget=float(p.get("boundary_budget", 0.0)))
+    m = cfg.get("meta", {})
+    meta = ProbeMeta(probe=m.get("probe", ""), instance=m.get("instance", ""),
+                     host=m.get("host", ""), workload=m.get("workload", ""),
+                     batch_size=m.get("batch_size"), epochs=m.get("epochs"),
+                     price_per_hour=m.get("price_per_hour"), extra=m.get("extra", {}))
+    meta.extra = {**meta.extra, "rank": process_rank()} if process_rank() else meta.extra
+    emitter = Emitter(out=out, t0=t0)
+    return ProbeSession(emitter, policy, meta, sample_interval=cfg.get("sample_interval", 1.0),
+                        under_agent=True)
+
+
+def install() -> None:
+    """Connect to the agent and patch frameworks on import. Safe to call more than once."""
+    global _SESSION
+    path = os.environ.get(ENV_SOCKET)
+    if not path or _SESSION is not None:
+        return
+    cfg = json.loads(os.environ.get(ENV_CONFIG) or "{}")
+    t0 = float(os.environ[ENV_T0]) if os.environ.get(ENV_T0) else None
+
+    def on_command(cmd: str) -> None:
+        if _SESSION is not None and cmd in ("stop", "cancel"):
+            _SESSION.external = cmd
+            if cmd == "cancel" and not _SESSION.started:
+                # not training yet (loading data, say): stop now, like a signal would
+                import signal
+
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    client = EventClient(path, on_command)
+    _SESSION = session = session_from_config(cfg, client, t0)
+    session_module.CURRENT = session  # StepTimer / ProbeCallback in the program join it
+
+    from .keras_probe import KerasHook, install_import_hook
+
+    install_import_hook(KerasHook(session, val_batches=int(cfg.get("val_batches", 5))))
+    _quiet_probe_exits()
+
+
+def _quiet_probe_exits() -> None:
+    """A probe stop that unwinds a custom loop ends the program quietly, with status 0; a cancel
+    with 130. Everything else keeps Python's usual report."""
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
+        # by name: the program may use the installed package's copy of these classes
+        name = type(exc).__name__
+        if isinstance(exc, ProbeStop) or name == "ProbeStop":
+            _finish_quietly(0)
+        if isinstance(exc, ProbeCancelled) or name == "ProbeCancelled":
+            _finish_quietly(130)
+        previous(kind, exc, tb)
+
+    sys.excepthook = hook
+
+
+def _finish_quietly(code: int) -> None:
+    if _SESSION is not None and not _SESSION.trained:
+        try:
+            if code == 0:
+                _SESSION.log("info", "the probe stopped a training loop it cannot resume (no "
+                                     "fit()): the program's post-training code did not run",
+                             code="no-post")
+                _SESSION.mark_done("probe-done", _SESSION.policy.reason)
+            else:
+                _SESSION.mark_done("stopped", "cancelled")
+        except Exception:  # noqa: BLE001 - never let the hook turn an exit into a crash
+            pass
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,145 @@
+"""Custom training loops (GradientTape, no fit) timed with no code change.
+
+A training step is an optimizer step: every ``Optimizer.apply`` / ``apply_gradients`` outside
+``fit``. In eager code the patched method reports it directly; inside a ``tf.function`` it adds a
+``tf.py_function`` op, which runs at every call of the traced step (after the variable updates:
+tf.function orders stateful ops as written). Epochs and steps per epoch come from the tf.data
+dataset the loop iterates (a new iterator over the same dataset is a new epoch; its cardinality,
+when known, is N_it). Once the probe has seen enough, the loop is stopped at its next Python-level
+point - the dataset iterator's ``__next__``, or the next eager optimizer step - with ProbeStop, a
+BaseException that ``except Exception`` does not swallow.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from .session import ProbeSession, ProbeStop
+
+
+class LoopHook:
+    def __init__(self, session: ProbeSession, steps_per_epoch: int | None = None) -> None:
+        self.session = session
+        self.steps_per_epoch = steps_per_epoch  # --steps-per-epoch wins over the dataset's
+        self.in_fit = 0  # > 0 while Model.fit runs: its own callback times those steps
+        self.stop_pending = False
+        self.epoch = 0
+        self.index = 0
+        self.train_dataset: int | None = None  # id() of the dataset the loop trains on
+        self.last_iterated: tuple[int, int] | None = None  # (id, cardinality) of the latest
+        self._installed = False
+
+    # ---- the step clock ----------------------------------------------------------------------
+
+    def step(self) -> None:
+        """One optimizer step ended (called eagerly or from the traced py_function)."""
+        s = self.session
+        if self.in_fit or s.ended or self.stop_pending:
+            return
+        if not s.started:
+            if self.last_iterated is not None:
+                self.train_dataset = self.last_iterated[0]
+            n = self.steps_per_epoch or (self.last_iterated[1] if self.last_iterated else 0)
+            s.begin(steps_per_epoch=max(0, n), framework=_framework())
+            s.log("info", "custom training loop: each optimizer step is a training step"
+                  + ("" if n > 0 else "; steps per epoch unknown - give it with "
+                     "--steps-per-epoch (or iterate a tf.data dataset of known cardinality)"),
+                  code="custom-loop")
+        if s.step(self.epoch, self.index):
+            self.stop_pending = True
+            s.mark_done("probe-done", s.policy.reason)
+            threading.Thread(target=self._watchdog, daemon=True).start()
+        self.index += 1
+
+    def _watchdog(self, wait: float = 10.0) -> None:
+        """A loop with no Python-level point to stop at (graph mode over NumPy slices): after
+        ``wait`` seconds, interrupt the main thread."""
+        time.sleep(wait)
+        if self.stop_pending:
+            import _thread
+
+            _thread.interrupt_main()
+
+    def checkpoint(self) -> None:
+        """A Python-level point of the loop: raise the pending stop here."""
+        if self.stop_pending:
+            self.stop_pending = False
+            raise ProbeStop(self.session.policy.reason or "the probe stopped")
+
+    # ---- patches -----------------------------------------------------------------------------
+
+    def install(self) -> None:
+        if self._installed:
+            return
+        self._installed = True
+        from keras.src.optimizers.base_optimizer import BaseOptimizer
+
+        original_apply = BaseOptimizer.apply
+        hook = self
+
+        def apply(optimizer: Any, grads: Any, trainable_variables: Any = None) -> Any:
+            if hook.in_fit:
+                return original_apply(optimizer, grads, trainable_variables)
+            hook.checkpoint()
+            out = original_apply(optimizer, grads, trainable_variables)
+            import tensorflow as tf
+
+            if tf.executing_eagerly():
+                hook.step()
+            else:
+                tf.py_function(func=_graph_step(hook), inp=[], Tout=[])
+            return out
+
+        BaseOptimizer.apply = apply
+        self._patch_datasets()
+
+    def _patch_datasets(self) -> None:
+        try:
+            from tensorflow.python.data.ops import dataset_ops, iterator_ops
+        except ImportError:  # not TensorFlow's backend: epochs from --steps-per-epoch only
+            return
+        hook = self
+        original_iter = dataset_ops.DatasetV2.__iter__
+        original_next = iterator_ops.OwnedIterator.__next__
+
+        def dataset_iter(ds: Any) -> Any:
+            it = original_iter(ds)
+            if hook.in_fit:
+                return it
+            try:
+                card = int(ds.cardinality())
+            except Exception:  # noqa: BLE001 - unknown cardinality
+                card = -1
+            key = id(ds)
+            hook.last_iterated = (key, card)
+            if hook.train_dataset is not None and key == hook.train_dataset:
+                hook.epoch += 1  # a new pass over the training data: a new epoch
+                hook.index = 0
+            return it
+
+        def iterator_next(it: Any) -> Any:
+            if not hook.in_fit:
+                hook.checkpoint()
+            return original_next(it)
+
+        dataset_ops.DatasetV2.__iter__ = dataset_iter
+        iterator_ops.OwnedIterator.__next__ = iterator_next
+
+
+def _graph_step(hook: LoopHook) -> Any:
+    def run() -> list[Any]:
+        hook.step()
+        return []
+
+    return run
+
+
+def _framework() -> str:
+    try:
+        import keras
+
+        return f"keras {keras.__version__} (custom loop)"
+    except ImportError:  # pragma: no cover
+        return "custom loop"

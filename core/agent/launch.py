@@ -1,0 +1,289 @@
+"""The agent's launcher: runs the user's command as it is, as a child, with the hook in every
+Python process it starts, and relays the hook's events - and only those - to probecast.
+
+    command ──▶ child process group (any launcher: python, python -m, bash, torchrun, …)
+                 │  PYTHONPATH starts with the agent zip: its sitecustomize installs the hook
+                 │  PROBECAST_EVENTS names a Unix socket: events go there, never to stdout
+                 ▼
+    agent ◀── events (socket) ── relayed to stdout and --out, one flushed line each
+          ◀── the program's stdout+stderr (one pipe) ── copied whole to stderr / --output
+
+The agent owns the clock (``t`` = seconds since the command was launched) and the last word:
+after the program exits it writes ``end`` with the program's exit status, so the time from the
+end of training to the exit - the program's own post-training work - is measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from .channel import ENV_SOCKET, EventServer
+from .emit import Emitter
+
+ENV_CONFIG = "PROBECAST_CONFIG"
+ENV_T0 = "PROBECAST_T0"
+
+NO_STEP_HELP = (
+    "looked for: Keras Model.fit, Keras optimizer steps (apply / apply_gradients: custom "
+    "loops), StepTimer - in every Python process the command started. If your loop is "
+    "something else, time it with StepTimer (README: 'Any loop')")
+
+
+@dataclass
+class LaunchOptions:
+    command: list[str]
+    hook_config: dict[str, Any] = field(default_factory=dict)  # read by the hook (policy, meta)
+    first_step_timeout: float = 300.0  # no training step by then: stop, say what was looked for
+    post_budget: float = 600.0  # seconds the program may run after training before it is stopped
+    grace: float = 10.0  # cancel: seconds between asking the hook to stop and SIGTERM/SIGKILL
+    output: str | None = None  # also append the program's output to this file
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def hook_path() -> str:
+    """A zip holding sitecustomize.py and the agent package, for the child's PYTHONPATH."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    outer = os.path.dirname(here)
+    if os.path.isfile(outer) and outer.endswith((".pyz", ".zip")):  # running from the agent zip
+        return outer
+    from .bundle import cached_zipapp  # running from a source tree or an installed package
+
+    return str(cached_zipapp())
+
+
+class Launcher:
+    def __init__(self, emitter: Emitter, opts: LaunchOptions) -> None:
+        self.emitter = emitter
+        self.opts = opts
+        self.lead: int | None = None  # the connection whose training is the probe's
+        self.lead_started = False
+        self.done: dict[str, Any] | None = None
+        self.others_trained: set[int] = set()
+        self.cancel_reason: str | None = None
+        self.post_cut = False
+        self.output_tail: deque[str] = deque(maxlen=40)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+
+    # ---- events from the hooks -------------------------------------------------------------
+
+    def on_line(self, cid: int, line: str) -> None:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return  # not ours; the hook only writes JSON lines
+        if not isinstance(obj, dict):
+            return
+        with self._lock:
+            ev = obj.get("ev")
+            if self.lead is None and ev == "start":
+                self.lead = cid
+            if cid != self.lead:
+                if ev == "start":
+                    self.others_trained.add(cid)
+                return
+            if ev == "start":
+                self.lead_started = True
+            if "dt" in obj and isinstance(obj.get("t"), (int, float)):
+                self.emitter.sync_timed(float(obj["t"]))
+            if ev == "done":
+                self.done = obj
+                self._wake.set()
+            self.emitter.write_line(line)
+        if ev == "done" and obj.get("status") == "probe-done":
+            self.server.send("stop")  # other processes of the job stop with the lead
+
+    # ---- the run ---------------------------------------------------------------------------
+
+    def run(self) -> int:
+        self.server = EventServer(self.on_line)
+        try:
+            return self._run()
+        finally:
+            self.server.close()
+
+    def _child_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.opts.env)
+        hook = hook_path()
+        env["PYTHONPATH"] = hook + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env[ENV_SOCKET] = self.server.path
+        env[ENV_T0] = repr(self.emitter.t0)
+        env[ENV_CONFIG] = json.dumps(self.opts.hook_config)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        return env
+
+    def _run(self) -> int:
+        try:
+            self.proc = subprocess.Popen(
+                self.opts.command, cwd=self.opts.cwd or None, env=self._child_env(),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                start_new_session=True)  # its own group: a stop reaches every process it starts
+        except OSError as exc:
+            self._start_if_needed()
+            self.emitter.end("failed", f"cannot start {self.opts.command[0]!r}: "
+                                       f"{exc.strerror or exc}")
+            return 127
+        relay = threading.Thread(target=self._relay_output, name="probecast-output", daemon=True)
+        relay.start()
+        code = self._supervise()
+        relay.join(timeout=5)
+        return self._finish(code)
+
+    def _supervise(self) -> int | None:
+        """Wait for the program; stop it on cancel, on the first-step timeout, past the post
+        budget. Returns its exit status (None when it had to be killed)."""
+        proc = self.proc
+        assert proc is not None
+        launched = time.monotonic()
+        done_at: float | None = None
+        while True:
+            try:
+                return proc.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                pass
+            now = time.monotonic()
+            if self.emitter.orphaned and self.cancel_reason is None:
+                self.cancel_reason = "reader gone (stdout closed)"
+            if self.cancel_reason is not None:
+                return self._stop(self.cancel_reason)
+            if not self.lead_started and now - launched > self.opts.first_step_timeout:
+                self.cancel_reason = "first-step timeout"
+                self._stop("first-step timeout")
+                return None
+            if self.done is not None and done_at is None:
+                done_at = now
+            if done_at is not None and now - done_at > self.opts.post_budget:
+                self.post_cut = True
+                self._stop("post-training budget")
+                return None
+
+    def _stop(self, why: str) -> int | None:
+        """Ask the hooks to stop (clean: `end` keeps its meaning), then the group, harder."""
+        proc = self.proc
+        assert proc is not None
+        self.server.send("cancel")
+        for sig, wait in ((None, min(3.0, self.opts.grace)), (signal.SIGTERM, self.opts.grace),
+                          (signal.SIGKILL, 5.0)):
+            if sig is not None:
+                try:
+                    os.killpg(proc.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            try:
+                proc.wait(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        return None
+
+    def cancel(self, reason: str) -> None:
+        """From a signal handler or the stdin watcher: stop the program, end as stopped."""
+        if self.cancel_reason is None:
+            self.cancel_reason = reason
+
+    def _relay_output(self) -> None:
+        """The program's output, byte for byte, to our stderr (and --output); a tail is kept
+        for the failure message. Never parsed."""
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None
+        sink: IO[bytes] | None = None
+        if self.opts.output:
+            os.makedirs(os.path.dirname(os.path.abspath(self.opts.output)), exist_ok=True)
+            sink = open(self.opts.output, "ab")
+        err = getattr(sys.stderr, "buffer", None)
+        partial = b""
+        try:
+            while True:
+                chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") \
+                    else proc.stdout.read(65536)
+                if not chunk:
+                    break
+                for out in (err, sink):
+                    if out is None:
+                        continue
+                    try:
+                        out.write(chunk)
+                        out.flush()
+                    except (OSError, ValueError):
+                        pass  # our reader is gone; the program must not block on its output
+                partial += chunk
+                *lines, partial = partial.replace(b"\r", b"\n").split(b"\n")
+                for line in lines:
+                    text = line.decode("utf-8", "replace").strip()
+                    if text:
+                        self.output_tail.append(text[:300])
+                partial = partial[-4096:]
+        finally:
+            if partial.strip():
+                self.output_tail.append(partial.decode("utf-8", "replace").strip()[:300])
+            if sink is not None:
+                sink.close()
+
+    # ---- the last word ---------------------------------------------------------------------
+
+    def _start_if_needed(self) -> None:
+        if not self.lead_started:
+            self.emitter.fallback_start()
+
+    def _tail(self, n: int = 3) -> str:
+        lines = [line for line in self.output_tail if line]
+        return " | ".join(lines[-n:]) if lines else "no output"
+
+    def _finish(self, code: int | None) -> int:
+        if self.others_trained:
+            self.emitter.log("info", f"{len(self.others_trained)} other process(es) trained too; "
+                                     "the first to train is the one timed", code="multi-process")
+        done = self.done
+        if self.cancel_reason == "first-step timeout":
+            self._start_if_needed()
+            seen = self.server.connections
+            where = (f"{seen} Python process(es) started with the hook, none trained"
+                     if seen else "no Python process started with the hook (python -I, or not "
+                                  "Python?)")
+            self.emitter.end("failed", f"no training step within {self.opts.first_step_timeout:g}s"
+                                       f" ({where}); {NO_STEP_HELP}")
+            return 124
+        if self.cancel_reason is not None:
+            self._start_if_needed()
+            self.emitter.end("stopped", f"cancelled by {self.cancel_reason}")
+            return 130
+        if done is None and self.lead_started:  # trained, never said when training ended
+            if code == 0:
+                self.emitter.end("complete", "training ran to the program's exit",
+                                 exit_code=code)
+                return 0
+            self.emitter.end("failed", f"the program exited with status {code}: {self._tail()}",
+                             exit_code=code)
+            return code or 1
+        if done is None:
+            self._start_if_needed()
+            if code == 0:
+                self.emitter.end("failed", f"the program finished without training; {NO_STEP_HELP}",
+                                 exit_code=code)
+            else:
+                self.emitter.end("failed", f"the program exited with status {code}: {self._tail()}",
+                                 exit_code=code)
+            return code if code else 1
+        status = str(done.get("status") or "probe-done")
+        reason = str(done.get("reason") or "")
+        if self.post_cut:
+            reason += (f"; post-training work stopped after {self.opts.post_budget:g}s "
+                       "(its time is at least that)")
+            self.emitter.end(status, reason.lstrip("; "))
+            return 0
+        if code not in (0, None) and status in ("probe-done", "complete"):
+            reason += f"; then the program exited with status {code}: {self._tail()}"
+        self.emitter.end(status, reason.lstrip("; "), exit_code=code)
+        return 0 if status in ("probe-done", "complete") else (code or 1)
