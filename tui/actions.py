@@ -36,7 +36,7 @@ class KeyAction:
 
 
 ACTIONS: tuple[KeyAction, ...] = (
-    KeyAction("toggle-view", "v", "toggle_view", "Fastest/cheapest",
+    KeyAction("toggle-view", "v", "toggle_view", "View",
               "ranking: fastest → cheapest → weighted (the table title says which)", "run"),
     KeyAction("cycle-horizon", "h", "cycle_horizon", "Horizon",
               "horizon: planned epochs → 5 → 10 → 20 → 25", "run"),
@@ -51,6 +51,9 @@ ACTIONS: tuple[KeyAction, ...] = (
     KeyAction("weight", "left_square_bracket,right_square_bracket", "weight", "Weight",
               "weighted view: score = w·rel time + (1−w)·rel cost; move w towards cost / time",
               "run", footer=False),
+    KeyAction("show-output", "o", "show_output", "Output",
+              "the selected probe's program output (prints, progress bars), kept beside its log",
+              "run"),
     KeyAction("cancel-probe", "x", "cancel_probe", "Cancel probe",
               "cancel the selected row's probe", "run"),
     KeyAction("export", "e", "export", "Export",
@@ -60,6 +63,8 @@ ACTIONS: tuple[KeyAction, ...] = (
     KeyAction("faster", "plus,equals_sign", "speed(2.0)", "Faster", "replay: faster", "run",
               shown="`+`", footer=False),
     KeyAction("slower", "minus", "speed(0.5)", "Slower", "replay: slower", "run", footer=False),
+    KeyAction("close-output", "escape,o,q", "close", "Back", "output: back to the ranking",
+              "output"),
     KeyAction("next-chart", "g", "next_kind", "Next chart", "charts: next chart", "charts"),
     KeyAction("save-chart", "e", "save", "Save PNG", "charts: save the chart as a PNG", "charts"),
     KeyAction("close-chart", "escape,c", "close", "Back", "charts: back to the ranking", "charts"),
@@ -119,7 +124,7 @@ def key_table() -> str:
     for a in run:
         rows.append(f"| {a.display} | {a.help} |")
     rows.append(f"| {ARROWS[0]} | {ARROWS[1]} |")
-    for scope in ("charts", "setup", "app"):
+    for scope in ("output", "charts", "setup", "app"):
         for a in ACTIONS:
             if a.scope == scope:
                 rows.append(f"| {a.display} | {a.help} |")

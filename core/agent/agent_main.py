@@ -95,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--batch-size", type=int, default=None,
                        help="batch size for the log when fit() cannot tell (tf.data input)")
     p_run.add_argument("--epochs", type=int, default=None, help="planned epochs for the log")
+    p_run.add_argument("--steps-per-epoch", type=int, default=None,
+                       help="N_it for custom loops that iterate no tf.data dataset of known size")
     p_run.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS")
     from .workloads import add_workload_arguments
 
@@ -132,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     opts = LaunchOptions(
         command=command,
         hook_config={"policy": policy_config(ns), "meta": meta, "val_batches": ns.val_batches,
-                     "sample_interval": ns.sample_interval or None},
+                     "sample_interval": ns.sample_interval or None,
+                     "steps_per_epoch": getattr(ns, "steps_per_epoch", None)},
         first_step_timeout=ns.first_step_timeout, post_budget=ns.post_budget,
         output=ns.output)
     launcher = Launcher(emitter, opts)

@@ -75,7 +75,8 @@ def install() -> None:
 
     from .keras_probe import KerasHook, install_import_hook
 
-    install_import_hook(KerasHook(session, val_batches=int(cfg.get("val_batches", 5))))
+    install_import_hook(KerasHook(session, val_batches=int(cfg.get("val_batches", 5)),
+                                  steps_per_epoch=cfg.get("steps_per_epoch")))
     _quiet_probe_exits()
 
 
@@ -89,6 +90,8 @@ def _quiet_probe_exits() -> None:
         name = type(exc).__name__
         if isinstance(exc, ProbeStop) or name == "ProbeStop":
             _finish_quietly(0)
+        if name == "KeyboardInterrupt" and _SESSION is not None and _SESSION.trained:
+            _finish_quietly(0)  # the custom-loop watchdog interrupted a loop it could not stop
         if isinstance(exc, ProbeCancelled) or name == "ProbeCancelled":
             _finish_quietly(130)
         previous(kind, exc, tb)
@@ -97,15 +100,17 @@ def _quiet_probe_exits() -> None:
 
 
 def _finish_quietly(code: int) -> None:
-    if _SESSION is not None and not _SESSION.trained:
+    session = _SESSION
+    if session is not None:
         try:
             if code == 0:
-                _SESSION.log("info", "the probe stopped a training loop it cannot resume (no "
-                                     "fit()): the program's post-training code did not run",
-                             code="no-post")
-                _SESSION.mark_done("probe-done", _SESSION.policy.reason)
-            else:
-                _SESSION.mark_done("stopped", "cancelled")
+                session.log("info", "the probe stopped a training loop by unwinding it (no "
+                                    "fit()): the program's post-training code did not run",
+                            code="no-post")
+                if not session.trained:
+                    session.mark_done("probe-done", session.policy.reason)
+            elif not session.trained:
+                session.mark_done("stopped", "cancelled")
         except Exception:  # noqa: BLE001 - never let the hook turn an exit into a crash
             pass
     sys.stderr.flush()

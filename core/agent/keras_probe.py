@@ -235,12 +235,15 @@ class KerasHook:
     Later fit() calls return at once. Epochs are counted across fit() calls.
     """
 
-    def __init__(self, session: ProbeSession, val_batches: int = 5) -> None:
+    def __init__(self, session: ProbeSession, val_batches: int = 5,
+                 steps_per_epoch: int | None = None) -> None:
         self.session = session
         self.val_batches = val_batches
+        self.steps_per_epoch = steps_per_epoch
         self.installed = False
         self.calls = 0
         self.said: set[str] = set()
+        self.loops: Any = None  # keras_loops.LoopHook: custom loops (optimizer steps)
 
     def _say(self, code: str, level: str, msg: str) -> None:
         if code not in self.said:
@@ -253,6 +256,15 @@ class KerasHook:
         keras = _keras()
         original = keras.Model.fit
         hook = self
+        if self.session.under_agent:
+            try:
+                from .keras_loops import LoopHook
+
+                self.loops = LoopHook(self.session, self.steps_per_epoch)
+                self.loops.install()
+            except Exception as exc:  # noqa: BLE001 - fit() is still timed without it
+                self.session.log("warning", f"custom-loop timing unavailable: {exc!r}")
+                self.loops = None
 
         def fit(model: Any, *args: Any, **kwargs: Any) -> Any:
             session = hook.session
@@ -280,6 +292,8 @@ class KerasHook:
                                      fit_info=info)
             callbacks = list(kwargs.pop("callbacks", None) or [])
             kwargs["callbacks"] = [*callbacks, callback]
+            if hook.loops is not None:
+                hook.loops.in_fit += 1
             try:
                 history = original(model, *args, **kwargs)
             except ProbeStop as stop:
@@ -292,6 +306,9 @@ class KerasHook:
                 session.mark_done("probe-done", str(stop))  # its dt: the fit's teardown
                 time_validation(model, session, info, hook.val_batches)
                 return _history(keras, model, session.last_metrics)
+            finally:
+                if hook.loops is not None:
+                    hook.loops.in_fit -= 1
             if session.policy.full and not session.emitter.ended:
                 session.mark_done("complete")
             return history

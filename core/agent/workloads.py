@@ -170,11 +170,11 @@ def run_workload(cfg: WorkloadConfig) -> None:
             opts = tf.data.Options()
             opts.autotune.enabled = False
             train, val = train.with_options(opts), val.with_options(opts)
-        model.fit(train, epochs=cfg.epochs, validation_data=val, verbose=0)
+        model.fit(train, epochs=cfg.epochs, validation_data=val if len(xv) else None, verbose=0)
     else:
         steps = -(-len(xt) // cfg.batch_size) if cfg.explicit_steps else None
         model.fit(xt, yt, batch_size=cfg.batch_size, epochs=cfg.epochs, steps_per_epoch=steps,
-                  validation_data=(xv, yv), verbose=0, shuffle=True)
+                  validation_data=(xv, yv) if len(xv) else None, verbose=0, shuffle=True)
 
 
 def main(argv: list[str] | None = None) -> None:

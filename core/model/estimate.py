@@ -113,9 +113,16 @@ def estimate_runtime(
     fit = est.runtime_s - est.terms.t_init
     post = state.post_time
     notes = list(est.notes)
+    if "early-stop" in state.codes:
+        notes.append("EarlyStopping may end training sooner: this is an upper bound for "
+                     f"{n_ep:g} epochs (full runs on one host tell the epochs it stops at: "
+                     "--epochs-from)")
+    if "no-post" in state.codes:
+        notes.append("custom loop: the probe stopped it by unwinding, so the program's "
+                     "post-training work was not run or timed")
     if post is None:
         post = 0.0
-        if state.done is not None or state.end is not None:
+        if (state.done is not None or state.end is not None) and "no-post" not in state.codes:
             notes.append("post-training time not measured (the program did not run to its exit)")
     return replace(est, runtime_s=est.runtime_s + post, low_s=est.low_s + post,
                    high_s=est.high_s + post, notes=tuple(notes),

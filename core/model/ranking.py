@@ -205,6 +205,8 @@ def choose_epochs(state: ProbeState, epochs: float | None,
         info = plan.get((state.start.workload, state.start.batch_size))
         if info is not None:
             return info.n_ep, info.describe()
+    if "fit-loop" in state.codes:  # each fit() call plans its own epochs: the total is unknown
+        return float(DEFAULT_EPOCHS), "default: unknown (fit() in a loop; give --epochs)"
     if state.start is not None and state.start.epochs:
         return float(state.start.epochs), "planned"
     return float(DEFAULT_EPOCHS), "default"

@@ -123,5 +123,5 @@ async def run_runners(board: Board, runners: list[Runner]) -> None:
     """Drive independent runners (replays, tests) concurrently into the board."""
     for r in runners:
         if r.spec.key not in board.entries:
-            board.add(r.spec)
+            board.add(r.spec, getattr(r, "path", None))  # a replay's log (and its .output)
     await asyncio.gather(*(board.drive(r) for r in runners))

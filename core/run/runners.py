@@ -87,8 +87,8 @@ class ProbeSpec:
         if self.command:
             if self.epochs:
                 args += ["--epochs", str(self.epochs)]
-            args += ["--batch-size", str(self.batch_size), "--workload-label", self.command[:80],
-                     "--", *self.command_argv()]
+            args += ["--batch-size", str(self.batch_size), "--workload-label",
+                     workload_label(self.command), "--", *self.command_argv()]
         return args
 
     def command_argv(self) -> list[str]:
@@ -96,6 +96,36 @@ class ProbeSpec:
 
         assert self.command is not None
         return shlex.split(self.command.replace("{batch_size}", str(self.batch_size)))
+
+
+INTERPRETERS = ("python", "python3", "bash", "sh", "torchrun", "accelerate", "deepspeed", "uv",
+                "poetry", "conda", "env")
+
+
+def workload_label(command: str) -> str:
+    """The workload's name in rankings: the command without its interpreter and without the
+    batch size (which varies between the probes that rankings compare)."""
+    import os
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    scripts = [i for i, w in enumerate(words) if w.endswith((".py", ".sh"))]
+    if scripts:  # launchers' own options (torchrun --nproc_per_node 2 ...) are not the job
+        words = words[scripts[0]:]
+    out: list[str] = []
+    for w in words:
+        if "{batch_size}" in w:
+            if out and out[-1].startswith("-") and "=" not in out[-1]:
+                out.pop()  # "--batch-size {batch_size}": the option goes with its value
+            continue
+        if not out and (os.path.basename(w).split(".")[0].rstrip("0123456789.") in INTERPRETERS
+                        or w in ("-m", "run", "launch")):
+            continue
+        out.append(os.path.basename(w) if not out and "/" in w else w)
+    return " ".join(out)[:160] or command[:160]
 
 
 class Runner(Protocol):

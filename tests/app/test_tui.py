@@ -310,3 +310,30 @@ async def test_replay_pause_resume_and_speed_keys() -> None:
         runner.speed = 1000.0
         await app.workers.wait_for_complete()
         assert app.session.board.entries[runner.spec.key].status == "done"
+
+
+async def test_o_shows_the_probes_program_output_kept_beside_its_log(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from textual.widgets import Log
+
+    from probecast.tui.screens.output import OutputScreen
+
+    src = SAMPLE_LOGS / "cpu-keras" / "probes" / "probe-mnist-cnn-b64-cpu-1core.jsonl"
+    log = tmp_path / "probe.jsonl"
+    shutil.copy(src, log)
+    log.with_suffix(".output").write_bytes(b"Epoch 1/3\n 1/20 [=>....] loss 2.3\r20/20 [=====] loss 0.4\n"
+                                           b"hello from the script\n")
+    app = make_replay_app([str(log)], 0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, OutputScreen)
+        text = "\n".join(str(line) for line in app.screen.query_one(Log).lines)
+        assert "hello from the script" in text
+        assert "20/20 [=====] loss 0.4" in text and "1/20 [=>" not in text  # a bar's last state
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, OutputScreen)

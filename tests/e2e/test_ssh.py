@@ -291,3 +291,31 @@ def test_headless_probe_from_a_config_file(world, tmp_path) -> None:  # type: ig
     assert "p3.2xlarge" in r.stdout and "g5.xlarge" in r.stdout
     assert sorted(p.name for p in out_dir.glob("*.jsonl")) == ["gw-b8.jsonl", "inner-b8.jsonl"]
     assert "done" in r.stdout  # plain progress lines when not on a terminal
+
+
+@pytest.mark.parametrize("launcher", ["bash", "module"])
+async def test_shell_scripts_and_python_dash_m_over_ssh(world, tmp_path, launcher) -> None:  # type: ignore[no-untyped-def]
+    """The command runs as it is on the host; the hook reaches the Python it starts; the
+    program's output comes back whole beside the log, never mixed with the events."""
+    base = world["base"] / f"job-{launcher}"
+    (base / "trainpkg").mkdir(parents=True, exist_ok=True)
+    (base / "trainpkg" / "__init__.py").write_text("")
+    (base / "trainpkg" / "__main__.py").write_text(
+        "import sys\nprint('noise ' * 200, end='\\r', flush=True)\n" + TRAINER)
+    (base / "run.sh").write_text("#!/bin/bash\nset -e\necho preparing the data\n"
+                                 "exec /usr/bin/python3 -m trainpkg \"$@\"\n")
+    for p in [base, base / "trainpkg", *base.rglob("*")]:
+        os.chmod(p, 0o755)
+    command = ("bash run.sh 0.01" if launcher == "bash"
+               else "/usr/bin/python3 -m trainpkg 0.01")
+    s = ProbeSettings(command=command, workdir=str(base), batch_sizes=[8], max_steps=12,
+                      boundary_budget=0)
+    board = await run(world, [host(world, "a", "a")], s, tmp_path)
+    entry = board.entries["a-b8"]
+    assert entry.status == "done", entry.detail
+    events, report = read_log(tmp_path / "a-b8.jsonl")
+    assert report.malformed == []
+    assert len([e for e in events if isinstance(e, Step)]) == 12
+    assert events[-1].status == "probe-done" and events[-1].exit_code == 0
+    output = (tmp_path / "a-b8.output").read_text()
+    assert "noise noise" in output and ("preparing the data" in output) == (launcher == "bash")

@@ -69,7 +69,7 @@ class RunScreen(Screen[None]):
             with VerticalScroll(id="detail-box"):
                 yield DetailView(id="detail")
         yield Static(id="statusline")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # 80 columns: ? and the help list ctrl+p
 
     def on_mount(self) -> None:
         self.query_one("#detail-box").border_title = "Detail"
@@ -220,6 +220,21 @@ class RunScreen(Screen[None]):
             self.query_one("#probes").display = not box.display
         else:
             self.query_one("#probes").display = True
+
+    def action_show_output(self) -> None:
+        from probecast.core.run.runners import output_path
+
+        from .output import OutputScreen
+
+        key = self.query_one(RankingTable).selected_key()
+        entry = self.session.board.entries.get(key) if key else None
+        if entry is None and self.session.board.entries:  # no estimate yet: the first probe
+            entry = next(iter(self.session.board.entries.values()))
+        if entry is None:
+            self.notify("No probe yet.", severity="warning")
+            return
+        path = output_path(entry.log_path) if entry.log_path else None
+        self.app.push_screen(OutputScreen(entry.spec.label, path))
 
     async def action_cancel_probe(self) -> None:
         key = self.query_one(RankingTable).selected_key()

@@ -1,0 +1,115 @@
+"""Record the calibration corpus: real full trainings, end to end, through the agent.
+
+    .venv/bin/python benchmarks/corpus/record.py benchmarks/corpus/runs [--only NAME ...]
+
+Each run is the whole command (``--full``), launch to exit, as a user would run it: scripts in
+the style of public Keras examples (progress bars, validation split or data, tf.data pipelines,
+fit() in a loop, a GradientTape loop, post-training evaluate/predict/save) and the built-in
+workloads, over batch sizes, 1 or 2 CPU cores (taskset) and 4 to 20 epochs. Logs are written
+gzipped (``NAME.jsonl.gz``) with the program's output beside them; benchmarks/accuracy.py cuts
+probes out of them and checks the estimate and its bounds against the real total.
+
+Run it on a quiet machine: other load skews timings (which is also why it runs one at a time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+CORES = {1: "1", 2: "0,1"}
+
+# name: (program, batch, epochs, samples, cores)
+RUNS: dict[str, tuple[str, int, int, int, int]] = {}
+
+
+def _add(program: str, batch: int, epochs: int, samples: int, cores: int) -> None:
+    RUNS[f"{program}-b{batch}-e{epochs}-c{cores}"] = (program, batch, epochs, samples, cores)
+
+
+for c in (1, 2):
+    _add("mnist_convnet", 64, 5, 12000, c)
+    _add("mnist_convnet", 256, 8, 12000, c)
+    _add("imdb_lstm", 64, 4, 2000, c)
+    _add("imdb_lstm", 256, 6, 2000, c)
+    _add("cifar_tfdata", 64, 6, 4000, c)
+    _add("cifar_tfdata", 256, 10, 4000, c)
+    _add("fit_loop", 128, 8, 8000, c)
+    _add("fit_loop", 512, 12, 8000, c)
+    _add("custom_loop", 64, 5, 6000, c)
+    _add("custom_loop", 256, 10, 6000, c)
+    _add("workload:mnist-cnn", 128, 6, 8000, c)
+    _add("workload:mnist-cnn", 512, 15, 8000, c)
+    _add("workload:tabular-mlp", 64, 20, 20000, c)
+    _add("workload:cifar-resnet", 128, 4, 3000, c)
+    _add("workload:mnist-cnn-tfdata", 256, 8, 8000, c)
+    _add("workload:tabular-mlp-noval", 256, 12, 30000, c)
+
+
+def command(name: str, out: Path) -> list[str]:
+    program, batch, epochs, samples, cores = RUNS[name]
+    agent = [sys.executable, "-m", "probecast.core.agent"]
+    common = ["--full", "--probe", name, "--instance", f"cpu-{cores}core", "--out",
+              str(out / f"{name}.jsonl"), "--output", str(out / f"{name}.output"),
+              "--first-step-timeout", "900"]
+    threads = str(cores)
+    if program.startswith("workload:"):
+        wl = program.split(":", 1)[1]
+        extra = []
+        if wl.endswith("-tfdata"):
+            wl, extra = wl[: -len("-tfdata")], ["--pipeline", "tfdata"]
+        if wl.endswith("-noval"):
+            wl, extra = wl[: -len("-noval")], ["--val-size", "0"]
+        cmd = [*agent, "workload", wl, "--batch-size", str(batch), "--epochs", str(epochs),
+               "--train-size", str(samples), "--threads", threads, *extra, *common]
+    else:
+        cmd = [*agent, "run", *common, "--workload-label", program, "--batch-size", str(batch),
+               "--", sys.executable, str(SCRIPTS / f"{program}.py"), "--batch-size", str(batch),
+               "--epochs", str(epochs), "--samples", str(samples), "--threads", threads]
+    if shutil.which("taskset"):
+        cmd = ["taskset", "-c", CORES[cores], *cmd]
+    return cmd
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out")
+    ap.add_argument("--only", nargs="*", default=None, help="run names (default: all missing)")
+    ap.add_argument("--list", action="store_true", help="list the runs and stop")
+    ns = ap.parse_args()
+    if ns.list:
+        print("\n".join(RUNS))
+        return 0
+    out = Path(ns.out)
+    out.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    for name in ns.only or list(RUNS):
+        done = out / f"{name}.jsonl.gz"
+        if done.exists() and ns.only is None:
+            continue
+        (out / f"{name}.jsonl").unlink(missing_ok=True)
+        t0 = time.monotonic()
+        r = subprocess.run(command(name, out), cwd=SCRIPTS, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=False)
+        wall = time.monotonic() - t0
+        for suffix in (".jsonl", ".output"):
+            raw = out / f"{name}{suffix}"
+            if raw.exists():
+                with open(raw, "rb") as src, gzip.open(f"{raw}.gz", "wb", compresslevel=9) as dst:
+                    shutil.copyfileobj(src, dst)
+                raw.unlink()
+        print(f"{name:<40} exit {r.returncode:>3}  {wall:7.1f}s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""Scripts nobody wrote for probecast: their output, their launchers, their training shapes.
+
+Real TensorFlow, real subprocesses, `probecast probe` as a user runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from probecast.core.model.events import Done, End, Epoch, Log, Step, read_log
+from probecast.core.model.logstore import load_probe
+from probecast.core.model.estimate import estimate_runtime
+
+pytestmark = pytest.mark.tensorflow
+
+PY = sys.executable
+
+HEADER = """
+import sys
+import numpy as np
+import keras
+from keras import layers
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=(2048, 8)).astype("float32")
+y = (x[:, 0] > 0).astype("int32")
+model = keras.Sequential([keras.Input((8,)), layers.Dense(32, activation="relu"),
+                          layers.Dense(2, activation="softmax")])
+model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+"""
+
+
+def write(tmp: Path, name: str, body: str) -> Path:
+    p = tmp / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(HEADER + textwrap.dedent(body))
+    return p
+
+
+def probe(tmp: Path, command: str, *extra: str, batch: int = 32,
+          timeout: float = 300) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`probecast probe --config ... --headless` on this machine, as a user runs it."""
+    cfg = tmp / "probecast.toml"
+    cfg.write_text(f'[probe]\ncommand = {json.dumps(command)}\nworkdir = {json.dumps(str(tmp))}\n'
+                   f"batch_sizes = [{batch}]\n")
+    out = tmp / "logs"
+    r = subprocess.run([PY, "-m", "probecast.tui", "probe", "--config", str(cfg), "--headless",
+                        "--out", str(out), *extra], cwd=tmp, capture_output=True, text=True,
+                       timeout=timeout)
+    logs = sorted(out.glob("*.jsonl"))
+    assert logs, r.stdout + r.stderr
+    return r, logs[0]
+
+
+def test_progress_bars_and_megabytes_of_prints_lose_no_event(tmp_path: Path) -> None:
+    s = write(tmp_path, "noisy.py", """
+        class Chatty(keras.callbacks.Callback):
+            def on_train_batch_end(self, batch, logs=None):
+                print("batch", batch, "x" * 2000)          # ~2 KB per step, no newline games
+                sys.stdout.write("\\r" + "#" * 500)        # a bar of its own, no newline
+        print("y" * 1_000_000)                              # 1 MB before training
+        model.fit(x, y, batch_size=32, epochs=3, validation_split=0.1, verbose=1,
+                  callbacks=[Chatty()])
+        print("z" * 2_000_000, file=sys.stderr)             # 2 MB after
+        print("finished")
+    """)
+    r, log = probe(tmp_path, f"{PY} noisy.py", "--max-steps", "40")
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, report = read_log(log)
+    assert report.malformed == [] and not report.truncated
+    steps = [(e.epoch, e.step) for e in events if isinstance(e, Step)]
+    assert steps[:40] == [(0, i) for i in range(40)]  # none lost, none glued to a bar
+    output = log.with_suffix(".output").read_bytes().decode()  # bytes: keep the \r as written
+    assert len(output) > 3_000_000 and "finished" in output and "\r####" in output
+    assert "━" in output  # Keras' own progress bar is kept whole too
+    # the program's post-training work ran and is in the estimate
+    end = events[-1]
+    assert isinstance(end, End) and end.exit_code == 0 and end.status == "probe-done"
+    st = load_probe(log).state
+    est = estimate_runtime(st, 3)
+    assert st.post_time and est.terms.t_post == st.post_time and "+ " in est.formula()
+    assert est.runtime_s > est.terms.fit_s + est.terms.t_post  # start-up counted too
+
+
+def test_fit_in_a_loop_stops_after_the_probe_with_epochs_counted(tmp_path: Path) -> None:
+    s = write(tmp_path, "rounds.py", """
+        for i in range(30):
+            model.fit(x, y, batch_size=256, epochs=1, verbose=0)
+            print("round", i, flush=True)
+        open("after.marker", "w").write("evaluated %s" % model.evaluate(x, y, verbose=0))
+    """)
+    t0 = time.monotonic()
+    r, log = probe(tmp_path, f"{PY} {s.name}", "--max-steps", "20", batch=256)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, _ = read_log(log)
+    steps = [(e.epoch, e.step) for e in events if isinstance(e, Step)]
+    # 8 steps per fit() call: epochs counted across calls; 20 steps, boundaries already seen
+    assert steps == [(e, i) for e in range(3) for i in range(8)][:20]
+    assert {e.code for e in events if isinstance(e, Log)} >= {"fit-loop", "skipped-fit"}
+    assert (tmp_path / "after.marker").read_text().startswith("evaluated")
+    assert "round 29" in log.with_suffix(".output").read_text()  # the script went on, untrained
+    assert time.monotonic() - t0 < 120
+    st = load_probe(log).state
+    from probecast.core.model.ranking import choose_epochs
+
+    assert "unknown" in choose_epochs(st, None)[1]  # said plainly; the user gives --epochs
+
+
+def test_gradient_tape_loop_is_probed_with_no_code_change(tmp_path: Path) -> None:
+    s = write(tmp_path, "tape.py", """
+        import tensorflow as tf
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(2048).batch(64)
+        opt = keras.optimizers.Adam()
+        loss_fn = keras.losses.SparseCategoricalCrossentropy()
+
+        @tf.function
+        def train_step(xb, yb):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(yb, model(xb, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        for epoch in range(50):
+            for xb, yb in ds:
+                train_step(xb, yb)
+            print("epoch", epoch)
+    """)
+    r, log = probe(tmp_path, f"{PY} tape.py", "--max-steps", "25", batch=64)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, _ = read_log(log)
+    start = events[0]
+    assert start.steps_per_epoch == 32  # 2048 / 64, from the dataset's cardinality
+    steps = [(e.epoch, e.step) for e in events if isinstance(e, Step)]
+    assert steps == [(0, i) for i in range(32)] + [(1, 0)]  # one real epoch boundary seen
+    assert any(isinstance(e, Done) and e.status == "probe-done" for e in events)
+    assert events[-1].status == "probe-done"
+    assert "epoch 49" not in log.with_suffix(".output").read_text()  # it did not train on
+
+
+def test_a_script_that_never_trains_is_stopped_at_the_first_step_timeout(tmp_path: Path) -> None:
+    s = tmp_path / "idle.py"
+    s.write_text("import time\nprint('loading data...', flush=True)\ntime.sleep(120)\n")
+    log = tmp_path / "idle.jsonl"
+    t0 = time.monotonic()
+    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--first-step-timeout", "3",
+                        "--out", str(log), "--", PY, str(s)], capture_output=True, text=True,
+                       timeout=60)
+    took = time.monotonic() - t0
+    assert took < 20 and r.returncode == 124
+    end = read_log(log)[0][-1]
+    assert isinstance(end, End) and end.status == "failed"
+    assert "no training step within 3s" in end.reason and "StepTimer" in end.reason
+    assert "loading data" in r.stderr  # the program's output is kept, not lost
+
+
+@pytest.mark.parametrize("launcher", ["bash", "module"])
+def test_shell_scripts_and_python_dash_m_are_run_as_they_are(tmp_path: Path, launcher: str) -> None:
+    write(tmp_path, "pkg/__init__.py", "")
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    write(tmp_path, "pkg/train.py", """
+        bs = int(sys.argv[sys.argv.index("--batch-size") + 1])
+        model.fit(x, y, batch_size=bs, epochs=2, verbose=0)
+    """)
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\nset -e\necho preparing\n"
+                                     f"exec {PY} -m pkg.train --batch-size \"$1\"\n")
+    command = ("bash run.sh {batch_size}" if launcher == "bash"
+               else f"{PY} -m pkg.train --batch-size {{batch_size}}")
+    r, log = probe(tmp_path, command, "--max-steps", "10", batch=128)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, _ = read_log(log)
+    assert events[0].batch_size == 128 and events[0].steps_per_epoch == 16
+    assert events[0].workload == ("run.sh" if launcher == "bash" else "pkg.train")
+    assert len([e for e in events if isinstance(e, Step)]) >= 10
+    assert events[-1].status == "probe-done" and events[-1].exit_code == 0
