@@ -1,255 +1,320 @@
-"""Estimate accuracy: probe prefixes of real full-training logs vs. their real end time.
+"""Can a user bet on the number? Real probes against the real whole runs they predict.
 
-    python benchmarks/accuracy.py sample_logs/cpu-keras [--steps 30] [--markdown]
+    .venv/bin/python benchmarks/accuracy.py benchmarks/corpus/runs [--fit] [--markdown]
 
-For every *complete* log (a full training recorded by the agent with --full), take the prefix a
-probe would have produced - init, the first K steps, the first two validation passes - estimate
-the whole training with each steady-state statistic, with and without validation, and with and
-without one observed epoch boundary (the first step of epoch 2), and compare to the real
-end time. Prints per-log errors and a summary: median / max absolute % error per variant.
+Pairs every probe log (``probe-NAME``) with the full run of the same setting (``NAME``, or
+``full-NAME`` as benchmarks/record_runs.py names them), estimates the full run's whole process -
+launch to exit - from the probe at the number of epochs the full run really ran, and reports:
+
+- how often the real total lies inside [low, high] (the promise: >= 90 %), and the half-width;
+- the point error (median, max), against the whole process and against fit() alone;
+- whether the fastest and cheapest picks per program match the real ones (or say "undecided"
+  when the bounds overlap), and what the probe cost against the job.
+
+The runs are split in two by name order: the even ones calibrate (``--fit`` measures the
+constants of core/model/bounds.py on them and writes core/model/calibration.json), the odd ones
+are held out and reported. A full run without a probe of its own is probed by cutting its log
+(the first epoch and the first step of the second: what the default probe sees) - marked "cut".
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
+import math
+import platform
 import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from probecast.core.agent.policy import StopPolicy  # noqa: E402
-from probecast.core.model.estimate import NoEstimate, estimate_runtime  # noqa: E402
-from probecast.core.model.events import Epoch, Event, Init, Start, Step, Val, read_log  # noqa: E402
-from probecast.core.model.logstore import discover_logs  # noqa: E402
-from probecast.core.model.state import fold_all  # noqa: E402
+from probecast.core.model.bounds import Calibration  # noqa: E402
+from probecast.core.model.estimate import NoEstimate, estimate_runtime, training_estimate  # noqa: E402
+from probecast.core.model.estimate import whole_process  # noqa: E402
+from probecast.core.model.events import Done, End, Event, Step  # noqa: E402
+from probecast.core.model.logstore import discover_logs, open_log  # noqa: E402
+from probecast.core.model.events import EventReader  # noqa: E402
+from probecast.core.model.state import ProbeState, fold_all  # noqa: E402
 
-STATS = ("second", "mean10", "median", "trimmed", "mean")
+PRICE_PER_CORE_HOUR = 0.05  # made-up but proportional: a 2-core host costs twice a 1-core one
 
 
 @dataclass
-class Case:
+class Pair:
     name: str
-    events: list[Event]
-    real: float
-    n_ep: int
+    program: str
+    cores: int
+    batch: int
+    probe: ProbeState
+    full: ProbeState
+    cut: bool  # the probe was cut out of the full run's log
+
+    @property
+    def truth(self) -> float:
+        assert self.full.end is not None
+        return self.full.end.t
+
+    @property
+    def epochs(self) -> int:
+        return len(self.full.epochs_done) or (self.full.start.epochs if self.full.start else 0) or 1
+
+    @property
+    def fit_truth(self) -> float:
+        """fit() alone: the first step to the end of training (the last `done`)."""
+        st = self.full
+        t_init = st.t_init or 0.0
+        end = st.end.t if st.end else 0.0
+        post = st.post_time or 0.0
+        return end - t_init - post - (st.fit_end_time or 0.0)
 
 
-def load_cases(paths: list[str]) -> list[Case]:
+def read(path: Path) -> list[Event]:
+    reader = EventReader()
+    with open_log(path) as fh:
+        return list(reader.read(fh))
+
+
+def cut_probe(events: list[Event]) -> list[Event]:
+    """What the default probe sees of a full run: through the first step of the second epoch,
+    then - as a real probe measures them itself - the end of fit() and the post-training work
+    (taken from the full run's last `done` and `end`)."""
+    out: list[Event] = []
+    for e in events:
+        out.append(e)
+        if isinstance(e, Step) and e.epoch == 1:
+            break
+    done = [e for e in events if isinstance(e, Done)]
+    end = events[-1]
+    t = out[-1].t
+    if done and isinstance(end, End):
+        t += done[-1].dt
+        out.append(Done(t, done[-1].dt, "probe-done", "cut"))
+        out.append(End(t + end.dt, end.dt, "probe-done", "cut", exit_code=end.exit_code))
+    return out
+
+
+def load_pairs(paths: list[str]) -> list[Pair]:
     files, errors = discover_logs(paths)
     for e in errors:
         print(e, file=sys.stderr)
-    cases = []
-    for f in files:
-        events, report = read_log(f)
-        if report.end is None or report.end.status != "complete":
+    by_name = {f.name.split(".jsonl")[0]: f for f in files}
+    pairs = []
+    for name, f in sorted(by_name.items()):
+        if name.startswith("probe-"):
             continue
-        n_ep = sum(1 for e in events if isinstance(e, Epoch))
-        cases.append(Case(f.stem, events, report.end.t, n_ep))
-    return cases
-
-
-def prefix(events: list[Event], steps: int, boundary: bool) -> list[Event]:
-    """What a probe of `steps` steps would have logged (plus two validations, and optionally
-    the first step of epoch 2 - one observed boundary)."""
-    out: list[Event] = []
-    n = 0
-    vals = [e for e in events if isinstance(e, Val)][:2]
-    first_of_e1 = next((e for e in events if isinstance(e, Step) and e.epoch == 1), None)
-    for e in events:
-        if isinstance(e, (Start, Init)):
-            out.append(e)
-        elif isinstance(e, Step) and e.epoch == 0 and n < steps:
-            out.append(e)
-            n += 1
-    out.extend(vals)
-    if boundary and first_of_e1 is not None:
-        out.append(first_of_e1)
-    return out
-
-
-def adaptive_steps(events: list[Event], target: float, min_steps: int) -> int:
-    policy = StopPolicy(max_steps=None, target_ci=target, min_steps=min_steps)
-    for i, e in enumerate(s for s in events if isinstance(s, Step) and s.epoch == 0):
-        policy.observe(e.dt, steady=i > 0)
-        if policy.should_stop():
-            return policy.steps
-    return policy.steps
-
-
-def estimate(events: list[Event], n_ep: int, stat: str, validation: bool) -> float:
-    state = fold_all(events)
-    if stat == "mean10":  # the dissertation's Table 5.5: mean of iterations 2..10
-        from probecast.core.agent.steady import StepSeries
-
-        series = StepSeries()
-        for v in list(state.steady.values)[:9]:
-            series.add(v)
-        state.steady = series
-        stat = "mean"
-    return estimate_runtime(state, n_ep, use_validation=validation, equation="5.3" if validation
-                            else "5.4", statistic=stat).runtime_s
-
-
-def run(cases: list[Case], steps: int, target: float) -> dict[str, list[float]]:
-    errors: dict[str, list[float]] = {}
-    print(f"{'log':<28} {'real':>7}  " + " ".join(f"{s:>8}" for s in STATS) + "   (+boundary, trimmed)")
-    for c in cases:
-        row = []
-        for stat in STATS:
-            for boundary in (False, True):
-                for validation in (True, False):
-                    try:
-                        est = estimate(prefix(c.events, steps, boundary), c.n_ep, stat, validation)
-                    except NoEstimate:
-                        continue
-                    err = 100 * (est - c.real) / c.real
-                    key = f"{stat}{' +boundary' if boundary else ''}{'' if validation else ' no-val'}"
-                    errors.setdefault(key, []).append(err)
-                    if validation and not boundary:
-                        row.append(err)
-        k = adaptive_steps(c.events, target, 10)
-        est = estimate(prefix(c.events, k, True), c.n_ep, "trimmed", True)
-        errors.setdefault(f"adaptive ci<={target:.0%} +boundary", []).append(100 * (est - c.real) / c.real)
-        errors.setdefault("adaptive steps", []).append(k)
-        bnd = errors["trimmed +boundary"][-1]
-        print(f"{c.name[:28]:<28} {c.real:>6.1f}s  " + " ".join(f"{e:>+7.1f}%" for e in row)
-              + f"   {bnd:+.1f}%")
-    return errors
-
-
-def summary(errors: dict[str, list[float]], markdown: bool) -> str:
-    lines = []
-    if markdown:
-        lines += ["| estimator (probe prefix) | median abs % error | max abs % error | n |",
-                  "|---|---:|---:|---:|"]
-    for key, errs in errors.items():
-        if key == "adaptive steps":
+        key = name[len("full-"):] if name.startswith("full-") else name
+        events = read(f)
+        full = fold_all(events)
+        if full.end is None or full.end.status != "complete" or full.start is None:
             continue
-        a = [abs(e) for e in errs]
-        if markdown:
-            lines.append(f"| {key} | {statistics.median(a):.1f} | {max(a):.1f} | {len(a)} |")
+        probe_file = by_name.get(f"probe-{key}")
+        if probe_file is not None:
+            probe, cut = fold_all(read(probe_file)), False
         else:
-            lines.append(f"{key:<36} median {statistics.median(a):6.1f}%  max {max(a):6.1f}%  n={len(a)}")
-    steps = errors.get("adaptive steps")
-    if steps:
-        lines.append(f"adaptive stop: median {statistics.median(steps):.0f} steps "
-                     f"(min {min(steps):.0f}, max {max(steps):.0f})")
-    return "\n".join(lines)
+            probe, cut = fold_all(cut_probe(events)), True
+        start = full.start
+        cores = 2 if "2core" in start.instance else 1
+        program = start.workload
+        pairs.append(Pair(key, program, cores, start.batch_size, probe, full, cut))
+    return pairs
 
 
-def wall_of(events: list[Event]) -> float:
-    """Wall time a probe of these events took: the sum of its timed events' dt (for a prefix cut
-    from a full run, the borrowed validation passes count at what they cost)."""
-    return sum(getattr(e, "dt", 0.0) for e in events)
+@dataclass
+class Result:
+    pair: Pair
+    est: float
+    low: float
+    high: float
+    sigma: float
+    unseen: float
+    fit_est: float
+
+    @property
+    def err(self) -> float:
+        return (self.est - self.pair.truth) / self.pair.truth
+
+    @property
+    def inside(self) -> bool:
+        return self.low <= self.pair.truth <= self.high
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2 / self.est
+
+    @property
+    def needed_q(self) -> float:
+        """The smallest q that puts the truth inside the interval."""
+        gap = self.pair.truth - self.est
+        if gap > 0:
+            gap = max(0.0, gap - self.unseen)
+        return abs(gap) / self.sigma if self.sigma > 0 else math.inf
 
 
-def probe_length(cases: list[Case], target: float) -> list[str]:
-    """Accuracy vs cost per probe length: fixed step counts and adaptive stopping."""
-    out = ["probe length                 median abs err   max abs err   probe wall / full wall (median)"]
-    for label, boundary in (("within epoch 1", False), ("+ one epoch boundary", True)):
-        for k in (10, 30, 100, None):
-            errs, ratios = [], []
-            for c in cases:
-                steps = adaptive_steps(c.events, target, 10) if k is None else k
-                pre = prefix(c.events, steps, boundary)
-                try:
-                    est = estimate(pre, c.n_ep, "trimmed", True)
-                except NoEstimate:
-                    continue
-                errs.append(abs(100 * (est - c.real) / c.real))
-                wall = wall_of(pre)
-                if boundary:  # reaching epoch 2 means running all of epoch 1 first
-                    first_e1 = next(e for e in c.events if isinstance(e, Step) and e.epoch == 1)
-                    wall = first_e1.t + sum(v.dt for v in pre if isinstance(v, Val))
-                ratios.append(wall / c.real)
-            if errs:
-                name = f"{'adaptive ci<=' + format(target, '.0%') if k is None else str(k) + ' steps'}"
-                out.append(f"{name + ', ' + label:<36} {statistics.median(errs):6.1f}%      "
-                           f"{max(errs):6.1f}%        {statistics.median(ratios):.3f}")
-    return out
-
-
-def real_probes(paths: list[str]) -> list[str]:
-    """Real short probes (probe-TAG.jsonl) against the full run of the same setting (full-TAG)."""
-    files, _ = discover_logs(paths)
-    full = {f.stem[len("full-"):]: f for f in files if f.stem.startswith("full-")}
-    out = ["real probes vs their full runs (Eq. auto, trimmed mean, planned epochs of the full run):",
-           f"{'setting':<34} {'steps':>5} {'boundary':>8} {'error':>8} {'probe/full wall time':>21}"]
-    errs, ratios, picks = [], [], {}
-    for f in files:
-        if not f.stem.startswith("probe-") or f.stem[len("probe-"):] not in full:
-            continue
-        tag = f.stem[len("probe-"):]
-        pev, _ = read_log(f)
-        fev, frep = read_log(full[tag])
-        if frep.end is None or frep.end.status != "complete":
-            continue
-        n_ep = sum(1 for e in fev if isinstance(e, Epoch))
-        st = fold_all(pev)
+def evaluate(pairs: list[Pair], cal: Calibration) -> list[Result]:
+    out = []
+    for p in pairs:
         try:
-            est = estimate_runtime(st, n_ep).runtime_s
-        except NoEstimate:
+            train = training_estimate(p.probe, p.epochs, use_validation=True, equation="auto",
+                                      statistic="trimmed")
+        except NoEstimate as exc:
+            print(f"{p.name}: no estimate ({exc})", file=sys.stderr)
             continue
-        real = frep.end.t
-        err = 100 * (est - real) / real
-        ratio = wall_of(pev) / real
-        errs.append(abs(err))
-        ratios.append(ratio)
-        out.append(f"{tag:<34} {st.steps:>5} {len(st.boundary_steps):>8} {err:>+7.1f}% {ratio:>21.3f}")
-        workload = tag.split("-b")[0]
-        picks.setdefault(workload, []).append((tag, est, real))
-    if errs:
-        out.append(f"real probes: median abs error {statistics.median(errs):.1f}%, max {max(errs):.1f}%, "
-                   f"median probe/full wall time {statistics.median(ratios):.3f}")
-    out += pick_report(picks)
+        est = whole_process(p.probe, train, p.epochs, cal)
+        u = est.uncertainty
+        out.append(Result(p, est.runtime_s, est.low_s, est.high_s, u["sigma"], u["unseen_high"],
+                          est.terms.fit_s or 0.0))
     return out
 
 
-# Stand-in prices for the two host configurations (1 core costs half of 2 cores).
-PRICES = {"cpu-1core": 0.10, "cpu-2core": 0.20}
+# ---- measuring the calibration constants on the calibration runs ------------------------------
 
 
-def pick_report(picks: dict[str, list[tuple[str, float, float]]]) -> list[str]:
-    out = ["picks (per workload, over host configuration x batch size):"]
-    for workload, rows in sorted(picks.items()):
-        if len(rows) < 2:
+def boundary_overheads(st: ProbeState) -> list[float]:
+    t_it = st.step_time("trimmed")[0]
+    return [b - t_it for b in st.boundary_steps] if t_it == t_it else []
+
+
+def measure(pairs: list[Pair]) -> Calibration:
+    """Each constant is a measured quantity of the full runs (not fitted to make coverage)."""
+    overheads = [o for p in pairs for o in boundary_overheads(p.full)]
+    rel_spreads = []
+    for p in pairs:
+        o = boundary_overheads(p.full)
+        if len(o) >= 2 and statistics.mean(o) > 0.2:
+            rel_spreads.append(statistics.pstdev(o) / statistics.mean(o))
+    val_spreads = []
+    for p in pairs:
+        later = [v.dt for v in p.full.vals[1:]]
+        if len(later) >= 2:
+            val_spreads.append(statistics.pstdev(later) / statistics.mean(later))
+    ends = [p.full.fit_end_time for p in pairs if p.full.fit_end_time is not None]
+    posts = [(p.probe.post_time, p.full.post_time) for p in pairs
+             if p.probe.post_time and p.full.post_time and not p.cut]
+    post_rel = (statistics.median(abs(a - b) / b for a, b in posts) * 2) if posts else 0.2
+    base = Calibration()
+    return replace(
+        base,
+        unseen_boundary_s=round(max(overheads, default=base.unseen_boundary_s), 2),
+        boundary_rel=round(max(rel_spreads, default=base.boundary_rel), 3),
+        val_rel=round(statistics.median(val_spreads) * 2, 3) if val_spreads else base.val_rel,
+        fit_end_s=round(max(ends, default=base.fit_end_s), 2),
+        post_rel=round(post_rel, 3),
+    )
+
+
+def conformal_q(results: list[Result], coverage: float = 0.9) -> float:
+    """Split conformal: the ceil((n+1)*coverage)-th smallest needed q (the max if that is n+1)."""
+    needed = sorted(r.needed_q for r in results)
+    k = min(len(needed), math.ceil((len(needed) + 1) * coverage))
+    return needed[k - 1] if needed else 2.0
+
+
+# ---- reporting ---------------------------------------------------------------------------------
+
+
+def picks(results: list[Result]) -> list[str]:
+    """Per program: is the predicted fastest / cheapest the real one (or said undecided)?"""
+    lines = []
+    groups: dict[str, list[Result]] = {}
+    for r in results:
+        groups.setdefault(r.pair.program, []).append(r)
+    ok_t = ok_c = und = n = 0
+    for program, rs in sorted(groups.items()):
+        if len(rs) < 2:
             continue
-        for what, key in (("fastest", lambda r, i: r[i]),
-                          ("cheapest", lambda r, i: r[i] * _host(r[0]))):
-            pred = min(rows, key=lambda r: key(r, 1))[0]
-            true_sorted = sorted(rows, key=lambda r: key(r, 2))
-            true = true_sorted[0][0]
-            gap = (key(true_sorted[1], 2) - key(true_sorted[0], 2)) / key(true_sorted[0], 2)
-            verdict = "right" if pred == true else ("wrong" if gap >= 0.05 else "tie (<5% gap)")
-            out.append(f"  {workload:<14} {what:<8} predicted {pred:<30} true {true:<30} "
-                       f"gap {gap:5.1%}: {verdict}")
-    return out
+        n += 1
+        real_fast = min(rs, key=lambda r: r.pair.truth)
+        pred_fast = min(rs, key=lambda r: r.est)
+        cost = {id(r): r.pair.cores for r in rs}
+        real_cheap = min(rs, key=lambda r: r.pair.truth * cost[id(r)])
+        pred_cheap = min(rs, key=lambda r: r.est * cost[id(r)])
+        undecided = [r for r in rs if r is not pred_fast and r.low <= pred_fast.high]
+        ok_t += real_fast is pred_fast
+        ok_c += real_cheap is pred_cheap
+        und += bool(undecided)
+        lines.append(f"  {program[:28]:<28} fastest {'right' if real_fast is pred_fast else 'WRONG'}"
+                     f" ({pred_fast.pair.name.split('-', 1)[1]}), cheapest "
+                     f"{'right' if real_cheap is pred_cheap else 'WRONG'}"
+                     + (f"; undecided with {len(undecided)} (bounds overlap)" if undecided else ""))
+    lines.insert(0, f"picks: fastest right in {ok_t}/{n} programs, cheapest right in {ok_c}/{n}; "
+                    f"{und}/{n} rankings say the leader's bounds overlap another's")
+    return lines
 
 
-def _host(tag: str) -> float:
-    return PRICES["cpu-2core" if tag.endswith("cpu-2core") else "cpu-1core"]
+def report(title: str, results: list[Result], markdown: bool) -> list[str]:
+    if not results:
+        return [f"{title}: no runs"]
+    errs = [abs(r.err) for r in results]
+    fit_errs = [abs((r.fit_est - r.pair.fit_truth) / r.pair.fit_truth) for r in results
+                if r.pair.fit_truth > 0]
+    inside = sum(r.inside for r in results)
+    long = [r for r in results if r.pair.epochs >= 10]
+    probe_cost = [r.pair.probe.end.t / r.pair.truth for r in results
+                  if r.pair.probe.end is not None and not r.pair.cut]
+    lines = [f"{title}: {len(results)} runs ({sum(r.pair.cut for r in results)} probes cut "
+             "from the full log)"]
+    rows = [
+        ("real total inside [low, high]", f"{inside}/{len(results)} = {inside / len(results):.0%}"),
+        ("median half-width", f"{statistics.median(r.half_width for r in results):.1%}"),
+        ("median half-width, runs of >= 10 epochs",
+         f"{statistics.median(r.half_width for r in long):.1%} ({len(long)} runs)" if long else "-"),
+        ("point error vs whole process: median / max",
+         f"{statistics.median(errs):.1%} / {max(errs):.1%}"),
+        ("point error vs fit() alone: median / max",
+         f"{statistics.median(fit_errs):.1%} / {max(fit_errs):.1%}" if fit_errs else "-"),
+        ("probe wall time / full run: median / max",
+         f"{statistics.median(probe_cost):.0%} / {max(probe_cost):.0%}" if probe_cost else "-"),
+    ]
+    if markdown:
+        lines += ["", "| measure | value |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows]
+    else:
+        lines += [f"  {a:<44} {b}" for a, b in rows]
+    lines.append("")
+    lines.append(f"  {'run':<40} {'epochs':>6} {'real':>7} {'est':>7} {'err':>7} "
+                 f"{'bounds':>17} {'in':>3}")
+    for r in sorted(results, key=lambda r: r.pair.name):
+        lines.append(f"  {r.pair.name[:40]:<40} {r.pair.epochs:>6} {r.pair.truth:>6.1f}s "
+                     f"{r.est:>6.1f}s {r.err:>+6.1%} {r.low:>7.1f}-{r.high:<7.1f}s "
+                     f"{'yes' if r.inside else 'NO':>3}{' cut' if r.pair.cut else ''}")
+    return lines + [""] + picks(results)
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("logs", nargs="+")
-    ap.add_argument("--steps", type=int, default=30, help="probe length in steps (fixed-length variants)")
-    ap.add_argument("--target-ci", type=float, default=0.02)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("logs", nargs="+", help="directories of full runs and probes")
+    ap.add_argument("--fit", action="store_true",
+                    help="measure the constants on the calibration half and write calibration.json")
     ap.add_argument("--markdown", action="store_true")
     ns = ap.parse_args()
-    cases = load_cases(ns.logs)
-    if not cases:
-        print("no complete (full-run) logs found", file=sys.stderr)
+    pairs = load_pairs(ns.logs)
+    if not pairs:
+        print("no complete full runs found", file=sys.stderr)
         return 1
-    errors = run(cases, ns.steps, ns.target_ci)
+    calib = [p for i, p in enumerate(pairs) if i % 2 == 0]
+    held = [p for i, p in enumerate(pairs) if i % 2 == 1] or pairs
+    cal = Calibration.load()
+    if ns.fit:
+        measured = measure(calib)
+        q = conformal_q(evaluate(calib, replace(measured, q=1.0)))
+        cal = replace(measured, q=round(q, 3), source=(
+            f"benchmarks/accuracy.py --fit on {len(calib)} of {len(pairs)} recorded runs "
+            f"({', '.join(sorted({p.program for p in calib}))}), {dt.date.today()}, "
+            f"{platform.machine()} {platform.node()}"))
+        out = ROOT / "core" / "model" / "calibration.json"
+        out.write_text(json.dumps({k: getattr(cal, k) for k in cal.__dataclass_fields__},
+                                  indent=2) + "\n")
+        print(f"wrote {out}: q={cal.q} unseen_boundary={cal.unseen_boundary_s}s "
+              f"boundary_rel={cal.boundary_rel} val_rel={cal.val_rel} fit_end={cal.fit_end_s}s "
+              f"post_rel={cal.post_rel}")
+    print(f"calibration: {cal.source}\n")
+    print("\n".join(report("calibration runs", evaluate(calib, cal), ns.markdown)))
     print()
-    print(summary(errors, ns.markdown))
-    print()
-    print("\n".join(probe_length(cases, ns.target_ci)))
-    print()
-    print("\n".join(real_probes(ns.logs)))
+    print("\n".join(report("HELD-OUT runs", evaluate(held, cal), ns.markdown)))
     return 0
 
 

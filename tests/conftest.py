@@ -86,7 +86,8 @@ def ranked_row(probe: str, instance: str, batch_size: int, runtime_s: float,
         workload="w", epochs=10, epochs_source="user", runtime_s=runtime_s,
         runtime_low_s=runtime_s * (1 - spread), runtime_high_s=runtime_s * (1 + spread),
         cost_usd=cost_usd, cost_low_usd=cost_usd, cost_high_usd=cost_usd, price_per_hour=1.0,
-        price_source="user", billing="exact", equation="5.3", terms={}, formula="", notes=[],
+        price_source="user", billing="exact", equation="5.3", terms={}, uncertainty={},
+        formula="", notes=[],
         status="done", steps_observed=30)
 
 

@@ -36,29 +36,31 @@ def _add(program: str, batch: int, epochs: int, samples: int, cores: int) -> Non
 
 
 for c in (1, 2):
-    _add("mnist_convnet", 64, 5, 12000, c)
-    _add("mnist_convnet", 256, 8, 12000, c)
-    _add("imdb_lstm", 64, 4, 2000, c)
-    _add("imdb_lstm", 256, 6, 2000, c)
-    _add("cifar_tfdata", 64, 6, 4000, c)
-    _add("cifar_tfdata", 256, 10, 4000, c)
-    _add("fit_loop", 128, 8, 8000, c)
-    _add("fit_loop", 512, 12, 8000, c)
-    _add("custom_loop", 64, 5, 6000, c)
-    _add("custom_loop", 256, 10, 6000, c)
-    _add("workload:mnist-cnn", 128, 6, 8000, c)
-    _add("workload:mnist-cnn", 512, 15, 8000, c)
-    _add("workload:tabular-mlp", 64, 20, 20000, c)
-    _add("workload:cifar-resnet", 128, 4, 3000, c)
-    _add("workload:mnist-cnn-tfdata", 256, 8, 8000, c)
-    _add("workload:tabular-mlp-noval", 256, 12, 30000, c)
+    _add("mnist_convnet", 64, 5, 36000, c)
+    _add("mnist_convnet", 256, 8, 36000, c)
+    _add("imdb_lstm", 64, 4, 6000, c)
+    _add("imdb_lstm", 256, 6, 6000, c)
+    _add("cifar_tfdata", 64, 6, 12000, c)
+    _add("cifar_tfdata", 256, 10, 12000, c)
+    _add("fit_loop", 128, 8, 24000, c)
+    _add("fit_loop", 512, 12, 24000, c)
+    _add("custom_loop", 64, 5, 18000, c)
+    _add("custom_loop", 256, 10, 18000, c)
+    _add("workload:mnist-cnn", 128, 6, 16000, c)
+    _add("workload:mnist-cnn", 512, 15, 16000, c)
+    _add("workload:tabular-mlp", 64, 20, 40000, c)
+    _add("workload:cifar-resnet", 128, 4, 6000, c)
+    _add("workload:mnist-cnn-tfdata", 256, 8, 16000, c)
+    _add("workload:tabular-mlp-noval", 256, 12, 60000, c)
 
 
-def command(name: str, out: Path) -> list[str]:
+def command(name: str, out: Path, probe: bool = False) -> list[str]:
+    """The full run (or, with ``probe``, a probe with the default stop policy) of one setting."""
     program, batch, epochs, samples, cores = RUNS[name]
     agent = [sys.executable, "-m", "probecast.core.agent"]
-    common = ["--full", "--probe", name, "--instance", f"cpu-{cores}core", "--out",
-              str(out / f"{name}.jsonl"), "--output", str(out / f"{name}.output"),
+    tag = f"probe-{name}" if probe else name
+    common = [*([] if probe else ["--full"]), "--probe", tag, "--instance", f"cpu-{cores}core",
+              "--out", str(out / f"{tag}.jsonl"), "--output", str(out / f"{tag}.output"),
               "--first-step-timeout", "900"]
     threads = str(cores)
     if program.startswith("workload:"):
@@ -85,29 +87,32 @@ def main() -> int:
     ap.add_argument("out")
     ap.add_argument("--only", nargs="*", default=None, help="run names (default: all missing)")
     ap.add_argument("--list", action="store_true", help="list the runs and stop")
+    ap.add_argument("--probes", action="store_true",
+                    help="record probes (default stop policy) of the settings instead of full runs")
     ns = ap.parse_args()
     if ns.list:
         print("\n".join(RUNS))
         return 0
-    out = Path(ns.out)
+    out = Path(ns.out).resolve()  # the runs' cwd is the scripts' folder
     out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
     for name in ns.only or list(RUNS):
-        done = out / f"{name}.jsonl.gz"
+        tag = f"probe-{name}" if ns.probes else name
+        done = out / f"{tag}.jsonl.gz"
         if done.exists() and ns.only is None:
             continue
-        (out / f"{name}.jsonl").unlink(missing_ok=True)
+        (out / f"{tag}.jsonl").unlink(missing_ok=True)
         t0 = time.monotonic()
-        r = subprocess.run(command(name, out), cwd=SCRIPTS, env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, check=False)
+        r = subprocess.run(command(name, out, ns.probes), cwd=SCRIPTS, env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         wall = time.monotonic() - t0
         for suffix in (".jsonl", ".output"):
-            raw = out / f"{name}{suffix}"
+            raw = out / f"{tag}{suffix}"
             if raw.exists():
                 with open(raw, "rb") as src, gzip.open(f"{raw}.gz", "wb", compresslevel=9) as dst:
                     shutil.copyfileobj(src, dst)
                 raw.unlink()
-        print(f"{name:<40} exit {r.returncode:>3}  {wall:7.1f}s", flush=True)
+        print(f"{tag:<46} exit {r.returncode:>3}  {wall:7.1f}s", flush=True)
     return 0
 
 

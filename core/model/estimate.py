@@ -1,101 +1,20 @@
-"""Full-training runtime from a probe: the dissertation's equations plus the epoch-boundary term.
-
-With N_it iterations per epoch and N_ep epochs (Malta, UNICAMP 2021, ch. 5; docs/ARCHITECTURE.md):
-
-- Eq. 5.3 (with validation):
-  T = T_init + T_it1 + (N_it-1)*T_it + T_val1 + (N_ep-1)*(N_it*T_it + T_val + T_ep)
-- Eq. 5.4 (without validation): the same without T_val1 and T_val.
-- Eq. 5.1 (two whole epochs observed): T = T_init + T(Ep1) + (N_ep-1)*T(Ep2)
-
-``T_ep`` is not in the dissertation: it is the cost of an epoch boundary (the first step of each
-later epoch minus a steady step), which real Keras runs showed to be seconds per epoch. It is
-measured when the log crosses an epoch boundary and reported as a term; when none was crossed the
-estimate says so in its notes.
-"""
+"""The estimate of a probed command's whole run, launch to exit: the training terms (training.py:
+Malta's Eq. 5.1/5.3/5.4 plus epoch boundaries) and what surrounds them - start-up, the teardown
+when training ends, the program's post-training work - with bounds that say honestly what the
+probe could not see (bounds.py)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
+from .bounds import Calibration, Uncertainty, interval
 from ..agent.steady import DEFAULT_STATISTIC
-from .state import ProbeState
+from .training import (DEFAULT_HORIZONS, EQUATIONS, Estimate, NoEstimate, Terms, eq_5_1, eq_5_3,
+                       eq_5_4, parse_horizons, training_estimate)
 
-DEFAULT_HORIZONS: tuple[int, ...] = (5, 10, 20, 25)
-EQUATIONS = ("auto", "5.1", "5.3", "5.4")
-
-
-class NoEstimate(ValueError):
-    """The log cannot support an estimate (no steps, unknown N_it, ...): the message says why."""
-
-
-@dataclass(frozen=True)
-class Terms:
-    """The inputs of the equation, so a user can redo the arithmetic."""
-
-    n_it: int
-    n_ep: float
-    t_init: float
-    t_it1: float | None = None
-    t_it: float | None = None
-    t_it_low: float | None = None
-    t_it_high: float | None = None
-    t_val1: float | None = None
-    t_val: float | None = None
-    t_ep: float = 0.0
-    t_ep_low: float = 0.0
-    t_ep_high: float = 0.0
-    t_ep1: float | None = None
-    t_ep2: float | None = None
-    t_ep2_low: float | None = None
-    t_ep2_high: float | None = None
-    boundaries_seen: int = 0
-    steady_steps: int = 0
-    statistic: str = DEFAULT_STATISTIC
-    t_post: float | None = None  # training over -> the program's exit (measured, else None)
-    fit_s: float | None = None  # the training terms alone (no start-up, no post-training work)
-
-    def as_dict(self) -> dict[str, float | int | str | None]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-@dataclass(frozen=True)
-class Estimate:
-    runtime_s: float
-    low_s: float
-    high_s: float
-    equation: str
-    terms: Terms
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    def formula(self) -> str:
-        """The equation with the numbers filled in (+ T_post when it was measured)."""
-        t = self.terms
-        post = f" + {t.t_post:.3f}" if t.t_post else ""
-        if self.equation == "5.1":
-            return (f"{t.t_init:.3f} + {t.t_ep1:.3f} + ({t.n_ep:g}-1) x {t.t_ep2:.3f}{post}"
-                    f" = {self.runtime_s:.2f} s")
-        ep = f" + {t.t_ep:.3f}" if t.t_ep else ""
-        if self.equation == "5.3":
-            return (f"{t.t_init:.3f} + {t.t_it1:.3f} + ({t.n_it}-1) x {t.t_it:.5f} + {t.t_val1:.3f}"
-                    f" + ({t.n_ep:g}-1) x ({t.n_it} x {t.t_it:.5f} + {t.t_val:.3f}{ep}){post}"
-                    f" = {self.runtime_s:.2f} s")
-        return (f"{t.t_init:.3f} + {t.t_it1:.3f} + ({t.n_it}-1) x {t.t_it:.5f}"
-                f" + ({t.n_ep:g}-1) x ({t.n_it} x {t.t_it:.5f}{ep}){post} = {self.runtime_s:.2f} s")
-
-
-def eq_5_1(t_init: float, t_ep1: float, t_ep2: float, n_ep: float) -> float:
-    return t_init + t_ep1 + (n_ep - 1) * t_ep2
-
-
-def eq_5_3(t_init: float, t_it1: float, t_it: float, n_it: int, n_ep: float,
-           t_val1: float, t_val: float, t_ep: float = 0.0) -> float:
-    return t_init + t_it1 + (n_it - 1) * t_it + t_val1 + (n_ep - 1) * (n_it * t_it + t_val + t_ep)
-
-
-def eq_5_4(t_init: float, t_it1: float, t_it: float, n_it: int, n_ep: float,
-           t_ep: float = 0.0) -> float:
-    return eq_5_3(t_init, t_it1, t_it, n_it, n_ep, 0.0, 0.0, t_ep)
+__all__ = ["DEFAULT_HORIZONS", "EQUATIONS", "Estimate", "NoEstimate", "Terms", "eq_5_1", "eq_5_3",
+           "eq_5_4", "estimate_runtime", "parse_horizons", "training_estimate", "whole_process"]
 
 
 def estimate_runtime(
@@ -107,130 +26,77 @@ def estimate_runtime(
     statistic: str = DEFAULT_STATISTIC,
 ) -> Estimate:
     """Estimate the whole run of the probed command for ``n_ep`` epochs: start-up (T_init, from
-    the command's launch), the training terms, and the post-training work until it exits."""
-    est = _training_estimate(state, n_ep, use_validation=use_validation, equation=equation,
-                             statistic=statistic)
-    fit = est.runtime_s - est.terms.t_init
-    post = state.post_time
+    the command's launch), the training terms, the end-of-training teardown and the program's
+    post-training work until it exits - with bounds calibrated on recorded runs."""
+    est = training_estimate(state, n_ep, use_validation=use_validation, equation=equation,
+                            statistic=statistic)
+    return whole_process(state, est, n_ep)
+from .state import ProbeState
+
+
+def whole_process(state: ProbeState, est: Estimate, n_ep: float,
+                  cal: Calibration | None = None) -> Estimate:
+    cal = cal or Calibration.load()
+    t = est.terms
     notes = list(est.notes)
+    total = est.runtime_s
+    fit = total - t.t_init
+    n_b = max(0.0, n_ep - 1)  # epoch boundaries still to come
+    unseen = 0.0  # seconds only the high bound allows for (costs the probe could not see)
+
+    # steady steps: the interval of the step time, over every step of the run
+    if est.equation == "5.1":
+        t_ep2 = t.t_ep2 or 0.0
+        spread = max(((t.t_ep2_high or t_ep2) - (t.t_ep2_low or t_ep2)) / 2, cal.floor * t_ep2)
+        seen = max(1, len(state.full_epochs()) - 1)
+        steps_s = math.sqrt(n_b) * spread + n_b * spread / math.sqrt(seen)
+        bound_s = 0.0
+    else:
+        t_it = t.t_it or 0.0
+        steps_s = max(0.0, n_ep * t.n_it - 1) * max(0.0, (t.t_it_high or t_it) - t_it)
+        # epoch boundaries: one seen says little about the next ones
+        if t.boundaries_seen:
+            per = max(cal.boundary_rel * t.t_ep, cal.boundary_abs_s, (t.t_ep_high - t.t_ep_low) / 2)
+            bound_s = math.sqrt(n_b) * per + n_b * per / math.sqrt(t.boundaries_seen)
+        elif n_b:  # none seen: not in the estimate, but the high bound allows for them
+            bound_s = 0.0
+            unseen += n_b * cal.unseen_boundary_s
+            notes.append(f"no epoch boundary seen: the high bound allows {cal.unseen_boundary_s:g}"
+                         f" s for each of the {n_b:g} (the most seen in recorded runs)")
+        else:
+            bound_s = 0.0
+    # validation passes
+    val_s = 0.0
+    if t.t_val is not None and n_b:
+        later = max(1, len(state.vals) - 1)
+        val_s = (math.sqrt(n_b) + n_b / math.sqrt(later)) * cal.val_rel * t.t_val
+    # the end of training: fit() returning waits on its input pipeline like a boundary
+    fit_end = state.fit_end_time
+    if fit_end is not None:
+        total += fit_end
+        end_s = max(cal.boundary_rel * fit_end, cal.boundary_abs_s)
+    else:
+        end_s = 0.0
+        unseen += cal.fit_end_s
+    # the program's own post-training work, measured when the probe let it run to its exit
+    post = state.post_time
+    if post is not None:
+        total += post
+        post_s = cal.post_rel * post + 0.2
+    else:
+        post_s = 0.0
+        if "no-post" in state.codes:
+            notes.append("custom loop: the probe stopped it by unwinding, so the program's "
+                         "post-training work was not run or timed (not in the estimate)")
+        elif state.done is not None or state.end is not None:
+            notes.append("post-training time not measured (the program did not run to its exit)")
     if "early-stop" in state.codes:
         notes.append("EarlyStopping may end training sooner: this is an upper bound for "
                      f"{n_ep:g} epochs (full runs on one host tell the epochs it stops at: "
                      "--epochs-from)")
-    if "no-post" in state.codes:
-        notes.append("custom loop: the probe stopped it by unwinding, so the program's "
-                     "post-training work was not run or timed")
-    if post is None:
-        post = 0.0
-        if (state.done is not None or state.end is not None) and "no-post" not in state.codes:
-            notes.append("post-training time not measured (the program did not run to its exit)")
-    return replace(est, runtime_s=est.runtime_s + post, low_s=est.low_s + post,
-                   high_s=est.high_s + post, notes=tuple(notes),
-                   terms=replace(est.terms, t_post=state.post_time, fit_s=fit))
-
-
-def _training_estimate(
-    state: ProbeState,
-    n_ep: float,
-    *,
-    use_validation: bool,
-    equation: str,
-    statistic: str,
-) -> Estimate:
-    if equation not in EQUATIONS:
-        raise ValueError(f"unknown equation {equation!r}; one of {', '.join(EQUATIONS)}")
-    if n_ep <= 0:
-        raise NoEstimate(f"the number of epochs must be positive, got {n_ep:g}")
-    if state.start is None:
-        raise NoEstimate("no 'start' event: not a probe log")
-    n_it = state.steps_per_epoch
-    if n_it <= 0:
-        raise NoEstimate("steps_per_epoch is unknown (0 in the start event)")
-    if state.t_it1 is None:
-        raise NoEstimate("the log has no training steps")
-    t_init = state.t_init if state.t_init is not None else 0.0
-    notes: list[str] = []
-    if state.t_init is None:
-        notes.append("no init event: T_init taken as 0")
-
-    full = state.full_epochs()
-    if equation == "5.1" or (equation == "auto" and len(full) >= 2):
-        if len(full) < 2:
-            raise NoEstimate("Eq. 5.1 needs two whole epochs; the log has "
-                             f"{len(full)}")
-        return _epoch_based(state, full, t_init, n_it, n_ep, statistic, notes)
-
-    t_it, t_it_low, t_it_high = state.step_time(statistic)
-    if not (t_it == t_it):  # NaN: only the first step was seen
-        t_it = t_it_low = t_it_high = state.t_it1
-        notes.append("only one step seen: the first (slow) step stands in for the steady step time")
-    elif math.isinf(t_it_high):
-        t_it_high = t_it * 2
-        notes.append("too few steady steps for an interval: upper bound set to 2x")
-    overheads = state.boundary_overheads(t_it)
-    if overheads:
-        t_ep = sum(overheads) / len(overheads)
-        t_ep_low, t_ep_high = min(overheads), max(overheads)
-        if len(overheads) == 1:
-            notes.append("one epoch boundary seen: its cost varies between epochs")
-    else:
-        t_ep = t_ep_low = t_ep_high = 0.0
-        if n_ep > 1:
-            notes.append("no epoch boundary seen: per-epoch boundary cost not included")
-
-    t_val1, t_val, partial = state.validation_times()
-    want_val = use_validation and equation in ("auto", "5.3")
-    if want_val and t_val1 is None:
-        if equation == "5.3":
-            raise NoEstimate("Eq. 5.3 needs validation timings; the log has none")
-        if state.val_steps:
-            notes.append("no validation timed: estimate without validation (Eq. 5.4)")
-        want_val = False
-    if want_val:
-        assert t_val1 is not None and t_val is not None
-        if partial:
-            notes.append(f"validation scaled from partial passes to {state.val_steps} batches")
-        runtime = eq_5_3(t_init, state.t_it1, t_it, n_it, n_ep, t_val1, t_val, t_ep)
-        low = eq_5_3(t_init, state.t_it1, t_it_low, n_it, n_ep, t_val1, t_val, t_ep_low)
-        high = eq_5_3(t_init, state.t_it1, t_it_high, n_it, n_ep, t_val1, t_val, t_ep_high)
-        eq = "5.3"
-    else:
-        runtime = eq_5_4(t_init, state.t_it1, t_it, n_it, n_ep, t_ep)
-        low = eq_5_4(t_init, state.t_it1, t_it_low, n_it, n_ep, t_ep_low)
-        high = eq_5_4(t_init, state.t_it1, t_it_high, n_it, n_ep, t_ep_high)
-        eq = "5.4"
-        t_val1 = t_val = None
-    terms = Terms(n_it=n_it, n_ep=n_ep, t_init=t_init, t_it1=state.t_it1, t_it=t_it,
-                  t_it_low=t_it_low, t_it_high=t_it_high, t_val1=t_val1, t_val=t_val,
-                  t_ep=t_ep, t_ep_low=t_ep_low, t_ep_high=t_ep_high,
-                  boundaries_seen=len(overheads), steady_steps=state.steady.n, statistic=statistic)
-    return Estimate(runtime, low, high, eq, terms, tuple(notes))
-
-
-def _epoch_based(state: ProbeState, full: list[tuple[int, float]], t_init: float, n_it: int,
-                 n_ep: float, statistic: str, notes: list[str]) -> Estimate:
-    t_ep1 = full[0][1]
-    later = [t for _, t in full[1:]]
-    t_ep2 = sum(later) / len(later)
-    lo, hi = min(later), max(later)
-    if len(later) == 1:
-        notes.append("one later epoch seen: bounds are the estimate itself")
-    runtime = eq_5_1(t_init, t_ep1, t_ep2, n_ep)
-    t_it, t_it_low, t_it_high = state.step_time(statistic)
-    terms = Terms(n_it=n_it, n_ep=n_ep, t_init=t_init, t_it1=state.t_it1, t_it=t_it,
-                  t_it_low=t_it_low, t_it_high=t_it_high, t_ep1=t_ep1, t_ep2=t_ep2,
-                  t_ep2_low=lo, t_ep2_high=hi, boundaries_seen=len(state.boundary_steps),
-                  steady_steps=state.steady.n, statistic=statistic)
-    return Estimate(runtime, eq_5_1(t_init, t_ep1, lo, n_ep), eq_5_1(t_init, t_ep1, hi, n_ep),
-                    "5.1", terms, tuple(notes))
-
-
-def parse_horizons(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise ValueError(f"horizons must be whole numbers separated by commas, got {text!r}") from None
-    if not values or any(v <= 0 for v in values):
-        raise ValueError(f"horizons must be positive, got {text!r}")
-    return values
-
+    u = Uncertainty(steps=steps_s, boundaries=bound_s, validation=val_s, fit_end=end_s,
+                    post=post_s, floor=cal.floor * total, unseen_high=unseen)
+    low, high = interval(total, u, cal)
+    return replace(est, runtime_s=total, low_s=low, high_s=high, notes=tuple(notes),
+                   uncertainty=u.as_dict(),
+                   terms=replace(t, t_post=post, t_fit_end=fit_end, fit_s=fit))

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from .events import EventReader, ReadReport
 from .ranking import Candidate
 from .state import ProbeState, fold_lines
 
-LOG_SUFFIXES = (".jsonl", ".ndjson", ".log")
+LOG_SUFFIXES = (".jsonl", ".ndjson", ".log", ".jsonl.gz")
+
+
+def is_log(path: Path) -> bool:
+    return path.name.endswith(LOG_SUFFIXES)
+
+
+def open_log(path: str | os.PathLike[str]) -> IO[str]:
+    """A log as text lines; gzipped logs (``.jsonl.gz``, the corpus) are read as they are."""
+    if str(path).endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
 
 
 @dataclass
@@ -38,7 +51,7 @@ def discover_logs(paths: list[str]) -> tuple[list[Path], list[str]]:
     for raw in paths:
         p = Path(os.path.expanduser(raw))
         if p.is_dir():
-            logs = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in LOG_SUFFIXES)
+            logs = sorted(f for f in p.rglob("*") if f.is_file() and is_log(f))
             if not logs:
                 errors.append(f"{raw}: no probe logs (*.jsonl) in this directory")
             found.extend(logs)
@@ -53,6 +66,6 @@ def load_probe(path: str | os.PathLike[str]) -> ProbeRecord:
     """Read and fold one log. Malformed lines are counted in the report, never fatal."""
     reader = EventReader()
     state = ProbeState()
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with open_log(path) as fh:
         fold_lines(fh, state, reader)
     return ProbeRecord(Path(path), state, reader.report)

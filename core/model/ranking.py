@@ -8,16 +8,17 @@ marks rows no other row beats on both time and cost.
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from ..agent.steady import DEFAULT_STATISTIC
 from .epochs import EpochsInfo
 from .estimate import Estimate, NoEstimate, estimate_runtime
 from .pricing import Catalog, cost_usd
+from .decisions import is_pareto, mark_undecided, undecided_pairs
+from .rows import Candidate, CrossingNote, Horizon, JsonValue, RankedRow
 from .state import ProbeState
 
 if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only for exports
@@ -26,7 +27,6 @@ if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only for exports
 DEFAULT_EPOCHS = 10
 VIEWS = ("time", "cost", "weighted")
 EpochPlan = Mapping[tuple[str, int], EpochsInfo]
-JsonValue = Union[str, int, float, bool, None, list["JsonValue"], dict[str, "JsonValue"]]
 
 
 @dataclass(frozen=True)
@@ -69,107 +69,6 @@ class RankOptions:
             raise ValueError(f"--by must be one of {', '.join(VIEWS)}, got {self.by!r}")
         if not 0.0 <= self.weight <= 1.0:
             raise ValueError(f"the weight must be between 0 and 1, got {self.weight}")
-
-
-@dataclass(slots=True)
-class Candidate:
-    """One probe to rank: its folded state and where it came from."""
-
-    key: str
-    label: str
-    state: ProbeState
-    status: str = ""  # the runner's status (live) or the log's end status (files)
-    path: str | None = None
-    truncated: bool = False
-    malformed_lines: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Horizon:
-    epochs: float
-    runtime_s: float
-    runtime_low_s: float
-    runtime_high_s: float
-    cost_usd: float | None
-    equation: str
-
-
-@dataclass(frozen=True, slots=True)
-class CrossingNote:
-    """Where a row trades places with another as N_ep grows ("faster from 5 epochs on")."""
-
-    metric: str  # runtime | cost
-    epochs: float
-    other: str
-    ahead_after: bool
-    sentence: str
-
-
-@dataclass(slots=True)
-class RankedRow:
-    """One candidate at one horizon: estimate, cost, bounds and, once ranked, its standing."""
-
-    key: str
-    label: str
-    probe: str
-    instance: str
-    batch_size: int
-    workload: str
-    epochs: float
-    epochs_source: str
-    runtime_s: float
-    runtime_low_s: float
-    runtime_high_s: float
-    cost_usd: float | None
-    cost_low_usd: float | None
-    cost_high_usd: float | None
-    price_per_hour: float | None
-    price_source: str
-    billing: str
-    equation: str
-    terms: dict[str, float | int | str | None]
-    formula: str
-    notes: list[str]
-    status: str
-    steps_observed: int
-    path: str | None = None
-    truncated: bool = False
-    malformed_lines: int = 0
-    expected_accuracy: float | None = None
-    crossovers: list[CrossingNote] = field(default_factory=list)
-    horizons: list[Horizon] = field(default_factory=list)
-    # set by rank()
-    rel_time: float = math.nan
-    rel_cost: float | None = None
-    score: float | None = None
-    relative: float | None = None
-    pareto: bool = False
-
-    @property
-    def name(self) -> str:
-        return f"{self.instance or self.probe} b{self.batch_size}"
-
-    def as_json(self) -> dict[str, JsonValue]:
-        """JSON-ready: NaN becomes null; nested records become objects."""
-        out: dict[str, JsonValue] = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.name in ("horizons", "crossovers"):
-                out[f.name] = [_clean(dataclasses.asdict(h)) for h in value]
-            elif isinstance(value, float) and math.isnan(value):
-                out[f.name] = None
-            elif isinstance(value, dict):
-                out[f.name] = _clean(value)
-            elif isinstance(value, list):
-                out[f.name] = list(value)
-            else:
-                out[f.name] = value
-        return out
-
-
-def _clean(d: Mapping[str, object]) -> dict[str, JsonValue]:
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v)  # type: ignore[misc]
-            for k, v in d.items()}
 
 
 @dataclass
@@ -228,6 +127,11 @@ def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
     price, price_source, rule = pricing.price_for(state)
     start = state.start
     assert start is not None
+    notes = list(est.notes)
+    probe_s = state.end.t if state.end is not None else state.last_t
+    if probe_s and est.runtime_s < 1.5 * probe_s and state.end is not None \
+            and state.end.status == "probe-done":
+        notes.insert(0, "shorter than a probe - just run it")
     info = options.epoch_plan.get((start.workload, start.batch_size)) if options.epoch_plan else None
     return RankedRow(
         key=candidate.key, label=candidate.label, probe=start.probe, instance=start.instance,
@@ -236,7 +140,8 @@ def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
         cost_usd=_cost(price, est.runtime_s, rule), cost_low_usd=_cost(price, est.low_s, rule),
         cost_high_usd=_cost(price, est.high_s, rule), price_per_hour=price,
         price_source=price_source, billing=rule, equation=est.equation,
-        terms=est.terms.as_dict(), formula=est.formula(), notes=list(est.notes),
+        terms=est.terms.as_dict(), uncertainty=dict(est.uncertainty), formula=est.formula(),
+        notes=notes, probe_s=probe_s,
         status=candidate.status or state.status, steps_observed=state.steps,
         path=candidate.path, truncated=candidate.truncated,
         malformed_lines=candidate.malformed_lines,
@@ -297,25 +202,6 @@ def why_no_estimate(c: Candidate, exc: NoEstimate) -> str:
     return f"cannot estimate - {exc}"
 
 
-def is_pareto(times: Sequence[float], costs: Sequence[float | None]) -> list[bool]:
-    """True where no other row is at least as good on both and better on one. No cost: False."""
-    out = []
-    pts = list(zip(times, costs))
-    for i, (t, c) in enumerate(pts):
-        if c is None or math.isnan(c) or math.isnan(t):
-            out.append(False)
-            continue
-        dominated = False
-        for j, (t2, c2) in enumerate(pts):
-            if j == i or c2 is None or math.isnan(c2):
-                continue
-            if t2 <= t and c2 <= c and (t2 < t or c2 < c):
-                dominated = True
-                break
-        out.append(not dominated)
-    return out
-
-
 def rank(rows: list[RankedRow], by: str = "time", weight: float = 0.5) -> list[RankedRow]:
     """Sorted rows with relative columns and the Pareto flag. Ties keep a stable order.
 
@@ -342,6 +228,7 @@ def rank(rows: list[RankedRow], by: str = "time", weight: float = 0.5) -> list[R
                 r.runtime_s, r.instance, r.batch_size, r.probe)
 
     ordered = sorted(rows, key=key)
+    mark_undecided(ordered, by)
     if by == "weighted":
         scores = [r.score for r in ordered if r.score is not None]
         best = min(scores) if scores else None
@@ -364,6 +251,6 @@ def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
                    skipped, options)
 
 
-__all__ = ["DEFAULT_EPOCHS", "Candidate", "CrossingNote", "Estimate", "Horizon", "NoEstimate", "Pricing",
+__all__ = ["DEFAULT_EPOCHS", "Candidate", "CrossingNote", "JsonValue", "Estimate", "Horizon", "NoEstimate", "Pricing",
            "RankOptions", "RankedRow", "Ranking", "build_ranking", "choose_epochs",
-           "estimate_row", "estimate_rows", "horizons_for", "is_pareto", "rank"]
+           "estimate_row", "estimate_rows", "horizons_for", "is_pareto", "rank", "undecided_pairs"]

@@ -44,6 +44,7 @@ class ProbeState:
     logs: list[tuple[str, str]] = field(default_factory=list)
     codes: set[str] = field(default_factory=set)  # log codes: fit-loop, early-stop, ...
     done: Done | None = None  # training over; end.dt is then the program's post-training work
+    done_dts: list[float] = field(default_factory=list)
     end: End | None = None
     last_t: float = 0.0
     elapsed: float = 0.0  # sum of timed dt: wall time covered by the log
@@ -80,6 +81,7 @@ class ProbeState:
         elif isinstance(ev, Done):
             self.done = ev
             self.elapsed += ev.dt
+            self.done_dts.append(ev.dt)
         elif isinstance(ev, Log):
             if len(self.logs) < 200:
                 self.logs.append((ev.level, ev.msg))
@@ -136,6 +138,12 @@ class ProbeState:
         if self.done is None or self.end is None or self.end.exit_code is None:
             return None
         return self.end.dt
+
+    @property
+    def fit_end_time(self) -> float | None:
+        """The teardown at the end of training (fit() returning; Keras waits on its input
+        pipeline there as at an epoch boundary): the dt of the last `done`."""
+        return self.done_dts[-1] if self.done_dts else None
 
     @property
     def status(self) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from ..model.pricing import cost_usd
-from ..model.ranking import RankedRow, RankOptions
+from ..model.ranking import RankedRow, RankOptions, undecided_pairs
 from ..model.state import ProbeState
 from .fmt import fmt_cost, fmt_duration
 
@@ -30,10 +30,23 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
     for i, r in enumerate(rows, 1):
         bounds = f"{fmt_duration(r.runtime_low_s)}-{fmt_duration(r.runtime_high_s)}"
         rel = "-" if r.relative is None else f"{r.relative:.2f}"
-        out.write(f"{i:>2}  {(r.instance or '?')[:15]:<15} {r.batch_size:>5} "
+        rank = f"≈{i}" if r.undecided else f"{i}"
+        out.write(f"{rank:>2}  {(r.instance or '?')[:15]:<15} {r.batch_size:>5} "
                   f"{fmt_duration(r.runtime_s):>8} {bounds:>17} {fmt_cost(r.cost_usd):>9} "
                   f"{rel:>5} {'*' if r.pareto else ' '}\n")
-    out.write("rel: 1.00 = best; P *: Pareto-optimal (no row is both faster and cheaper)\n")
+    out.write("rel: 1.00 = best; P *: Pareto-optimal (no row is both faster and cheaper)\n"
+              "≈: its bounds overlap the leader's (the order between them is not known)\n")
+    for line in undecided_pairs(rows):
+        out.write(line + "\n")
+    probes = [r for r in rows if r.probe_s]
+    if probes:
+        total = sum(r.probe_s for r in probes)
+        job = min(r.runtime_s for r in rows)
+        out.write(f"probes ran {fmt_duration(total)} in all; the fastest job is "
+                  f"{fmt_duration(job)}\n")
+        short = [r for r in rows if "shorter than a probe - just run it" in r.notes]
+        if short:
+            out.write(f"{', '.join(r.name for r in short)}: shorter than a probe - just run it\n")
 
 
 def print_estimate(row: RankedRow, out: TextIO) -> None:

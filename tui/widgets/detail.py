@@ -19,7 +19,8 @@ EQUATIONS = {
 }
 TERM_LABELS = (("t_init", "T_init"), ("t_it1", "T_it1"), ("t_it", "T_it"), ("t_val1", "T_val1"),
                ("t_val", "T_val"), ("t_ep", "T_ep (boundary)"), ("t_ep1", "T(Ep1)"),
-               ("t_ep2", "T(Ep2)"), ("n_it", "N_it"), ("n_ep", "N_ep"))
+               ("t_ep2", "T(Ep2)"), ("t_fit_end", "T_end (fit returns)"),
+               ("t_post", "T_post (after training)"), ("n_it", "N_it"), ("n_ep", "N_ep"))
 
 
 def _term(t: Mapping[str, Any], key: str, row: RankedRow) -> str | None:
@@ -57,6 +58,17 @@ def render_detail(row: RankedRow | None) -> Any:
     out.add_row(Text.assemble(("N_it ", "bold"), str(t["n_it"]), "   ", ("N_ep ", "bold"),
                               _term(t, "n_ep", row) or ""))
     out.add_row(Text("= " + row.formula))
+    u = row.uncertainty
+    if u:
+        parts = [f"{k} ±{v:.1f}s" for k, v in u.items()
+                 if k not in ("sigma", "unseen_high") and v >= 0.05]
+        if u.get("unseen_high"):
+            parts.append(f"unseen +{u['unseen_high']:.1f}s")
+        fit = row.terms.get("fit_s")
+        out.add_row(Text(f"bounds {fmt_duration(row.runtime_low_s)}–{fmt_duration(row.runtime_high_s)}"
+                         f" from: {', '.join(parts)}"
+                         + (f" · fit alone {fmt_duration(float(fit))}" if isinstance(fit, float) else ""),
+                         style="dim"))
     price = row.price_per_hour
     cost_line = (f"cost {fmt_cost(row.cost_usd)} = ${price}/h × {fmt_duration(row.runtime_s)}"
                  f" ({row.billing}, price: {row.price_source})" if price is not None

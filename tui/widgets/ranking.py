@@ -15,7 +15,7 @@ COLUMNS = (("rank", "#"), ("instance", "instance"), ("batch", "batch"), ("runtim
            ("bounds", "bounds"), ("cost", "cost"), ("rel", "rel"), ("pareto", "P"))
 # Fixed widths: the layout does not jitter as estimates change, and no width passes (each one
 # repaints the table). 73 columns with cell padding: fits 80.
-WIDTHS = {"rank": 2, "instance": 15, "batch": 5, "runtime": 7, "bounds": 11, "cost": 8, "rel": 5,
+WIDTHS = {"rank": 3, "instance": 15, "batch": 5, "runtime": 7, "bounds": 11, "cost": 8, "rel": 5,
           "pareto": 1}
 
 
@@ -25,7 +25,7 @@ def row_cells(rank: int, r: RankedRow) -> dict[str, Any]:
     style = "bold green" if rank == 1 else ""
     live = "" if r.status in ("done", "") else "…"
     return {
-        "rank": rank,
+        "rank": Text(f"≈{rank}" if r.undecided else str(rank), justify="right"),
         "instance": Text(f"{r.instance or '?'}{live}", style=style),
         "batch": Text(str(r.batch_size), justify="right"),
         "runtime": Text(fmt_duration(r.runtime_s), justify="right"),
@@ -79,7 +79,7 @@ class RankingTable(DataTable[Any]):
                         self.update_cell(key, col, value)
             self._cells[key] = cells
         if wanted != self._order:
-            self.sort("rank")
+            self.sort("rank", key=lambda cell: int(str(cell).lstrip("≈")))
             self._order = wanted
             if selected in self._cells:
                 self.move_cursor(row=self.get_row_index(selected), animate=False)

@@ -1,0 +1,84 @@
+"""Honest bounds: [low, high] must contain the real total at least 9 times in 10.
+
+The point estimate extrapolates a few dozen steps to a whole run; what it cannot know shows up
+as four kinds of error, each turned into seconds of uncertainty on the total:
+
+- the steady step time: its 95 % interval from the probe, times the steps still to come;
+- the epoch boundaries: their cost varies from epoch to epoch (Keras' input-pipeline teardown:
+  0.05-9.6 s on 2 cores here), so one observed boundary says little - its spread is at least a
+  fraction of its cost learned from recorded runs; an unseen boundary is bounded by the costs
+  seen in recorded runs rather than taken as zero;
+- validation passes and the end-of-training teardown, likewise;
+- everything else (run-to-run noise, the machine's other load): a floor, relative to the total.
+
+They are added in quadrature, and the interval is total ± q·sigma with q chosen on recorded runs
+(split conformal: on the calibration runs, the smallest q that covers them all; reported on the
+other runs - benchmarks/accuracy.py). The constants and where they were measured live in
+``calibration.json`` beside this file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+
+@dataclass(frozen=True)
+class Calibration:
+    q: float = 2.0  # multiplier on sigma (conformal, from the calibration runs)
+    floor: float = 0.03  # relative noise floor on the total
+    boundary_rel: float = 0.6  # spread of one boundary's cost, relative to its mean
+    boundary_abs_s: float = 0.5  # ... and at least this many seconds per boundary
+    unseen_boundary_s: float = 4.0  # per boundary when none was seen (the high side)
+    val_rel: float = 0.3  # spread of a validation pass, relative
+    fit_end_s: float = 4.0  # the end-of-training teardown when it was not measured (high side)
+    post_rel: float = 0.2  # spread of the measured post-training work, relative
+    source: str = "defaults"
+
+    @classmethod
+    def load(cls) -> Calibration:
+        return _load()
+
+
+@lru_cache(maxsize=1)
+def _load() -> Calibration:
+    try:
+        text = resources.files(__package__).joinpath("calibration.json").read_text()
+        data = json.loads(text)
+    except (OSError, ValueError):
+        return Calibration()
+    fields = {k: v for k, v in data.items() if k in Calibration.__dataclass_fields__}
+    return Calibration(**fields)
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """Seconds of uncertainty on the total, by source (what the detail view shows)."""
+
+    steps: float
+    boundaries: float
+    validation: float
+    fit_end: float
+    post: float
+    floor: float
+    unseen_high: float = 0.0  # costs the probe could not see: allowed for on the high side only
+
+    @property
+    def sigma(self) -> float:
+        return math.sqrt(self.steps ** 2 + self.boundaries ** 2 + self.validation ** 2
+                         + self.fit_end ** 2 + self.post ** 2 + self.floor ** 2)
+
+    def as_dict(self) -> dict[str, float]:
+        return {"steps": self.steps, "boundaries": self.boundaries,
+                "validation": self.validation, "fit_end": self.fit_end, "post": self.post,
+                "floor": self.floor, "sigma": self.sigma, "unseen_high": self.unseen_high}
+
+
+def interval(total: float, u: Uncertainty, cal: Calibration | None = None) -> tuple[float, float]:
+    """[low, high] around the point estimate: total ± q·sigma, never below what was measured."""
+    cal = cal or Calibration.load()
+    half = cal.q * u.sigma
+    return max(0.0, total - half), total + half + u.unseen_high

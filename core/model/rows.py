@@ -1,0 +1,118 @@
+"""The typed rows that cross every layer: a candidate to rank and its ranked row (what the CLI,
+the app, the exports and the figures all read, by attribute). Built by ranking.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Union
+
+from .state import ProbeState
+
+JsonValue = Union[str, int, float, bool, None, list["JsonValue"], dict[str, "JsonValue"]]
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One probe to rank: its folded state and where it came from."""
+
+    key: str
+    label: str
+    state: ProbeState
+    status: str = ""  # the runner's status (live) or the log's end status (files)
+    path: str | None = None
+    truncated: bool = False
+    malformed_lines: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Horizon:
+    epochs: float
+    runtime_s: float
+    runtime_low_s: float
+    runtime_high_s: float
+    cost_usd: float | None
+    equation: str
+
+
+@dataclass(frozen=True, slots=True)
+class CrossingNote:
+    """Where a row trades places with another as N_ep grows ("faster from 5 epochs on")."""
+
+    metric: str  # runtime | cost
+    epochs: float
+    other: str
+    ahead_after: bool
+    sentence: str
+
+
+@dataclass(slots=True)
+class RankedRow:
+    """One candidate at one horizon: estimate, cost, bounds and, once ranked, its standing."""
+
+    key: str
+    label: str
+    probe: str
+    instance: str
+    batch_size: int
+    workload: str
+    epochs: float
+    epochs_source: str
+    runtime_s: float
+    runtime_low_s: float
+    runtime_high_s: float
+    cost_usd: float | None
+    cost_low_usd: float | None
+    cost_high_usd: float | None
+    price_per_hour: float | None
+    price_source: str
+    billing: str
+    equation: str
+    terms: dict[str, float | int | str | None]
+    uncertainty: dict[str, float]  # seconds of uncertainty on the total, by source
+    formula: str
+    notes: list[str]
+    status: str
+    steps_observed: int
+    path: str | None = None
+    truncated: bool = False
+    malformed_lines: int = 0
+    expected_accuracy: float | None = None
+    crossovers: list[CrossingNote] = field(default_factory=list)
+    horizons: list[Horizon] = field(default_factory=list)
+    # set by rank()
+    rel_time: float = math.nan
+    rel_cost: float | None = None
+    score: float | None = None
+    relative: float | None = None
+    pareto: bool = False
+    undecided: bool = False  # its bounds overlap the leader's: the order between them is not known
+    probe_s: float = 0.0  # what the probe itself ran (wall seconds)
+
+    @property
+    def name(self) -> str:
+        return f"{self.instance or self.probe} b{self.batch_size}"
+
+    def as_json(self) -> dict[str, JsonValue]:
+        """JSON-ready: NaN becomes null; nested records become objects."""
+        out: dict[str, JsonValue] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("horizons", "crossovers"):
+                out[f.name] = [_clean(dataclasses.asdict(h)) for h in value]
+            elif isinstance(value, float) and math.isnan(value):
+                out[f.name] = None
+            elif isinstance(value, dict):
+                out[f.name] = _clean(value)
+            elif isinstance(value, list):
+                out[f.name] = list(value)
+            else:
+                out[f.name] = value
+        return out
+
+
+def _clean(d: Mapping[str, object]) -> dict[str, JsonValue]:
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v)  # type: ignore[misc]
+            for k, v in d.items()}
