@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from ..run.board import Board
 from ..run.config import Config, ConfigError, ProbeSettings, default_config, load_config, local_host
 from ..report.fmt import fmt_ms
-from ..run.plan import plan_probes, run_plan, session_dir
+from ..run.plan import check_log_dir, plan_probes, run_plan, session_dir
 from ..model.pricing import Catalog
 from ..model.ranking import Pricing, RankOptions
 from .analyze import rank_and_print
@@ -111,6 +111,9 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     if settings.max_steps is None and settings.target_ci is None and not ns.full:
         settings.max_steps = 30
     log_dir = session_dir(ns.out)
+    problem = check_log_dir(log_dir)  # before anything starts: nothing may be lost later
+    if problem:
+        raise CliError(problem)
     _log_to(log_dir)
     if ns.json:  # stdout carries only the ranking's JSON; progress goes to stderr
         out, ranking_out = sys.stderr, out
@@ -135,7 +138,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
             asyncio.run(_run(board, full_plan, settings, out))
         except KeyboardInterrupt:
             out.write("\ninterrupted\n")
-            return 1
+            return 130
         full_logs = [str(p.log_path) for p in full_plan if p.log_path.exists()]
         hosts = [h for h in hosts if h.name != cheapest.name]
     plan = plan_probes(hosts, settings, log_dir)
@@ -145,21 +148,26 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     where = f"{config.path}" if config.path else "this machine (no config)"
     out.write(f"probing {len(plan)} probe(s) on {len(hosts)} host(s) from {where}; "
               f"logs: {log_dir}/\n")
+    interrupted = False
     try:
         if plan:
             asyncio.run(_run(board, plan, settings, out))
     except KeyboardInterrupt:
+        interrupted = True
         out.write("\ninterrupted: probes stopped; ranking of what was measured:\n")
     logs = [str(p.log_path) for p in plan if p.log_path.exists()] + full_logs
     failed = [e for e in board.entries.values() if e.status == "failed"]
     for e in failed:
         print(f"probecast: {e.spec.label}: failed - {e.detail}", file=sys.stderr)
     out.write(f"\nlogs written to {log_dir}/\n\n")
+    ok = [e for e in board.entries.values() if e.status == "done"]
     if not logs:
-        return 1
+        return 130 if interrupted else 1
     # methodology 1: N_ep comes from the full runs, unless given on the command line
     epochs = ns.epochs if full_logs else (ns.epochs or settings.epochs)
-    return _rank_logs(logs, ns, config, epochs, ranking_out, epochs_from=full_logs or None)
+    code = _rank_logs(logs, ns, config, epochs, ranking_out, epochs_from=full_logs or None)
+    # exit status by convention: 130 after Ctrl-C, non-zero when no probe succeeded
+    return 130 if interrupted else (code if ok else (code or 1))
 
 
 def _log_to(log_dir: Path) -> None:

@@ -92,6 +92,18 @@ class RankedRow:
     probe_s: float = 0.0  # what the probe itself ran (wall seconds)
 
     @property
+    def mark(self) -> str:
+        """How far to trust the row's probe: '' whole, '…' still running, '!' failed or
+        stopped (estimated from what it measured), '?' its log ends without an `end`."""
+        if self.status in ("failed", "stopped"):
+            return "!"
+        if self.status in ("running", "pending", "connecting", "uploading"):
+            return "…"
+        if self.truncated:
+            return "?"
+        return ""
+
+    @property
     def name(self) -> str:
         return f"{self.instance or self.probe} b{self.batch_size}"
 

@@ -31,11 +31,14 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
         bounds = f"{fmt_duration(r.runtime_low_s)}-{fmt_duration(r.runtime_high_s)}"
         rel = "-" if r.relative is None else f"{r.relative:.2f}"
         rank = f"≈{i}" if r.undecided else f"{i}"
-        out.write(f"{rank:>2}  {(r.instance or '?')[:15]:<15} {r.batch_size:>5} "
+        out.write(f"{rank:>2}  {((r.instance or '?')[:14] + r.mark):<15} {r.batch_size:>5} "
                   f"{fmt_duration(r.runtime_s):>8} {bounds:>17} {fmt_cost(r.cost_usd):>9} "
                   f"{rel:>5} {'*' if r.pareto else ' '}\n")
     out.write("rel: 1.00 = best; P *: Pareto-optimal (no row is both faster and cheaper)\n"
               "≈: its bounds overlap the leader's (the order between them is not known)\n")
+    if any(r.mark for r in rows):
+        out.write("after an instance: ! its probe failed or was stopped, ? its log has no end, "
+                  "… still running\n")
     for line in undecided_pairs(rows):
         out.write(line + "\n")
     probes = [r for r in rows if r.probe_s]

@@ -33,6 +33,28 @@ def session_dir(base: str | Path | None = None) -> Path:
     return Path(base) if base else Path("probecast-logs") / stamp
 
 
+MIN_FREE_MB = 50
+
+
+def check_log_dir(path: Path) -> str | None:
+    """Before anything starts: the log directory can be created, written, and has room.
+    None when it can; else what is wrong, naming the directory."""
+    import shutil
+    import tempfile
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".probecast-write-test-"):
+            pass
+    except OSError as exc:
+        return f"cannot write probe logs in {path}: {exc.strerror or exc} (choose --out DIR)"
+    free = shutil.disk_usage(path).free / 1e6
+    if free < MIN_FREE_MB:
+        return (f"only {free:.0f} MB free in {path}: probe logs need room (at least "
+                f"{MIN_FREE_MB} MB); free some or choose --out DIR")
+    return None
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 

@@ -46,6 +46,8 @@ def remote_command(python: str, agent_path: str, args: list[str], workdir: str |
 
 def describe_ssh_error(exc: BaseException, host: Host) -> str:
     where = f"{host.user + '@' if host.user else ''}{host.address}:{host.port or 22}"
+    if isinstance(exc, SshProbeError):
+        return str(exc)
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
         return (f"unknown or changed host key for {where} - check it, then add it to "
                 f"{host.known_hosts or '~/.ssh/known_hosts'} (ssh-keyscan -p {host.port or 22} "
@@ -104,7 +106,11 @@ async def connect(host: Host, hosts: dict[str, Host] | None = None, tunnel: Any 
     if host.user:
         options["username"] = host.user
     if host.identity_file:
-        options["client_keys"] = [os.path.expanduser(host.identity_file)]
+        key = os.path.expanduser(host.identity_file)
+        if not os.path.isfile(key):
+            raise SshProbeError(f"identity_file {host.identity_file} of host {host.name!r}: no "
+                                "such file (check the path in the config)")
+        options["client_keys"] = [key]
     if tunnel is not None:
         options["tunnel"] = tunnel
     try:

@@ -29,10 +29,14 @@ def test_ingest_benchmark_smoke() -> None:
 def test_accuracy_benchmark_smoke(tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = run("benchmarks/record_runs.py", str(tmp_path), "--quick", timeout=600)
     assert "full  mnist-cnn-b128-cpu-1core" in out and "probe tabular-mlp-b64-cpu-1core" in out
-    out = run("benchmarks/accuracy.py", str(tmp_path))
+    out = run("benchmarks/step_statistics.py", str(tmp_path))
     m = re.search(r"trimmed \+boundary\s+median\s+([0-9.]+)%", out)
     assert m and 0 <= float(m.group(1)) < 100
-    assert "real probes" in out and "probe/full wall time" in out
+    # the trust report: real probes against their full runs, coverage and errors
+    out = run("benchmarks/accuracy.py", str(tmp_path))
+    m = re.search(r"real total inside \[low, high\]\s+(\d+)/(\d+)", out)
+    assert m and int(m.group(2)) >= 1
+    assert "point error vs whole process" in out and "picks:" in out
 
 
 def test_ui_benchmark_smoke() -> None:

@@ -319,3 +319,12 @@ async def test_shell_scripts_and_python_dash_m_over_ssh(world, tmp_path, launche
     assert events[-1].status == "probe-done" and events[-1].exit_code == 0
     output = (tmp_path / "a-b8.output").read_text()
     assert "noise noise" in output and ("preparing the data" in output) == (launcher == "bash")
+
+
+async def test_a_missing_identity_file_is_named_as_such(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    h = host(world, "a", "a", identity_file=str(tmp_path / "no-such-key"))
+    board = await run(world, [h], settings(world), tmp_path)
+    entry = board.entries["a-b8"]
+    assert entry.status == "failed"
+    assert "identity_file" in entry.detail and "no such file" in entry.detail
+    assert "no-such-key" in entry.detail

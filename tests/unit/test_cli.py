@@ -3,6 +3,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,21 @@ def test_a_chart_without_prices_says_so_on_the_chart(run_cli, tmp_path) -> None:
                            "--out", str(tmp_path / "s.svg"))
     assert code == 0, err
     assert "no prices" in (tmp_path / "s.svg").read_text()
+
+
+def test_probe_checks_its_log_directory_before_anything_starts(run_cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        if os.access(ro, os.W_OK):  # root ignores the mode: make a path that cannot be a dir
+            target = tmp_path / "file"
+            target.write_text("x")
+            out_dir = target / "logs"
+        else:
+            out_dir = ro / "logs"
+        code, out, err = run_cli("probe", "--local", "--headless", "--out", str(out_dir))
+        assert code == 2 and "cannot write probe logs in" in err and str(out_dir) in err
+        assert "logs written" not in out
+    finally:
+        ro.chmod(0o755)

@@ -23,7 +23,7 @@ def row_cells(rank: int, r: RankedRow) -> dict[str, Any]:
     rel = r.relative
     rel_text = "-" if rel is None or math.isnan(rel) else f"{rel:.2f}"
     style = "bold green" if rank == 1 else ""
-    live = "" if r.status in ("done", "") else "…"
+    live = "" if r.status in ("done", "") else (r.mark or "…")
     return {
         "rank": Text(f"≈{rank}" if r.undecided else str(rank), justify="right"),
         "instance": Text(f"{r.instance or '?'}{live}", style=style),
