@@ -1,9 +1,34 @@
 """The dead-man timer in a launched instance's user data: it shuts the instance down (and so
-terminates it) at a deadline that probecast keeps pushing back while its probes run."""
+terminates it) at a deadline that probecast keeps pushing back while its probes run.
+
+It fails safe: the deadline file is root's alone (0600) and replaced atomically (write, then
+rename), and a deadline the loop cannot read - missing, empty, truncated, not a number - never
+means "no deadline": the last good one stands, so the instance still goes at that time.
+"""
 
 from __future__ import annotations
 
+import shlex
+
 DEADMAN_FILE = "/var/run/probecast-deadline"
+
+
+def deadman_script(seconds: int, path: str = DEADMAN_FILE, shutdown: str = "shutdown -h now",
+                   interval: float = 20) -> str:
+    """The user-data shell script: the first deadline ``seconds`` from boot, then the loop."""
+    f = shlex.quote(path)
+    return f"""#!/bin/bash
+umask 077
+first=$(( $(date +%s) + {int(seconds)} ))
+echo "$first" > {f}.tmp && chmod 600 {f}.tmp && mv -f {f}.tmp {f}
+nohup bash -c 'last='"$first"'
+while true; do
+  d=$(cat {f} 2>/dev/null)
+  case "$d" in ""|*[!0-9]*) d=$last ;; *) last=$d ;; esac
+  if [ "$(date +%s)" -ge "$d" ]; then {shutdown}; fi
+  sleep {interval:g}
+done' >/dev/null 2>&1 &
+"""
 
 
 def deadman_user_data(minutes: int) -> str:
@@ -13,16 +38,13 @@ def deadman_user_data(minutes: int) -> str:
     does, and the instance shuts itself down - with InstanceInitiatedShutdownBehavior=terminate,
     it is terminated.
     """
-    return f"""#!/bin/bash
-echo $(( $(date +%s) + {int(minutes) * 60} )) > {DEADMAN_FILE}
-chmod 666 {DEADMAN_FILE}
-nohup bash -c 'while true; do
-  d=$(cat {DEADMAN_FILE} 2>/dev/null || echo 0)
-  if [ "$(date +%s)" -ge "$d" ]; then shutdown -h now; fi
-  sleep 20
-done' >/dev/null 2>&1 &
-"""
+    return deadman_script(int(minutes) * 60)
 
 
-def extend_command(minutes: int) -> str:
-    return f"echo $(( $(date +%s) + {int(minutes) * 60} )) > {DEADMAN_FILE}"
+def extend_command(minutes: int, path: str = DEADMAN_FILE) -> str:
+    """Push the deadline back, atomically, as root (sudo -n for the AMI's default user)."""
+    f = shlex.quote(path)
+    write = (f"echo $(( $(date +%s) + {int(minutes) * 60} )) > {f}.tmp && chmod 600 {f}.tmp "
+             f"&& mv -f {f}.tmp {f}")
+    return (f'if [ "$(id -u)" = 0 ]; then sh -c {shlex.quote(write)}; '
+            f"else sudo -n sh -c {shlex.quote(write)}; fi")

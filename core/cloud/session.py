@@ -41,7 +41,7 @@ async def run_provisioned(board: Any, settings: Any, aws: AwsSettings, ec2: Any,
                                for h in hosts))
 
         async def keep_alive() -> None:
-            cmd = extend_command(aws.deadman_minutes).replace(DEADMAN_FILE, deadman_file)
+            cmd = extend_command(aws.deadman_minutes, deadman_file)
             while True:
                 for h in hosts:
                     try:

@@ -49,9 +49,10 @@ def describe_ssh_error(exc: BaseException, host: Host) -> str:
     if isinstance(exc, SshProbeError):
         return str(exc)
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
-        return (f"unknown or changed host key for {where} - check it, then add it to "
+        return (f"unknown host key for {where} - check it, then add it to "
                 f"{host.known_hosts or '~/.ssh/known_hosts'} (ssh-keyscan -p {host.port or 22} "
-                f"{host.address}), or set accept_new_host_key = true for host {host.name!r}")
+                f"{host.address}), or set accept_new_host_key = true for host {host.name!r} to "
+                "trust a key never seen before on first contact")
     if isinstance(exc, asyncssh.PermissionDenied):
         return (f"authentication failed for {where}: the key was refused"
                 + (f" (identity_file {host.identity_file})" if host.identity_file else
@@ -81,6 +82,34 @@ async def _trust_new_host_key(host: Host, known_hosts: Path, tunnel: Any) -> Non
     name = host.address if not host.port or host.port == 22 else f"[{host.address}]:{host.port}"
     with open(known_hosts, "a") as fh:
         fh.write(f"{name} {key.export_public_key().decode().strip()}\n")
+
+
+def _known_keys(known: Path, host: Host) -> list[Any]:
+    """The keys known_hosts already holds for this host (hashed entries included)."""
+    if not known.exists():
+        return []
+    try:
+        entries = asyncssh.read_known_hosts(str(known))
+        trusted = entries.match(host.address, "", host.port or 22)[0]
+    except (OSError, ValueError, asyncssh.Error):
+        return []
+    return list(trusted)
+
+
+async def _changed_key_message(host: Host, known: Path, known_keys: list[Any], tunnel: Any) -> str:
+    where = host.address if not host.port or host.port == 22 else f"[{host.address}]:{host.port}"
+    try:
+        offered = await asyncio.wait_for(asyncssh.get_server_host_key(
+            host.address, host.port or 22, tunnel=tunnel if tunnel is not None else ()),
+            host.connect_timeout)
+        now = offered.get_fingerprint() if offered is not None else "none"
+    except (OSError, asyncssh.Error, asyncio.TimeoutError):
+        now = "unknown (could not fetch it again)"
+    was = ", ".join(k.get_fingerprint() for k in known_keys)
+    return (f"HOST KEY CHANGED for {where}: {known} has {was}, the server now offers {now}. "
+            "Someone may be intercepting the connection; probecast will not connect "
+            f"(accept_new_host_key trusts only keys never seen). If the change is legitimate "
+            f"(the host was rebuilt), remove the old key: ssh-keygen -R '{where}' -f {known}")
 
 
 def _known_hosts_path(host: Host) -> Path:
@@ -116,9 +145,13 @@ async def connect(host: Host, hosts: dict[str, Host] | None = None, tunnel: Any 
     try:
         return await asyncssh.connect(host.address, **options)
     except asyncssh.HostKeyNotVerifiable:
+        known_keys = _known_keys(known, host)
+        if known_keys:  # a CHANGED key is refused whatever the config says
+            raise SshProbeError(await _changed_key_message(host, known, known_keys, tunnel)) \
+                from None
         if not host.accept_new_host_key:
             raise
-        await _trust_new_host_key(host, known, tunnel)
+        await _trust_new_host_key(host, known, tunnel)  # a key never seen: trust on first use
         options["known_hosts"] = str(known)
         return await asyncssh.connect(host.address, **options)
 

@@ -130,7 +130,7 @@ async def test_unknown_host_key_is_refused_with_advice(world, tmp_path) -> None:
     h = host(world, "stranger", "a", known_hosts=str(empty))
     board = await run(world, [h], settings(world), tmp_path)
     e = board.entries["stranger-b8"]
-    assert e.status == "failed" and "unknown or changed host key" in e.detail
+    assert e.status == "failed" and "unknown host key" in e.detail
     assert "accept_new_host_key" in e.detail and "ssh-keyscan" in e.detail
     # opting in trusts and records the key, then verifies it
     h2 = host(world, "tofu", "a", known_hosts=str(empty), accept_new_host_key=True)
@@ -328,3 +328,28 @@ async def test_a_missing_identity_file_is_named_as_such(world, tmp_path) -> None
     assert entry.status == "failed"
     assert "identity_file" in entry.detail and "no such file" in entry.detail
     assert "no-such-key" in entry.detail
+
+
+@pytest.mark.parametrize("through_jump", [False, True])
+async def test_a_changed_host_key_is_refused_even_with_accept_new(world, tmp_path, through_jump) -> None:  # type: ignore[no-untyped-def]
+    """An attacker's key for a known host: refused, not recorded, both fingerprints shown."""
+    forged = world["other"].with_suffix(".pub").read_text().split()
+    known = tmp_path / "known_hosts"
+    lines = world["known"].read_text().splitlines()
+    target = "[127.0.0.3]:2222" if through_jump else "[127.0.0.2]:2222"
+    lines = [ln for ln in lines if not ln.startswith(target)] + [f"{target} {forged[0]} {forged[1]}"]
+    known.write_text("\n".join(lines) + "\n")
+    before = known.read_text()
+    if through_jump:
+        hosts = [host(world, "jump", "a", known_hosts=str(known)),
+                 host(world, "inner", "b", known_hosts=str(known), jump="jump",
+                      accept_new_host_key=True)]
+        key = "inner-b8"
+    else:
+        hosts = [host(world, "a", "a", known_hosts=str(known), accept_new_host_key=True)]
+        key = "a-b8"
+    board = await run(world, hosts, settings(world), tmp_path)
+    e = board.entries[key]
+    assert e.status == "failed" and "HOST KEY CHANGED" in e.detail, e.detail
+    assert e.detail.count("SHA256:") == 2 and f"ssh-keygen -R '{target}'" in e.detail
+    assert known.read_text() == before  # nothing recorded
