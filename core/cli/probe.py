@@ -11,7 +11,8 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from collections.abc import Coroutine
+from typing import Any, TextIO, TypeVar
 
 from ..run.board import Board
 from ..run.config import Config, ConfigError, ProbeSettings, default_config, load_config, local_host
@@ -22,6 +23,8 @@ from ..model.ranking import Pricing, RankOptions
 from .analyze import rank_and_print
 from .common import CliError, epoch_plan_from, load_records
 
+
+T = TypeVar("T")
 
 def _settings(ns: argparse.Namespace, base: ProbeSettings) -> ProbeSettings:
     s = base.copy()
@@ -98,6 +101,28 @@ async def _run(board: Board, plan: list[Any], settings: ProbeSettings, out: Text
         await reporter
 
 
+def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run, where SIGTERM and SIGHUP (a closed terminal) stop the work exactly as Ctrl-C
+    does: the task is cancelled - runners stop their probes and close their logs with an `end`,
+    launched instances are terminated - and KeyboardInterrupt is raised."""
+    import signal
+
+    async def main() -> T:
+        task = asyncio.ensure_future(coro)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(sig, task.cancel)
+            except (NotImplementedError, RuntimeError):
+                pass
+        try:
+            return await task
+        except asyncio.CancelledError:
+            raise KeyboardInterrupt from None
+
+    return asyncio.run(main())
+
+
 def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     if not ns.headless:
         raise CliError("probe without --headless is the app: run `probecast` (or add --headless)")
@@ -135,7 +160,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
         out.write(f"methodology 1: full runs of every batch size on the cheapest host, "
                   f"{cheapest.name} ({cheapest.instance})\n")
         try:
-            asyncio.run(_run(board, full_plan, settings, out))
+            run_interruptible(_run(board, full_plan, settings, out))
         except KeyboardInterrupt:
             out.write("\ninterrupted\n")
             return 130
@@ -151,7 +176,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     interrupted = False
     try:
         if plan:
-            asyncio.run(_run(board, plan, settings, out))
+            run_interruptible(_run(board, plan, settings, out))
     except KeyboardInterrupt:
         interrupted = True
         out.write("\ninterrupted: probes stopped; ranking of what was measured:\n")
@@ -220,7 +245,8 @@ def _probe_on_aws(ns: argparse.Namespace, config: Config, settings: ProbeSetting
     try:
         ec2 = client("ec2", aws.region, aws.endpoint_url)
         ssm = client("ssm", aws.region, aws.endpoint_url) if aws.ami_ssm_parameter else None
-        prov = asyncio.run(run_provisioned(board, settings, aws, ec2, catalog, log_dir, ssm=ssm))
+        prov = run_interruptible(run_provisioned(board, settings, aws, ec2, catalog, log_dir,
+                                                 ssm=ssm))
     except AwsError as exc:
         print(f"probecast: {exc}", file=sys.stderr)
         return 1

@@ -275,6 +275,10 @@ class EventWriter:
         self._fh.write(line.rstrip("\n") + "\n")
         self._fh.flush()
 
+    @property
+    def closed(self) -> bool:
+        return self._fh.closed
+
     def close(self) -> None:
         if not self._fh.closed:
             self._fh.close()

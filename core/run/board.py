@@ -95,6 +95,10 @@ class Board:
         if isinstance(item, RunnerStatus):
             entry.status = item.status
             entry.detail = item.detail
+            bad = entry.reader.report.malformed  # lines folded in batches (a fast replay)
+            if bad and item.status in ("done", "failed", "stopped") and "malformed" not in item.detail:
+                entry.detail += (f"; {len(bad)} malformed line(s) skipped: "
+                                 f"{entry.reader.report.describe_malformed(1)}")
         else:
             entry.state.fold(item)
         entry.version += 1

@@ -175,6 +175,7 @@ class _LineSink:
         self.log_path = log_path
         self.writer: EventWriter | None = None  # opened on the first line: no empty logs
         self.saw_end = False
+        self.last_t = 0.0
 
     def line(self, line: str) -> Event | None:
         if self.log_path is not None and line.strip():
@@ -182,13 +183,25 @@ class _LineSink:
                 self.writer = EventWriter(self.log_path)
             self.writer.write_raw(line)
         ev = self.reader.feed_line(line)
+        if ev is not None:
+            self.last_t = max(self.last_t, ev.t)
         if isinstance(ev, End):
             self.saw_end = True
         return ev
 
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
+    def close(self, final: RunnerStatus | None = None) -> None:
+        """Every exit path leaves a log whose last line is an `end`: when the agent's own never
+        arrived (cancelled, connection lost, killed), probecast writes one, saying so."""
+        if self.writer is None:
+            return
+        if not self.saw_end and not self.writer.closed:
+            status = final.status if final is not None and final.status in (
+                "stopped", "failed") else "failed"
+            why = final.detail if final is not None and final.detail else "the probe ended"
+            self.writer.write(End(self.last_t, 0.0, status,  # type: ignore[arg-type]
+                                  f"written by probecast, the agent's end never arrived: {why}"))
+            self.saw_end = True
+        self.writer.close()
 
 
 class LocalRunner:
@@ -233,6 +246,7 @@ class LocalRunner:
                 output.write(chunk.decode("utf-8", "replace"))
 
         err_task = asyncio.create_task(drain_stderr())
+        final: RunnerStatus | None = None
         try:
             async for raw in proc.stdout:
                 ev = sink.line(raw.decode("utf-8", "replace"))
@@ -240,12 +254,17 @@ class LocalRunner:
                     yield ev
             code = await proc.wait()
             await err_task
+            final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail))
+        except asyncio.CancelledError:  # probecast itself is stopping (Ctrl-C, quit)
+            self._cancelled = True
+            raise
         finally:
             if proc.returncode is None:
                 await self._kill()
-            sink.close()
+            sink.close(final or RunnerStatus("stopped" if self._cancelled else "failed",
+                                             "cancelled" if self._cancelled else "interrupted"))
             output.close()
-        yield _final_status(self._cancelled, code, sink.saw_end, list(output.tail))
+        yield final
 
     async def _kill(self) -> None:
         proc = self._proc
@@ -323,7 +342,9 @@ class ReplayRunner:
                     lines = fh.readlines(1 << 20)
                     if not lines:
                         break
-                    saw_end = saw_end or any('"end"' in ln for ln in lines[-3:])
+                    tail = EventReader()  # the log is finished if its last event is a whole `end`
+                    saw_end = saw_end or any(isinstance(tail.feed_line(ln), End)
+                                             for ln in lines[-3:])
                     yield LineBatch(lines)
                     if self._cancelled:
                         yield RunnerStatus("stopped", "cancelled")
@@ -345,10 +366,13 @@ class ReplayRunner:
                     last_t = ev.t
                     saw_end = saw_end or isinstance(ev, End)
                     yield ev
+        bad = reader.report.malformed
+        note = f"; {len(bad)} malformed line(s) skipped: {reader.report.describe_malformed(1)}" \
+            if bad else ""
         if saw_end:
-            yield RunnerStatus("done", "replayed")
+            yield RunnerStatus("done", "replayed" + note)
         else:
-            yield RunnerStatus("done", "replayed (log truncated: no end event)")
+            yield RunnerStatus("done", "replayed (log truncated: no end event)" + note)
 
     async def _sleep(self, seconds: float) -> None:
         # Sleep in slices so a speed change or a pause takes effect promptly.

@@ -201,18 +201,25 @@ class SshRunner:
                 await proc.wait_closed()
                 code = proc.exit_status
             except (asyncssh.Error, OSError) as exc:
-                sink.close()
-                yield RunnerStatus("failed", describe_ssh_error(exc, self.host)
-                                   + f" after {sink.reader.report.events} events (kept in the log)")
+                lost = RunnerStatus("failed", describe_ssh_error(exc, self.host)
+                                    + f" after {sink.reader.report.events} events (kept in the log)")
+                sink.close(lost)
+                yield lost
                 return
             finally:
                 try:  # the rest of the program's output, briefly
                     await asyncio.wait_for(err_task, 2)
                 except (asyncio.TimeoutError, asyncssh.Error, OSError):
                     err_task.cancel()
-            yield _final_status(self._cancelled, code, sink.saw_end, list(output.tail))
+            final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail))
+            sink.close(final)
+            yield final
+        except asyncio.CancelledError:  # probecast itself is stopping (Ctrl-C, quit)
+            self._cancelled = True
+            raise
         finally:
-            sink.close()
+            sink.close(RunnerStatus("stopped" if self._cancelled else "failed",
+                                    "cancelled" if self._cancelled else "interrupted"))
             output.close()
             await self._cleanup()
 

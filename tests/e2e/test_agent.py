@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -354,3 +355,64 @@ def test_methodology_1_full_runs_on_the_cheapest_then_probes(tmp_path: Path) -> 
     assert [p.name for p in out_dir.glob("*.jsonl")] == ["dear-b32.jsonl"]
     assert "dear-box" in r.stdout and "cheap-box" in r.stdout
     assert "epochs (full run" in r.stdout or "epochs (predicted" in r.stdout
+
+
+@pytest.mark.parametrize("how", ["cancel", "task-cancelled"])
+async def test_a_stopped_local_probe_leaves_a_log_ending_in_end(tmp_path: Path, how: str) -> None:
+    """Ctrl-C in probecast cancels the task driving the probe: whoever has the last word - the
+    agent's `end`, or probecast's own when the agent's never arrives - the log ends in `end`."""
+    import asyncio
+
+    from probecast.core.model.pricing import Catalog
+    from probecast.core.model.ranking import Pricing
+    from probecast.core.run.board import Board
+    from probecast.core.run.runners import LocalRunner, ProbeSpec
+
+    p = tmp_path / "slow.py"
+    p.write_text(LOOP.replace("from probecast.core.agent import StepTimer",
+                              "from probecast_agent import StepTimer"))
+    spec = ProbeSpec(key="slow", label="slow", command=f"{sys.executable} {p} 0.05", full=True)
+    log = tmp_path / "slow.jsonl"
+    board = Board(Pricing(Catalog.embedded()))
+    board.add(spec, log)
+    runner = LocalRunner(spec, log)
+    task = asyncio.create_task(board.drive(runner))
+    while board.entries["slow"].state.steps < 3:
+        await asyncio.sleep(0.05)
+    if how == "cancel":
+        await runner.cancel()
+        await asyncio.wait_for(task, 30)
+    else:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    events, report = read_log(log)
+    assert isinstance(events[-1], End) and events[-1].status == "stopped", events[-1]
+    assert report.malformed == []
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_headless_probe_stopped_by_a_signal_exits_130_with_logs_ending_in_end(tmp_path: Path,
+                                                                              sig: str) -> None:
+    p = tmp_path / "slow.py"
+    p.write_text(LOOP.replace("from probecast.core.agent import StepTimer",
+                              "from probecast_agent import StepTimer"))
+    cfg = tmp_path / "probecast.toml"
+    cfg.write_text(f'[probe]\ncommand = "{sys.executable} {p} 0.05"\nbatch_sizes = [8]\n'
+                   "max_steps = 100000\n")
+    out = tmp_path / "logs"
+    proc = subprocess.Popen([sys.executable, "-m", "probecast.tui", "probe", "--config", str(cfg),
+                             "--headless", "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        logs = list(out.glob("*.jsonl"))
+        if logs and logs[0].read_text().count('"step"') >= 3:
+            break
+        time.sleep(0.1)
+    proc.send_signal(getattr(signal, sig))
+    assert proc.wait(timeout=60) == 130
+    events, _ = read_log(next(out.glob("*.jsonl")))
+    assert isinstance(events[-1], End) and events[-1].status == "stopped"
+    assert "slow.py" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
+                                           text=True).stdout
