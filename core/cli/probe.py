@@ -23,8 +23,8 @@ from ..model.ranking import Pricing, RankOptions
 from .analyze import rank_and_print
 from .common import CliError, epoch_plan_from, load_records
 
-
 T = TypeVar("T")
+
 
 def _settings(ns: argparse.Namespace, base: ProbeSettings) -> ProbeSettings:
     s = base.copy()

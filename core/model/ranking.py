@@ -172,6 +172,8 @@ def estimate_rows(candidates: Iterable[Candidate], pricing: Pricing,
         start = c.state.start
         if options.workload is not None and start is not None and start.workload != options.workload:
             continue
+        for warning in c.state.warnings():
+            skipped.append(f"{c.path or c.label}: {warning}")
         try:
             row = estimate_row(c, pricing, options)
         except NoEstimate as exc:

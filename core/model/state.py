@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ..agent.steady import DEFAULT_STATISTIC, StepSeries
 from collections.abc import Iterable
 
-from .events import Done, End, Epoch, Event, EventReader, Init, Log, Sample, Start, Step, Val
+from .events import SCHEMA_VERSION, Done, End, Epoch, Event, EventReader, Init, Log, Sample, Start, Step, Val
 
 
 @dataclass(slots=True)
@@ -49,7 +49,9 @@ class ProbeState:
     last_t: float = 0.0
     elapsed: float = 0.0  # sum of timed dt: wall time covered by the log
     last_step_dt: float | None = None
+    disorder: int = 0  # steps whose time or epoch went backwards (out of order, repeated)
     _epoch: int | None = None
+    _last_step_t: float = -1.0
 
     def fold(self, ev: Event) -> None:
         """Take one event into account."""
@@ -92,6 +94,9 @@ class ProbeState:
     def fold_step(self, t: float, dt: float, e: int) -> None:
         """A step event, from its values (the hot path: no record needed)."""
         self.last_t = t
+        if t < self._last_step_t or (self._epoch is not None and e < self._epoch):
+            self.disorder += 1  # a step out of order or repeated: said, not fatal
+        self._last_step_t = t
         if e == self._epoch:  # a steady step inside the current epoch
             self.steps += 1
             self.elapsed += dt
@@ -114,6 +119,16 @@ class ProbeState:
         self._epoch = e
 
     # ---- derived values -------------------------------------------------------------------
+
+    def warnings(self) -> list[str]:
+        """What a reader should be told about this log besides malformed lines."""
+        out = []
+        if self.start is not None and self.start.v > SCHEMA_VERSION:
+            out.append(f"written by a newer probecast (schema v{self.start.v}); read as "
+                       f"v{SCHEMA_VERSION}: newer fields are ignored")
+        if self.disorder:
+            out.append(f"{self.disorder} step(s) out of order or repeated")
+        return out
 
     @property
     def probe_id(self) -> str:

@@ -115,3 +115,19 @@ def test_bad_values_are_malformed_lines_never_exceptions(line: str) -> None:
     r = EventReader()
     assert r.feed_line(line) is None
     assert len(r.report.malformed) == 1 and r.report.malformed[0][0] == 1
+
+
+def test_out_of_order_steps_and_a_future_schema_are_said(log_builder, tmp_path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    import json as _json
+
+    p = log_builder().init(1.0).steps(0, [0.5] + [0.1] * 10).end().write(tmp_path / "x.jsonl")
+    lines = p.read_text().splitlines()
+    start = _json.loads(lines[0])
+    start["v"] = 99
+    steps = [i for i, ln in enumerate(lines) if '"step"' in ln]
+    lines[steps[3]], lines[steps[4]] = lines[steps[4]], lines[steps[3]]  # swapped
+    lines.insert(steps[6], lines[steps[6]])  # repeated
+    p.write_text("\n".join([_json.dumps(start), *lines[1:]]) + "\n")
+    code, out, err = run_cli("estimate", str(p))
+    assert code == 0
+    assert "newer probecast (schema v99)" in err and "out of order or repeated" in err
