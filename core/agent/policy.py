@@ -26,6 +26,8 @@ class StopPolicy:
     # Seconds the probe may go on, once it has seen enough, to reach the next epoch and time one
     # real epoch boundary (Keras pays seconds there; a probe inside one epoch cannot see it).
     boundary_budget: float = 0.0
+    boundaries_wanted: int = 2  # each boundary seen narrows the bounds on the ones not seen
+    job_share: float = 0.05  # ... and the budget may grow to this share of the predicted job
     statistic: str = DEFAULT_STATISTIC
     series: StepSeries = field(default_factory=StepSeries)
     steps: int = 0
@@ -36,12 +38,14 @@ class StopPolicy:
         if self.began is None:
             self.began = time.monotonic()
 
-    def boundary_affordable(self, steps_left_in_epoch: int) -> float | None:
+    def boundary_affordable(self, steps_left_in_epoch: int,
+                            budget: float | None = None) -> float | None:
         """Seconds to the next epoch at the steady step time, if within the budget, else None."""
-        if self.boundary_budget <= 0 or steps_left_in_epoch < 0 or self.series.n == 0:
+        budget = self.boundary_budget if budget is None else budget
+        if budget <= 0 or steps_left_in_epoch < 0 or self.series.n == 0:
             return None
         cost = steps_left_in_epoch * self.series.mean()
-        return cost if cost <= self.boundary_budget else None
+        return cost if cost <= budget else None
 
     def observe(self, dt: float, steady: bool) -> None:
         self.steps += 1

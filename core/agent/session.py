@@ -7,6 +7,7 @@ same events with the same timing semantics and the same stop policy.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,7 @@ class ProbeSession:
         self.stop_requested = False
         self.boundaries = 0
         self.waiting_for_boundary = False
+        self._waiting_since = 0.0
 
     @property
     def ended(self) -> bool:
@@ -132,19 +134,46 @@ class ProbeSession:
             self.policy.reason = self.policy.reason or "stopped with the process that decides"
             return True
         if self.waiting_for_boundary:
-            if self.boundaries:
-                self.stop_requested = True
-                self.policy.reason += "; went on to time one epoch boundary"
+            if first_of_epoch:
+                self._after_boundary()
         elif self.policy.should_stop():
             left = self.steps_per_epoch - step - 1 if self.steps_per_epoch else -1
-            cost = None if self.boundaries else self.policy.boundary_affordable(left)
+            wanted = self.policy.boundaries_wanted
+            cost = None if self.boundaries >= wanted else self.policy.boundary_affordable(
+                left, self._boundary_budget())
             if cost is None:
                 self.stop_requested = True
             else:
                 self.waiting_for_boundary = True
+                self._waiting_since = time.monotonic()
                 self.emitter.log("info", f"probe: {self.policy.reason}; going on {left} steps "
-                                 f"(~{cost:.0f}s) to time one epoch boundary")
+                                 f"(~{cost:.0f}s) to time an epoch boundary")
         return self.stop_requested
+
+    def _boundary_budget(self) -> float:
+        """Seconds the probe may spend reaching epoch boundaries: the configured budget, or 5 %
+        of the job predicted so far when that is more (long jobs: a boundary seen beats a
+        boundary bounded, and still costs little next to the job)."""
+        budget = self.policy.boundary_budget
+        if budget <= 0:
+            return 0.0
+        if self.planned_epochs and self.steps_per_epoch and self.policy.series.n:
+            job = self.planned_epochs * self.steps_per_epoch * self.policy.series.mean()
+            budget = max(budget, self.policy.job_share * job)
+        return budget
+
+    def _after_boundary(self) -> None:
+        """A boundary was crossed while the probe went on for it: another one if affordable."""
+        spent = time.monotonic() - self._waiting_since
+        more = None
+        if self.boundaries < self.policy.boundaries_wanted and self.steps_per_epoch:
+            more = self.policy.boundary_affordable(self.steps_per_epoch,
+                                                   self._boundary_budget() - spent)
+        if more is None:
+            self.stop_requested = True
+            self.waiting_for_boundary = False
+            n = self.boundaries
+            self.policy.reason += f"; went on to time {'one epoch boundary' if n == 1 else f'{n} epoch boundaries'}"
 
     def _maybe_hint(self, dt: float) -> None:
         """A hint only when measured: this boundary cost far more than a step."""

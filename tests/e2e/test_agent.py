@@ -87,7 +87,7 @@ def test_zero_code_hook_probes_unchanged_script_and_stops_it(tmp_path: Path) -> 
 
 
 @pytest.mark.tensorflow
-def test_probe_goes_on_to_time_one_epoch_boundary_when_cheap(tmp_path: Path) -> None:
+def test_probe_goes_on_to_time_epoch_boundaries_when_cheap(tmp_path: Path) -> None:
     s = script(tmp_path, "model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0)")
     log = tmp_path / "probe.jsonl"
     r = agent("run", "--max-steps", "8", "--val-batches", "2", "--out", str(log), "--",
@@ -95,18 +95,19 @@ def test_probe_goes_on_to_time_one_epoch_boundary_when_cheap(tmp_path: Path) -> 
     assert r.returncode == 0, r.stderr[-2000:]
     events, _ = read_log(log)
     steps = [(e.epoch, e.step) for e in events if isinstance(e, Step)]
-    assert steps == [(0, i) for i in range(20)] + [(1, 0)]  # to the first step of epoch 2
+    # two boundaries when cheap: to the first step of epoch 3
+    assert steps == [(e, i) for e in range(2) for i in range(20)] + [(2, 0)]
     vals = [e.steps for e in events if isinstance(e, Val)]
-    assert vals == [5, 2, 2, 4]  # Keras' own full validation of epoch 1, then the timed passes
+    assert vals == [5, 5, 2, 2, 4]  # Keras' own full validations, then the timed passes
     msgs = [e.msg for e in events if type(e).__name__ == "Log"]
-    assert any("time one epoch boundary" in m for m in msgs)
-    assert "epoch boundary" in events[-1].reason
+    assert any("to time an epoch boundary" in m for m in msgs)
+    assert "2 epoch boundaries" in events[-1].reason
     from probecast.core.model.state import fold_all
     from probecast.core.model.estimate import estimate_runtime
     st = fold_all(events)
-    assert len(st.boundary_steps) == 1
+    assert len(st.boundary_steps) == 2
     est = estimate_runtime(st, 3)
-    assert est.terms.boundaries_seen == 1 and est.equation == "5.3"
+    assert est.terms.boundaries_seen == 2
     assert_dt_partition(events)
 
 
