@@ -74,6 +74,9 @@ def render_detail(row: RankedRow | None) -> Any:
                  f" ({row.billing}, price: {row.price_source})" if price is not None
                  else "cost unknown: no price for this instance (price_per_hour in the config)")
     out.add_row(Text(cost_line))
+    if row.probe_s and row.runtime_s:
+        out.add_row(Text(f"the probe ran {fmt_duration(row.probe_s)}: "
+                         f"{row.probe_s / row.runtime_s:.0%} of this job", style="dim"))
     for note in row.notes:
         out.add_row(Text(f"note: {note}", style="yellow"))
     return out
