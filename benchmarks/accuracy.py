@@ -60,7 +60,8 @@ class Pair:
 
     @property
     def epochs(self) -> int:
-        return len(self.full.epochs_done) or (self.full.start.epochs if self.full.start else 0) or 1
+        """Epochs the full run really ran (custom loops log no epoch events: their steps say)."""
+        return max(len(self.full.epochs_done), len(self.full.steps_by_epoch))
 
     @property
     def fit_truth(self) -> float:

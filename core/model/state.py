@@ -52,6 +52,7 @@ class ProbeState:
     disorder: int = 0  # steps whose time or epoch went backwards (out of order, repeated)
     _epoch: int | None = None
     _last_step_t: float = -1.0
+    _done_pending: float = 0.0  # dt of `done` events since the last step
 
     def fold(self, ev: Event) -> None:
         """Take one event into account."""
@@ -84,6 +85,7 @@ class ProbeState:
             self.done = ev
             self.elapsed += ev.dt
             self.done_dts.append(ev.dt)
+            self._done_pending += ev.dt  # fit() returned: if training goes on, part of a boundary
         elif isinstance(ev, Log):
             if len(self.logs) < 200:
                 self.logs.append((ev.level, ev.msg))
@@ -97,6 +99,7 @@ class ProbeState:
         if t < self._last_step_t or (self._epoch is not None and e < self._epoch):
             self.disorder += 1  # a step out of order or repeated: said, not fatal
         self._last_step_t = t
+        pending, self._done_pending = self._done_pending, 0.0
         if e == self._epoch:  # a steady step inside the current epoch
             self.steps += 1
             self.elapsed += dt
@@ -113,7 +116,8 @@ class ProbeState:
         if self.t_it1 is None:
             self.t_it1 = dt
         elif self._epoch is not None:
-            self.boundary_steps.append(dt)
+            # fit() called in a loop: the previous call's teardown belongs to this boundary
+            self.boundary_steps.append(dt + pending)
         else:
             self.steady.add(dt)
         self._epoch = e
@@ -158,7 +162,10 @@ class ProbeState:
     def fit_end_time(self) -> float | None:
         """The teardown at the end of training (fit() returning; Keras waits on its input
         pipeline there as at an epoch boundary): the dt of the last `done`."""
-        return self.done_dts[-1] if self.done_dts else None
+        # only `done` events after the last step end training (earlier ones: fit() in a loop)
+        if self.done is None or self.done.t < self._last_step_t:
+            return None
+        return self._done_pending
 
     @property
     def status(self) -> str:

@@ -191,3 +191,26 @@ def test_line_fold_equals_event_fold(log_builder) -> None:  # type: ignore[no-un
     assert (a.steps, a.t_it1, a.boundary_steps, list(a.steady.values), a.elapsed) == \
         (e.steps, e.t_it1, e.boundary_steps, list(e.steady.values), e.elapsed)
     assert ra.report.lines == len(lines) and len(ra.report.malformed) == 1
+
+
+def test_the_whole_process_adds_start_up_the_end_of_fit_and_post_work(log_builder) -> None:  # type: ignore[no-untyped-def]
+    b = log_builder(steps_per_epoch=40).init(5.0)
+    b.steps(0, [1.0] + [0.1] * 39).timed("done", 2.5, status="probe-done")
+    b.timed("end", 3.0, status="probe-done", exit_code=0)
+    st = state_of(b)
+    assert st.fit_end_time == 2.5 and st.post_time == 3.0
+    est = estimate_runtime(st, 1)
+    # 5 (start-up) + 1 + 39 x 0.1 (one epoch) + 2.5 (fit returns) + 3 (post-training work)
+    assert est.runtime_s == pytest.approx(5 + 1 + 3.9 + 2.5 + 3.0)
+    assert est.terms.fit_s == pytest.approx(4.9) and est.terms.t_post == 3.0
+    assert est.low_s <= est.runtime_s <= est.high_s
+
+
+def test_fit_in_a_loop_puts_each_calls_teardown_into_its_boundary(log_builder) -> None:  # type: ignore[no-untyped-def]
+    b = log_builder(steps_per_epoch=20).init(1.0)
+    for e in range(3):  # three fit(epochs=1) calls: done after each, then the next call
+        b.steps(e, [0.5 if e == 0 else 1.1] + [0.1] * 19).timed("done", 0.8, status="complete")
+    b.timed("end", 0.4, status="complete", exit_code=0)
+    st = state_of(b)
+    assert st.boundary_steps == pytest.approx([1.9, 1.9])  # 1.1 + the previous call's 0.8
+    assert st.fit_end_time == pytest.approx(0.8) and st.post_time == 0.4
