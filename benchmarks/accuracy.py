@@ -132,6 +132,7 @@ class Result:
     high: float
     sigma: float
     unseen: float
+    unseen_low: float
     fit_est: float
 
     @property
@@ -150,8 +151,7 @@ class Result:
     def needed_q(self) -> float:
         """The smallest q that puts the truth inside the interval."""
         gap = self.pair.truth - self.est
-        if gap > 0:
-            gap = max(0.0, gap - self.unseen)
+        gap = max(0.0, gap - self.unseen) if gap > 0 else min(0.0, gap + self.unseen_low)
         return abs(gap) / self.sigma if self.sigma > 0 else math.inf
 
 
@@ -167,7 +167,7 @@ def evaluate(pairs: list[Pair], cal: Calibration) -> list[Result]:
         est = whole_process(p.probe, train, p.epochs, cal)
         u = est.uncertainty
         out.append(Result(p, est.runtime_s, est.low_s, est.high_s, u["sigma"], u["unseen_high"],
-                          est.terms.fit_s or 0.0))
+                          u["unseen_low"], est.terms.fit_s or 0.0))
     return out
 
 
@@ -199,12 +199,32 @@ def measure(pairs: list[Pair]) -> Calibration:
     base = Calibration()
     return replace(
         base,
+        # the largest stall: the high side's allowance for each boundary still to come
         unseen_boundary_s=round(max(overheads, default=base.unseen_boundary_s), 2),
-        boundary_rel=round(max(rel_spreads, default=base.boundary_rel), 3),
+        stall_cap_s=round(1.5 * max(overheads, default=base.unseen_boundary_s), 1),
+        boundary_min_s=round(max(0.0, min(overheads, default=base.boundary_min_s)), 3),
+        # typical spreads around what a probe saw (the stalls are in the allowance above)
+        boundary_rel=round(statistics.median(rel_spreads), 3) if rel_spreads else base.boundary_rel,
         val_rel=round(statistics.median(val_spreads) * 2, 3) if val_spreads else base.val_rel,
         fit_end_s=round(max(ends, default=base.fit_end_s), 2),
         post_rel=round(post_rel, 3),
     )
+
+
+def needed_stall_ratio(pairs: list[Pair], cal: Calibration) -> list[float]:
+    """Per calibration run: the smallest stall_ratio that puts its real total inside."""
+    out = []
+    for p in pairs:
+        lo, hi = 0.0, 4.0
+        for _ in range(30):  # bisection: coverage grows with the ratio
+            mid = (lo + hi) / 2
+            r = evaluate([p], replace(cal, stall_ratio=mid))
+            if r and r[0].pair.truth <= r[0].high:
+                hi = mid
+            else:
+                lo = mid
+        out.append(hi)
+    return out
 
 
 def conformal_q(results: list[Result], coverage: float = 0.9) -> float:
@@ -300,8 +320,11 @@ def main() -> int:
     held = [p for i, p in enumerate(pairs) if i % 2 == 1] or pairs
     cal = Calibration.load()
     if ns.fit:
-        measured = measure(calib)
-        q = conformal_q(evaluate(calib, replace(measured, q=1.0)))
+        measured = replace(measure(calib), q=2.0)  # the symmetric part: about 95 % if normal
+        ratios = sorted(needed_stall_ratio(calib, measured))
+        k = min(len(ratios), math.ceil((len(ratios) + 1) * 0.9))
+        measured = replace(measured, stall_ratio=round(ratios[k - 1], 3))
+        q = max(1.0, conformal_q(evaluate(calib, replace(measured, q=1.0))))
         cal = replace(measured, q=round(q, 3), source=(
             f"benchmarks/accuracy.py --fit on {len(calib)} of {len(pairs)} recorded runs "
             f"({', '.join(sorted({p.program for p in calib}))}), {dt.date.today()}, "
@@ -309,7 +332,8 @@ def main() -> int:
         out = ROOT / "core" / "model" / "calibration.json"
         out.write_text(json.dumps({k: getattr(cal, k) for k in cal.__dataclass_fields__},
                                   indent=2) + "\n")
-        print(f"wrote {out}: q={cal.q} unseen_boundary={cal.unseen_boundary_s}s "
+        print(f"wrote {out}: q={cal.q} stall_ratio={cal.stall_ratio} "
+              f"largest stall={cal.unseen_boundary_s}s "
               f"boundary_rel={cal.boundary_rel} val_rel={cal.val_rel} fit_end={cal.fit_end_s}s "
               f"post_rel={cal.post_rel}")
     print(f"calibration: {cal.source}\n")

@@ -32,7 +32,10 @@ class Calibration:
     floor: float = 0.03  # relative noise floor on the total
     boundary_rel: float = 0.6  # spread of one boundary's cost, relative to its mean
     boundary_abs_s: float = 0.5  # ... and at least this many seconds per boundary
-    unseen_boundary_s: float = 4.0  # per boundary when none was seen (the high side)
+    unseen_boundary_s: float = 4.0  # the largest boundary stall recorded (seconds; reported)
+    stall_ratio: float = 1.0  # a boundary may stall up to this x one epoch's time (high side)
+    stall_cap_s: float = 15.0  # ... and at most this long (1.5 x the largest stall recorded)
+    boundary_min_s: float = 0.05  # the cheapest boundary recorded: the low side's
     val_rel: float = 0.3  # spread of a validation pass, relative
     fit_end_s: float = 4.0  # the end-of-training teardown when it was not measured (high side)
     post_rel: float = 0.2  # spread of the measured post-training work, relative
@@ -65,6 +68,7 @@ class Uncertainty:
     post: float
     floor: float
     unseen_high: float = 0.0  # costs the probe could not see: allowed for on the high side only
+    unseen_low: float = 0.0  # costs it saw that may not come again: allowed for on the low side
 
     @property
     def sigma(self) -> float:
@@ -74,11 +78,12 @@ class Uncertainty:
     def as_dict(self) -> dict[str, float]:
         return {"steps": self.steps, "boundaries": self.boundaries,
                 "validation": self.validation, "fit_end": self.fit_end, "post": self.post,
-                "floor": self.floor, "sigma": self.sigma, "unseen_high": self.unseen_high}
+                "floor": self.floor, "sigma": self.sigma, "unseen_high": self.unseen_high,
+                "unseen_low": self.unseen_low}
 
 
 def interval(total: float, u: Uncertainty, cal: Calibration | None = None) -> tuple[float, float]:
     """[low, high] around the point estimate: total ± q·sigma, never below what was measured."""
     cal = cal or Calibration.load()
     half = cal.q * u.sigma
-    return max(0.0, total - half), total + half + u.unseen_high
+    return max(0.0, total - half - u.unseen_low), total + half + u.unseen_high

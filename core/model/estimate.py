@@ -43,8 +43,10 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
     fit = total - t.t_init
     n_b = max(0.0, n_ep - 1)  # epoch boundaries still to come
     unseen = 0.0  # seconds only the high bound allows for (costs the probe could not see)
+    unseen_low = 0.0  # ... and the low bound (a stall the probe met may not come again)
 
     # steady steps: the interval of the step time, over every step of the run
+    per = 0.0  # one boundary's spread (also the end of fit()'s, where boundaries were seen)
     if est.equation == "5.1":
         t_ep2 = t.t_ep2 or 0.0
         spread = max(((t.t_ep2_high or t_ep2) - (t.t_ep2_low or t_ep2)) / 2, cal.floor * t_ep2)
@@ -54,30 +56,51 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
     else:
         t_it = t.t_it or 0.0
         steps_s = max(0.0, n_ep * t.n_it - 1) * max(0.0, (t.t_it_high or t_it) - t_it)
-        # epoch boundaries: one seen says little about the next ones
+        # epoch boundaries: their spread around what was seen, and - on the high side - stalls
+        # the probe did not meet: in recorded runs boundaries of one run went from 0.4 s to
+        # 10 s after a few cheap epochs, so each boundary still to come may cost up to the
+        # largest stall recorded on this kind of host
         if t.boundaries_seen:
             per = max(cal.boundary_rel * t.t_ep, cal.boundary_abs_s, (t.t_ep_high - t.t_ep_low) / 2)
             bound_s = math.sqrt(n_b) * per + n_b * per / math.sqrt(t.boundaries_seen)
-        elif n_b:  # none seen: not in the estimate, but the high bound allows for them
-            bound_s = 0.0
-            unseen += n_b * cal.unseen_boundary_s
-            notes.append(f"no epoch boundary seen: the high bound allows {cal.unseen_boundary_s:g}"
-                         f" s for each of the {n_b:g} (the most seen in recorded runs)")
         else:
             bound_s = 0.0
+        # in recorded runs a boundary's stall went up to about an epoch's own time (stall_ratio),
+        # and never past ~10 s (an input-pipeline wait, not work): the cap keeps long epochs sane
+        epoch_s = t.n_it * t_it + (t.t_val or 0.0)
+        worst = max(min(cal.stall_ratio * epoch_s, cal.stall_cap_s), t.t_ep_high)
+        stall = max(0.0, worst - t.t_ep)
+        unseen_low += n_b * max(0.0, t.t_ep - cal.boundary_min_s)  # ... or as cheap as the least
+        if n_b and stall > 0.05 * epoch_s:
+            unseen += n_b * stall
+            what = (f"{t.boundaries_seen} seen, {t.t_ep:.1f} s on average" if t.boundaries_seen
+                    else "none seen")
+            notes.append(f"epoch boundaries ({what}): each of the {n_b:g} to come may stall up "
+                         f"to {worst:.1f} s (in recorded runs stalls came and went between "
+                         "epochs): the high bound allows for it")
     # validation passes
     val_s = 0.0
     if t.t_val is not None and n_b:
         later = max(1, len(state.vals) - 1)
         val_s = (math.sqrt(n_b) + n_b / math.sqrt(later)) * cal.val_rel * t.t_val
-    # the end of training: fit() returning waits on its input pipeline like a boundary
+    # the end of training: fit() returning waits on its input pipeline as at a boundary. A probe
+    # that stopped fit() measured how its stop unwound, not how a finished fit() returns: where
+    # boundaries were seen, the end is taken as one more of them.
     fit_end = state.fit_end_time
-    if fit_end is not None:
+    t_ep_seen = t.t_ep if est.equation != "5.1" and t.boundaries_seen else None
+    if t_ep_seen is not None and state.done is not None and state.done.status == "probe-done":
+        fit_end = max(fit_end or 0.0, t_ep_seen)
+        end_s = per
+        total += fit_end
+        unseen_low += max(0.0, fit_end - cal.boundary_min_s)
+    elif fit_end is not None:
         total += fit_end
         end_s = max(cal.boundary_rel * fit_end, cal.boundary_abs_s)
     else:
         end_s = 0.0
-        unseen += cal.fit_end_s
+    if est.equation != "5.1":  # its stall, like a boundary's
+        epoch_s = t.n_it * (t.t_it or 0.0) + (t.t_val or 0.0)
+        unseen += max(0.0, min(cal.stall_ratio * epoch_s, cal.stall_cap_s) - (fit_end or 0.0))
     # the program's own post-training work, measured when the probe let it run to its exit
     post = state.post_time
     if post is not None:
@@ -95,7 +118,8 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
                      f"{n_ep:g} epochs (full runs on one host tell the epochs it stops at: "
                      "--epochs-from)")
     u = Uncertainty(steps=steps_s, boundaries=bound_s, validation=val_s, fit_end=end_s,
-                    post=post_s, floor=cal.floor * total, unseen_high=unseen)
+                    post=post_s, floor=cal.floor * total, unseen_high=unseen,
+                    unseen_low=unseen_low)
     low, high = interval(total, u, cal)
     return replace(est, runtime_s=total, low_s=low, high_s=high, notes=tuple(notes),
                    uncertainty=u.as_dict(),

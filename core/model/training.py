@@ -126,7 +126,10 @@ def training_estimate(
         notes.append("no init event: T_init taken as 0")
 
     full = state.full_epochs()
-    if equation == "5.1" or (equation == "auto" and len(full) >= 2):
+    # auto: Eq. 5.1 only with three whole epochs or more - with two it rests on one later epoch,
+    # i.e. one boundary, while Eq. 5.3 with T_ep uses every boundary the probe crossed
+    # (benchmarks/RESULTS.md: boundaries vary from 0.2 s to 4 s in one run)
+    if equation == "5.1" or (equation == "auto" and len(full) >= 3):
         if len(full) < 2:
             raise NoEstimate("Eq. 5.1 needs two whole epochs; the log has "
                              f"{len(full)}")
