@@ -41,7 +41,7 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
                   "… still running\n")
     for line in undecided_pairs(rows):
         out.write(line + "\n")
-    probes = [r for r in rows if r.probe_s]
+    probes = [r for r in rows if r.probe_s and r.status == "probe-done"]
     if probes:
         total = sum(r.probe_s for r in probes)
         job = min(r.runtime_s for r in rows)
