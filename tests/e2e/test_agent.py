@@ -332,6 +332,18 @@ def test_probe_local_headless_writes_logs_and_ranks(tmp_path: Path) -> None:
     for p in out_dir.glob("*.jsonl"):
         events, report = read_log(p)
         assert not report.truncated and events[-1].status == "probe-done"
+    # --json: the ranking alone on stdout (progress on stderr), from the logs just written
+    r = subprocess.run([sys.executable, "-m", "probecast.tui", "probe", "--local", "--headless",
+                        "--json", "--workload", "tabular-mlp", "--batch-size", "32",
+                        "--train-size", "640", "--val-size", "128", "--max-steps", "8",
+                        "--out", str(tmp_path / "json")], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    import json
+
+    rows = json.loads(r.stdout)
+    assert [row["batch_size"] for row in rows] == [32] and rows[0]["runtime_low_s"] > 0
+    assert "logs written to" in r.stderr
 
 
 @pytest.mark.tensorflow
