@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from probecast.core.model.bounds import Calibration  # noqa: E402
-from probecast.core.model.estimate import NoEstimate, estimate_runtime, training_estimate  # noqa: E402
+from probecast.core.model.estimate import NoEstimate, training_estimate  # noqa: E402
 from probecast.core.model.estimate import whole_process  # noqa: E402
 from probecast.core.model.events import Done, End, Event, Step  # noqa: E402
 from probecast.core.model.logstore import discover_logs, open_log  # noqa: E402
@@ -192,7 +192,6 @@ def measure(pairs: list[Pair]) -> Calibration:
         later = [v.dt for v in p.full.vals[1:]]
         if len(later) >= 2:
             val_spreads.append(statistics.pstdev(later) / statistics.mean(later))
-    ends = [p.full.fit_end_time for p in pairs if p.full.fit_end_time is not None]
     posts = [(p.probe.post_time, p.full.post_time) for p in pairs
              if p.probe.post_time and p.full.post_time and not p.cut]
     post_rel = (statistics.median(abs(a - b) / b for a, b in posts) * 2) if posts else 0.2
@@ -206,7 +205,6 @@ def measure(pairs: list[Pair]) -> Calibration:
         # typical spreads around what a probe saw (the stalls are in the allowance above)
         boundary_rel=round(statistics.median(rel_spreads), 3) if rel_spreads else base.boundary_rel,
         val_rel=round(statistics.median(val_spreads) * 2, 3) if val_spreads else base.val_rel,
-        fit_end_s=round(max(ends, default=base.fit_end_s), 2),
         post_rel=round(post_rel, 3),
     )
 
@@ -334,7 +332,7 @@ def main() -> int:
                                   indent=2) + "\n")
         print(f"wrote {out}: q={cal.q} stall_ratio={cal.stall_ratio} "
               f"largest stall={cal.unseen_boundary_s}s "
-              f"boundary_rel={cal.boundary_rel} val_rel={cal.val_rel} fit_end={cal.fit_end_s}s "
+              f"boundary_rel={cal.boundary_rel} val_rel={cal.val_rel} "
               f"post_rel={cal.post_rel}")
     print(f"calibration: {cal.source}\n")
     print("\n".join(report("calibration runs", evaluate(calib, cal), ns.markdown)))

@@ -37,7 +37,6 @@ class Calibration:
     stall_cap_s: float = 15.0  # ... and at most this long (1.5 x the largest stall recorded)
     boundary_min_s: float = 0.05  # the cheapest boundary recorded: the low side's
     val_rel: float = 0.3  # spread of a validation pass, relative
-    fit_end_s: float = 4.0  # the end-of-training teardown when it was not measured (high side)
     post_rel: float = 0.2  # spread of the measured post-training work, relative
     source: str = "defaults"
 
