@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import asyncio
 import socket
 import time
 import uuid
@@ -117,19 +118,30 @@ class Provisioner:
             return item
         raise explain(last or AwsError("no subnet"), "ec2:RunInstances")
 
-    def wait_running(self, items: list[Launched], delay: float = 5, max_attempts: int = 60) -> None:
+    async def wait_running(self, items: list[Launched], delay: float = 5,
+                           max_attempts: int = 60) -> None:
+        """Until every instance runs, polling with short calls: a Ctrl-C or SIGTERM cancels the
+        wait at once (boto's waiter blocked a thread for minutes, and exit waited on it)."""
         ids = [i.instance_id for i in items]
-        try:
-            self.ec2.get_waiter("instance_running").wait(
-                InstanceIds=ids, WaiterConfig={"Delay": delay, "MaxAttempts": max_attempts})
-            resp = self.ec2.describe_instances(InstanceIds=ids)
-        except Exception as exc:  # noqa: BLE001
-            raise explain(exc, "ec2:DescribeInstances") from exc
         by_id = {i.instance_id: i for i in items}
-        for r in resp["Reservations"]:
-            for inst in r["Instances"]:
-                it = by_id[inst["InstanceId"]]
-                it.address = inst.get("PublicIpAddress") or inst.get("PrivateIpAddress") or ""
+        for _ in range(max_attempts):
+            try:
+                resp = await asyncio.to_thread(self.ec2.describe_instances, InstanceIds=ids)
+            except Exception as exc:  # noqa: BLE001
+                raise explain(exc, "ec2:DescribeInstances") from exc
+            states = {}
+            for r in resp["Reservations"]:
+                for inst in r["Instances"]:
+                    it = by_id[inst["InstanceId"]]
+                    it.address = inst.get("PublicIpAddress") or inst.get("PrivateIpAddress") or ""
+                    states[inst["InstanceId"]] = inst["State"]["Name"]
+            if any(s in ("shutting-down", "terminated", "stopping", "stopped")
+                   for s in states.values()):
+                raise AwsError(f"an instance stopped while starting: {states}")
+            if states and all(s == "running" for s in states.values()):
+                return
+            await asyncio.sleep(delay)
+        raise AwsError(f"instances not running after {delay * max_attempts:g}s: {ids}")
 
     def terminate_all(self) -> list[str]:
         """Terminate everything this session launched (idempotent)."""
@@ -148,18 +160,22 @@ class Provisioner:
         self.terminate_all()
 
 
-def wait_ssh_ready(address: str, port: int = 22, timeout: float = 300, interval: float = 2) -> None:
-    """Until the SSH port answers with an SSH banner."""
+async def wait_ssh_ready(address: str, port: int = 22, timeout: float = 300,
+                         interval: float = 2) -> None:
+    """Until the SSH port answers with an SSH banner. Cancellable at any moment."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection((address, port), timeout=5) as sock:
-                sock.settimeout(5)
-                if sock.recv(64).startswith(b"SSH-"):
-                    return
-        except OSError:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(address, port), 5)
+            try:
+                banner = await asyncio.wait_for(reader.read(64), 5)
+            finally:
+                writer.close()
+            if banner.startswith(b"SSH-"):
+                return
+        except (OSError, asyncio.TimeoutError):
             pass
-        time.sleep(interval)
+        await asyncio.sleep(interval)
     raise AwsError(f"{address}:{port} did not offer SSH within {timeout:g}s")
 
 

@@ -27,7 +27,7 @@ async def run_provisioned(board: Any, settings: Any, aws: AwsSettings, ec2: Any,
     prov.check_budget(catalog)
     try:
         launched = [prov.launch(t) for t in aws.instance_types]
-        await asyncio.to_thread(prov.wait_running, launched, 2 if aws.endpoint_url else 5)
+        await prov.wait_running(launched, 2 if aws.endpoint_url else 5)
         hosts = []
         for item in launched:
             address = address_for(item) if address_for else item.address
@@ -37,7 +37,7 @@ async def run_provisioned(board: Any, settings: Any, aws: AwsSettings, ec2: Any,
                               instance=item.instance_type, address=address, port=port,
                               user=aws.user, identity_file=aws.identity_file, python=aws.python,
                               known_hosts=known_hosts, accept_new_host_key=True))
-        await asyncio.gather(*(asyncio.to_thread(wait_ssh_ready, h.address, h.port or 22, ssh_timeout)
+        await asyncio.gather(*(wait_ssh_ready(h.address, h.port or 22, ssh_timeout)
                                for h in hosts))
 
         async def keep_alive() -> None:

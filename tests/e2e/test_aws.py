@@ -70,7 +70,7 @@ def test_launch_tags_shutdown_behaviour_waiters_and_terminate(moto_url) -> None:
     settings = AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge"], deadman_minutes=30)
     prov = provision.Provisioner(ec2, settings)
     item = prov.launch("g5.xlarge")
-    prov.wait_running([item], delay=1)
+    asyncio.run(prov.wait_running([item], delay=1))
     desc = ec2.describe_instances(InstanceIds=[item.instance_id])["Reservations"][0]["Instances"][0]
     tags = {t["Key"]: t["Value"] for t in desc["Tags"]}
     assert tags[aws_client.TAG_SESSION] == prov.session and tags[aws_client.TAG_OWNER] == provision.owner()
@@ -297,3 +297,35 @@ def test_rank_can_price_with_cached_spot_prices(run_cli) -> None:  # type: ignor
     code, out, err = run_cli("rank", log, "--spot", "--json", "--billing", "exact")
     row = json.loads(out)[0]
     assert row["price_per_hour"] == 0.918 and row["cost_usd"] == pytest.approx(on_demand * 0.3, rel=1e-6)
+
+
+def test_waiting_for_ssh_is_cancelled_at_once() -> None:
+    """Ctrl-C while a launched instance is not answering yet: the wait ends within 2 s (it used
+    to block a thread for minutes, and the exit waited on it)."""
+    import socket
+    import time
+
+    from probecast.core.cloud.provision import wait_ssh_ready
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)  # accepts, never says SSH-
+    port = silent.getsockname()[1]
+
+    async def go() -> float:
+        task = asyncio.create_task(wait_ssh_ready("127.0.0.1", port, timeout=300, interval=0.2))
+        await asyncio.sleep(0.5)
+        t0 = time.monotonic()
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        return time.monotonic() - t0
+
+    try:
+        t0 = time.monotonic()
+        took = asyncio.run(go())
+        assert took < 2 and time.monotonic() - t0 < 4
+    finally:
+        silent.close()
