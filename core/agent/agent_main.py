@@ -55,6 +55,8 @@ def add_stop_arguments(p: argparse.ArgumentParser) -> None:
                    help="hardware sample period in seconds (0: off)")
     m.add_argument("--watch-stdin", action="store_true",
                    help="stop when stdin closes (the SSH channel went away)")
+    m.add_argument("--own-dir", default=None,
+                   help="a probecast-* directory to remove when the agent exits (its upload)")
 
 
 def policy_config(ns: argparse.Namespace) -> dict[str, Any]:
@@ -146,6 +148,17 @@ def main(argv: list[str] | None = None) -> int:
             pass
     if ns.watch_stdin:
         _watch_stdin(launcher, opts.grace)
-    code = launcher.run()
-    emitter.close()
+    try:
+        code = launcher.run()
+    finally:
+        emitter.close()
+        _remove_own_dir(ns.own_dir)
     return code
+
+
+def _remove_own_dir(path: str | None) -> None:
+    """Whatever ended the probe, the host keeps nothing of it (only probecast-* directories)."""
+    if path and os.path.basename(os.path.normpath(path)).startswith("probecast-"):
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from .config import Host
 from .runners import OutputSink, ProbeSpec, RunnerItem, RunnerStatus, _final_status, _LineSink
 
 KEEPALIVE_COUNT = 3
+log = logging.getLogger("probecast.ssh")
 
 
 class SshProbeError(Exception):
@@ -33,7 +35,9 @@ class SshProbeError(Exception):
 def remote_command(python: str, agent_path: str, args: list[str], workdir: str | None) -> str:
     """The remote shell command. Every value is quoted: no injection from config values."""
     # --watch-stdin belongs to the subcommand (run/workload), before any "-- user command"
-    run = " ".join(shlex.quote(a) for a in [python, agent_path, args[0], "--watch-stdin", *args[1:]])
+    own = agent_path.rsplit("/", 1)[0]  # the agent removes its directory when it exits
+    run = " ".join(shlex.quote(a) for a in [python, agent_path, args[0], "--watch-stdin",
+                                             "--own-dir", own, *args[1:]])
     if not workdir:
         return f"exec {run}"
     if workdir == "~" or workdir.startswith("~/"):
@@ -233,15 +237,44 @@ class SshRunner:
             pass
 
     async def _upload(self, conn: Any) -> str:
+        """The agent into a fresh directory: /tmp, else ~/.cache/probecast, else /var/tmp (a full
+        or read-only /tmp is said, not fatal); by SFTP, else through the exec channel. Stale
+        directories of earlier sessions (over a day old, ours) are swept first."""
+        await self._sweep(conn)
+        data = zipapp_bytes()
         name = f"probecast-{uuid.uuid4().hex[:12]}"
-        async with conn.start_sftp_client() as sftp:
-            base = "/tmp"
-            self.remote_dir = f"{base}/{name}"
-            await sftp.mkdir(self.remote_dir)
-            path = f"{self.remote_dir}/probecast-agent.pyz"
-            async with sftp.open(path, "wb") as fh:
-                await fh.write(zipapp_bytes())
-        return path
+        problems: list[str] = []
+        for base in ("/tmp", "$HOME/.cache/probecast", "/var/tmp"):
+            d = f"{base}/{name}"
+            path = f"{d}/probecast-agent.pyz"
+            quoted = f'"{d}"' if base.startswith("$HOME") else shlex.quote(d)
+            target = f'"{path}"' if base.startswith("$HOME") else shlex.quote(path)
+            r = await conn.run(f"mkdir -p {quoted} && chmod 700 {quoted} && cat > {target} && "
+                               f"echo {quoted}", input=data, encoding=None, check=False)
+            if r.exit_status == 0:
+                self.remote_dir = r.stdout.decode().strip()
+                if problems:
+                    log.info("%s: agent uploaded to %s (%s)", self.host.name, self.remote_dir,
+                             "; ".join(problems))
+                return f"{self.remote_dir}/probecast-agent.pyz"
+            why = (r.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+            problems.append(f"{base}: {why[-1] if why else f'exit {r.exit_status}'}")
+            await conn.run(f"rm -rf {quoted}", check=False)
+        raise SshProbeError("cannot write the agent on the host: " + "; ".join(problems))
+
+    @staticmethod
+    async def _sweep(conn: Any, min_age_minutes: int = 10) -> None:
+        """Directories left by earlier sessions whose agent died without cleaning up (kill -9,
+        host reboot): ours, older than ``min_age_minutes``, and with no agent running from them
+        - a concurrent session's directory is never touched."""
+        await conn.run(
+            'h=[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]; '
+            'for d in /tmp/probecast-$h /var/tmp/probecast-$h "$HOME"/.cache/probecast/probecast-$h; '
+            'do '
+            '[ -d "$d" ] && [ -O "$d" ] || continue; '
+            f'[ -n "$(find "$d" -maxdepth 0 -mmin +{int(min_age_minutes)})" ] || continue; '
+            'pgrep -f "$d/probecast-agent[.]pyz" >/dev/null 2>&1 && continue; '
+            'rm -rf "$d"; done; true', check=False)
 
     async def _cleanup(self) -> None:
         conn = self._conn

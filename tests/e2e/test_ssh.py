@@ -20,7 +20,7 @@ from probecast.core.model.events import End, Step, read_log
 from probecast.core.run.plan import plan_probes, run_plan
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.ranking import Pricing
-from probecast.core.run.ssh import SshRunner, remote_command
+from probecast.core.run.ssh import SshRunner, connect, remote_command
 
 pytestmark = pytest.mark.skipif(sshd_mod.available() is not None,
                                 reason=sshd_mod.available() or "")
@@ -159,6 +159,8 @@ async def test_host_down_fails_fast_and_others_finish(world, tmp_path) -> None: 
 
 
 async def test_sshd_killed_mid_stream_keeps_data_and_others_finish(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    dirs_before = set(Path("/tmp").glob("probecast-*/"))
+    agents_before = set(Path("/tmp").glob("probecast-*/probecast-agent.pyz"))
     victim = sshd_mod.start_sshd(world["base"] / "victim", "127.0.0.4", 2222,
                                  world["client"].with_suffix(".pub").read_text())
     with open(world["known"], "a") as fh:
@@ -184,16 +186,25 @@ async def test_sshd_killed_mid_stream_keeps_data_and_others_finish(world, tmp_pa
         e = board.entries["victim-b8"]
         assert e.status == "failed" and ("lost" in e.detail or "disconnected" in e.detail
                                          or "without an end" in e.detail)
-        kept = [x for x in read_log(e.log_path)[0] if isinstance(x, Step)]
+        events = read_log(e.log_path)[0]
+        kept = [x for x in events if isinstance(x, Step)]
         assert len(kept) >= 5  # everything received before the cut is on disk
+        assert isinstance(events[-1], End)  # probecast closed the log with an end of its own
         assert board.entries["ok2-b8"].status == "done"
     finally:
         victim.stop()
     for _ in range(100):  # the orphaned agent notices its reader is gone and stops
-        if not remote_leftovers("root"):
+        if not remote_leftovers("root") and not set(Path("/tmp").glob("probecast-*/")) - dirs_before:
             break
         await asyncio.sleep(0.1)
     assert remote_leftovers("root") == []
+    # The kill took the agent too (SIGKILL to the session's processes): its directory stays
+    # until the next connection to the host sweeps it (no agent running from it any more).
+    left = set(Path("/tmp").glob("probecast-*/probecast-agent.pyz")) - agents_before
+    conn = await connect(host(world, "a", "a"))
+    async with conn:
+        await SshRunner._sweep(conn, min_age_minutes=0)
+    assert not {p for p in left if p.exists()}
 
 
 async def test_hung_host_is_detected_by_keepalive(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
