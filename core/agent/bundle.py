@@ -69,13 +69,9 @@ def zipapp_bytes() -> bytes:
     return buf.getvalue()
 
 
-def cached_zipapp() -> Path:
-    """The agent zip, built once per content (also the hook's zip when running from source)."""
-    return local_agent_zip()
-
-
 def local_agent_zip() -> Path:
-    """The agent zip for probes on this machine, built once per content into the user's cache."""
+    """The agent zip for probes on this machine - and the hook's zip when the agent runs from
+    source - built once per content into the user's cache."""
     import hashlib
     import tempfile
 

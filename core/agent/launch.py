@@ -56,9 +56,9 @@ def hook_path() -> str:
     outer = os.path.dirname(here)
     if os.path.isfile(outer) and outer.endswith((".pyz", ".zip")):  # running from the agent zip
         return outer
-    from .bundle import cached_zipapp  # running from a source tree or an installed package
+    from .bundle import local_agent_zip  # running from a source tree or an installed package
 
-    return str(cached_zipapp())
+    return str(local_agent_zip())
 
 
 class Launcher:

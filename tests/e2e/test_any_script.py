@@ -6,7 +6,6 @@ Real TensorFlow, real subprocesses, `probecast probe` as a user runs it.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from probecast.core.model.events import Done, End, Epoch, Log, Step, read_log
+from probecast.core.model.events import Done, End, Log, Step, read_log
 from probecast.core.model.logstore import load_probe
 from probecast.core.model.estimate import estimate_runtime
 
@@ -61,7 +60,7 @@ def probe(tmp: Path, command: str, *extra: str, batch: int = 32,
 
 
 def test_progress_bars_and_megabytes_of_prints_lose_no_event(tmp_path: Path) -> None:
-    s = write(tmp_path, "noisy.py", """
+    write(tmp_path, "noisy.py", """
         class Chatty(keras.callbacks.Callback):
             def on_train_batch_end(self, batch, logs=None):
                 print("batch", batch, "x" * 2000)          # ~2 KB per step, no newline games
@@ -115,7 +114,7 @@ def test_fit_in_a_loop_stops_after_the_probe_with_epochs_counted(tmp_path: Path)
 
 
 def test_gradient_tape_loop_is_probed_with_no_code_change(tmp_path: Path) -> None:
-    s = write(tmp_path, "tape.py", """
+    write(tmp_path, "tape.py", """
         import tensorflow as tf
         ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(2048).batch(64)
         opt = keras.optimizers.Adam()
@@ -165,7 +164,7 @@ def test_a_script_that_never_trains_is_stopped_at_the_first_step_timeout(tmp_pat
 
 @pytest.mark.parametrize("launcher", ["bash", "module"])
 def test_shell_scripts_and_python_dash_m_are_run_as_they_are(tmp_path: Path, launcher: str) -> None:
-    write(tmp_path, "pkg/__init__.py", "")
+    (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     write(tmp_path, "pkg/train.py", """
         bs = int(sys.argv[sys.argv.index("--batch-size") + 1])

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import math
 
 import pytest
 from conftest import ranked_row
