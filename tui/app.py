@@ -43,9 +43,12 @@ class ProbecastApp(App[None]):
             self.push_screen(SetupScreen(self.session))
         else:
             self.push_screen(RunScreen(self.session))
-            if self.session.runners:
-                self.run_worker(self.session.drive(), exclusive=True, group="probes",
-                                exit_on_error=False, description="drive probes")
+            if self.session.runners:  # after the first frame: 10 000 logs load behind it
+                self.call_after_refresh(self._drive)
+
+    def _drive(self) -> None:
+        self.run_worker(self.session.drive(), exclusive=True, group="probes",
+                        exit_on_error=False, description="drive probes")
 
     @on(StartProbes)
     def _start_probes(self, message: StartProbes) -> None:

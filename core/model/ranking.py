@@ -8,6 +8,7 @@ marks rows no other row beats on both time and cost.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -162,22 +163,47 @@ def horizons_for(candidate: Candidate, pricing: Pricing, options: RankOptions,
     return out
 
 
-def estimate_rows(candidates: Iterable[Candidate], pricing: Pricing,
-                  options: RankOptions) -> tuple[list[RankedRow], list[str]]:
+EstimateCache = dict[str, tuple[tuple[object, ...], list[str], "RankedRow | None"]]
+
+
+def _estimate_one(c: Candidate, pricing: Pricing, options: RankOptions,
+                  cache: EstimateCache | None) -> tuple[list[str], RankedRow | None]:
+    """Warnings and the row (None: no estimate, the reason among the warnings), from the cache
+    when neither the candidate nor anything its estimate depends on changed."""
+    stamp = (c.version, c.status, id(pricing), options.epochs, options.use_validation,
+             options.equation, options.statistic, id(options.epoch_plan))
+    if cache is not None and c.version is not None:
+        hit = cache.get(c.key)
+        if hit is not None and hit[0] == stamp:
+            # a copy: ranking sets its relative columns on the rows it is given
+            return hit[1], copy.copy(hit[2])
+    where = c.path or c.label
+    notes = [f"{where}: {warning}" for warning in c.state.warnings()]
+    row: RankedRow | None
+    try:
+        row = estimate_row(c, pricing, options)
+    except NoEstimate as exc:
+        notes.append(f"{where}: {why_no_estimate(c, exc)}")
+        row = None
+    if cache is not None and c.version is not None:
+        cache[c.key] = (stamp, notes, row)
+    return notes, row
+
+
+def estimate_rows(candidates: Iterable[Candidate], pricing: Pricing, options: RankOptions,
+                  cache: EstimateCache | None = None) -> tuple[list[RankedRow], list[str]]:
     """Rows for every candidate that supports an estimate, and one line for each that does not
-    (or that the options leave out)."""
+    (or that the options leave out). With ``cache`` (a live board's), only candidates whose
+    version changed are estimated again."""
     rows: list[RankedRow] = []
     skipped: list[str] = []
     for c in candidates:
         start = c.state.start
         if options.workload is not None and start is not None and start.workload != options.workload:
             continue
-        for warning in c.state.warnings():
-            skipped.append(f"{c.path or c.label}: {warning}")
-        try:
-            row = estimate_row(c, pricing, options)
-        except NoEstimate as exc:
-            skipped.append(f"{c.path or c.label}: {why_no_estimate(c, exc)}")
+        notes, row = _estimate_one(c, pricing, options, cache)
+        skipped.extend(notes)
+        if row is None:
             continue
         if options.min_accuracy is not None:
             where = c.path or c.label
@@ -243,9 +269,9 @@ def rank(rows: list[RankedRow], by: str = "time", weight: float = 0.5) -> list[R
 
 
 def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
-                  options: RankOptions) -> Ranking:
+                  options: RankOptions, cache: EstimateCache | None = None) -> Ranking:
     """The pipeline: candidates + options -> estimates -> a ranking per workload."""
-    rows, skipped = estimate_rows(candidates, pricing, options)
+    rows, skipped = estimate_rows(candidates, pricing, options, cache)
     groups: dict[str, list[RankedRow]] = {}
     for r in rows:
         groups.setdefault(r.workload, []).append(r)
@@ -253,6 +279,6 @@ def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
                    skipped, options)
 
 
-__all__ = ["DEFAULT_EPOCHS", "Candidate", "CrossingNote", "JsonValue", "Estimate", "Horizon", "NoEstimate", "Pricing",
+__all__ = ["DEFAULT_EPOCHS", "Candidate", "CrossingNote", "JsonValue", "Estimate", "EstimateCache", "Horizon", "NoEstimate", "Pricing",
            "RankOptions", "RankedRow", "Ranking", "build_ranking", "choose_epochs",
            "estimate_row", "estimate_rows", "horizons_for", "is_pareto", "rank", "undecided_pairs"]

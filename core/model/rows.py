@@ -25,6 +25,7 @@ class Candidate:
     path: str | None = None
     truncated: bool = False
     malformed_lines: int = 0
+    version: int | None = None  # bumps on every change (a live board); None: never cached
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from ..model.state import ProbeState
 from .fmt import fmt_cost, fmt_duration
 
 VIEW_NAMES = {"time": "fastest", "cost": "cheapest"}
+MAX_PAIRS = 10  # "X vs Y undecided" lines; the ≈ marks say the rest
 
 
 def view_name(options: RankOptions) -> str:
@@ -25,13 +26,14 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
     else:
         ep = "each log's planned epochs"
     out.write(f"Ranking: {view_name(options)} first, at {ep}\n")
-    out.write(f"{'#':>2}  {'instance':<15} {'batch':>5} {'runtime':>8} {'bounds':>17} "
+    w = max(2, len(str(len(rows))) + 1)  # "≈10000" keeps the columns aligned
+    out.write(f"{'#':>{w}}  {'instance':<15} {'batch':>5} {'runtime':>8} {'bounds':>17} "
               f"{'cost':>9} {'rel':>5} P\n")
     for i, r in enumerate(rows, 1):
         bounds = f"{fmt_duration(r.runtime_low_s)}-{fmt_duration(r.runtime_high_s)}"
         rel = "-" if r.relative is None else f"{r.relative:.2f}"
         rank = f"≈{i}" if r.undecided else f"{i}"
-        out.write(f"{rank:>2}  {((r.instance or '?')[:14] + r.mark):<15} {r.batch_size:>5} "
+        out.write(f"{rank:>{w}}  {((r.instance or '?')[:14] + r.mark):<15} {r.batch_size:>5} "
                   f"{fmt_duration(r.runtime_s):>8} {bounds:>17} {fmt_cost(r.cost_usd):>9} "
                   f"{rel:>5} {'*' if r.pareto else ' '}\n")
     out.write("rel: 1.00 = best; P *: Pareto-optimal (no row is both faster and cheaper)\n"
@@ -39,8 +41,12 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
     if any(r.mark for r in rows):
         out.write("after an instance: ! its probe failed or was stopped, ? its log has no end, "
                   "… still running\n")
-    for line in undecided_pairs(rows):
+    pairs = undecided_pairs(rows)
+    for line in pairs[:MAX_PAIRS]:
         out.write(line + "\n")
+    if len(pairs) > MAX_PAIRS:
+        out.write(f"... and {len(pairs) - MAX_PAIRS} more rows undecided against the leader "
+                  "(marked ≈)\n")
     probes = [r for r in rows if r.probe_s and r.status == "probe-done"]
     if probes:
         total = sum(r.probe_s for r in probes)

@@ -17,7 +17,7 @@ from ..agent.steady import DEFAULT_STATISTIC
 from ..model.events import Event, Step
 from ..model.pricing import cost_usd
 from ..model.epochs import EpochsInfo
-from ..model.ranking import Candidate, Pricing, RankedRow, Ranking, RankOptions, build_ranking
+from ..model.ranking import Candidate, EstimateCache, Pricing, RankedRow, Ranking, RankOptions, build_ranking
 from .runners import LineBatch, ProbeSpec, Runner, RunnerStatus
 from ..model.events import EventReader
 from ..model.state import ProbeState, fold_lines
@@ -65,6 +65,7 @@ class Board:
         self.epoch_plan = epoch_plan  # methodology 1: N_ep per (workload, batch) from full runs
         self.entries: dict[str, ProbeEntry] = {}
         self.version = 0
+        self._estimates: EstimateCache = {}  # per probe: re-estimated only when it changed
 
     def add(self, spec: ProbeSpec, log_path: Path | None = None) -> ProbeEntry:
         entry = ProbeEntry(spec, log_path=log_path)
@@ -129,7 +130,7 @@ class Board:
     def candidates(self) -> list[Candidate]:
         """Every probe that can support an estimate yet (two steps or more)."""
         return [Candidate(e.key, e.spec.label, e.state, status=e.status,
-                          path=str(e.log_path) if e.log_path else None)
+                          path=str(e.log_path) if e.log_path else None, version=e.version)
                 for e in self.entries.values() if e.state.steps >= 2]
 
     def ranking(self, options: RankOptions) -> Ranking:
@@ -138,7 +139,7 @@ class Board:
             options = dataclasses.replace(options, epoch_plan=self.epoch_plan)
         if options.statistic != self.statistic:
             options = dataclasses.replace(options, statistic=self.statistic)
-        return build_ranking(self.candidates(), self.pricing, options)
+        return build_ranking(self.candidates(), self.pricing, options, self._estimates)
 
     def states(self) -> dict[str, ProbeState]:
         return {k: e.state for k, e in self.entries.items()}

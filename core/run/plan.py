@@ -141,9 +141,20 @@ async def run_plan(
     await asyncio.gather(*(host_queue(items) for items in by_host.values()))
 
 
-async def run_runners(board: Board, runners: list[Runner]) -> None:
-    """Drive independent runners (replays, tests) concurrently into the board."""
+async def run_runners(board: Board, runners: list[Runner], limit: int | None = None) -> None:
+    """Drive independent runners (replays, tests) concurrently into the board, at most ``limit``
+    at once (a replay of 10 000 logs must not open 10 000 files or starve the UI)."""
     for r in runners:
         if r.spec.key not in board.entries:
             board.add(r.spec, getattr(r, "path", None))  # a replay's log (and its .output)
-    await asyncio.gather(*(board.drive(r) for r in runners))
+    if limit is None or limit >= len(runners):
+        await asyncio.gather(*(board.drive(r) for r in runners))
+        return
+    pending = iter(runners)
+
+    async def lane() -> None:
+        for r in pending:  # lanes share one iterator: each runner is driven once
+            await board.drive(r)
+            await asyncio.sleep(0)  # let the UI in between logs
+
+    await asyncio.gather(*(lane() for _ in range(limit)))

@@ -18,6 +18,8 @@ from .plan import PlannedProbe, RunnerFactory, run_plan, run_runners, runner_fac
 from .runners import ReplayRunner, Runner
 
 DEFAULT_HORIZONS = (5, 10, 20, 25)
+FAST_REPLAY_LANES = 4
+REPLAY_LANES = 256
 
 
 class Mode(enum.Enum):
@@ -55,7 +57,16 @@ class Session:
         """Feed the runners given up front into the board until they end."""
         for r in self.runners:
             self._live[r.spec.key] = r
-        await run_runners(self.board, self.runners)
+        await run_runners(self.board, self.runners, self.drive_limit)
+
+    @property
+    def drive_limit(self) -> int | None:
+        """How many given runners play at once: a replay as fast as possible reads a few logs at
+        a time (it is CPU-bound anyway), a paced one at most REPLAY_LANES (open files)."""
+        replays = self.replay_runners
+        if not replays:
+            return None
+        return FAST_REPLAY_LANES if all(r.speed <= 0 for r in replays) else REPLAY_LANES
 
     async def run(self, plan: list[PlannedProbe], concurrency: int, timeout: float) -> None:
         """Start a live plan: probes on their hosts, logs under the plan's directory."""
@@ -84,7 +95,10 @@ class Session:
         return True
 
     async def stop_all(self, wait: float = 20.0) -> None:
-        """Stop every running probe and wait (bounded) until they are gone."""
+        """Stop every running probe and wait (bounded) until they are gone. A replay has
+        nothing to stop: cancelling its driver (the caller's) ends it at once."""
+        if self.is_replay:
+            return
         active = [r for k, r in self._live.items()
                   if (e := self.board.entries.get(k)) is not None and e.active]
         if active:

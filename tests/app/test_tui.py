@@ -337,3 +337,26 @@ async def test_o_shows_the_probes_program_output_kept_beside_its_log(tmp_path) -
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, OutputScreen)
+
+
+async def test_many_logs_show_the_top_rows_and_a_few_panels(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Thousands of logs: the table holds the top rows and the panels the first probes, and both
+    say how many there are (limits made small here; benchmarks/scale.py runs 10 000)."""
+    import probecast.tui.screens.run as run_screen
+    import probecast.tui.widgets.ranking as ranking_widget
+
+    monkeypatch.setattr(run_screen, "MAX_PANELS", 3)
+    monkeypatch.setattr(run_screen, "MAX_ROWS", 5)
+    monkeypatch.setattr(ranking_widget, "MAX_ROWS", 5)
+    source = SAMPLE_LOGS / "cpu-keras" / "probes" / "probe-mnist-cnn-b64-cpu-1core.jsonl"
+    text = source.read_text()
+    for i in range(8):
+        (tmp_path / f"copy-{i}.jsonl").write_text(
+            text.replace('"probe":"probe-mnist-cnn-b64-cpu-1core"', f'"probe":"copy-{i}"'))
+    app = make_replay_app([str(tmp_path)], speed=0)
+    async with app.run_test(size=(100, 40)) as pilot:
+        table = await finished_replay(app, pilot)
+        assert table.row_count == 5
+        assert "top 5 of 8 rows" in str(app.screen.query_one("#ranking-box").border_subtitle)
+        assert len(app.screen.query(run_screen.ProbePanel)) == 3
+        assert "first 3 of 8" in str(app.screen.query_one("#probes").border_title)

@@ -76,3 +76,28 @@ def test_pareto_frontier() -> None:
     assert is_pareto(times, costs) == [True, True, True, False, False]
     # a duplicate point does not dominate its twin
     assert is_pareto([1, 1], [1.0, 1.0]) == [True, True]
+
+
+def test_pareto_matches_the_definition_on_random_rows() -> None:
+    """The sweep gives exactly what the O(n^2) definition gives, NaN and missing costs included."""
+    import math
+    import random
+
+    def by_definition(times: list[float], costs: list[float | None]) -> list[bool]:
+        out = []
+        for i, (t, c) in enumerate(zip(times, costs)):
+            if c is None or math.isnan(c) or math.isnan(t):
+                out.append(False)
+                continue
+            out.append(not any(
+                j != i and c2 is not None and t2 <= t and c2 <= c and (t2 < t or c2 < c)
+                for j, (t2, c2) in enumerate(zip(times, costs))))
+        return out
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        n = rng.randint(0, 10)
+        times = [math.nan if rng.random() < 0.1 else float(rng.randint(1, 4)) for _ in range(n)]
+        costs = [rng.choice([None, math.nan]) if rng.random() < 0.15 else float(rng.randint(1, 4))
+                 for _ in range(n)]
+        assert is_pareto(times, costs) == by_definition(times, costs), (times, costs)

@@ -47,3 +47,61 @@ def test_instant_replay_folds_the_same_state_as_the_file() -> None:
         (disk.steps, disk.boundary_steps, disk.elapsed)
     assert live.state.step_time() == disk.step_time()
     assert list(live.recent)[0] == disk.t_it1  # the first (slow) step stays in the chart
+
+
+def test_runners_with_a_limit_each_play_once_never_more_at_a_time() -> None:
+    """A replay of thousands of logs reads a few at a time (files, and the UI's share of the loop)."""
+    path = SAMPLE_LOGS / "cpu-keras" / "probes" / "probe-mnist-cnn-b64-cpu-1core.jsonl"
+    playing, most = 0, 0
+
+    class Counting(ReplayRunner):
+        async def stream(self):  # type: ignore[no-untyped-def]
+            nonlocal playing, most
+            playing += 1
+            most = max(most, playing)
+            try:
+                async for item in super().stream():
+                    yield item
+                    await asyncio.sleep(0)
+            finally:
+                playing -= 1
+
+    board = Board(Pricing(Catalog.embedded()))
+    runners = [Counting(ProbeSpec(key=f"p{i}", label=f"p{i}"), path, speed=0) for i in range(23)]
+    asyncio.run(run_runners(board, runners, limit=4))
+    assert most == 4
+    assert [e.status for e in board.entries.values()] == ["done"] * 23
+    assert len({e.state.steps for e in board.entries.values()}) == 1
+
+
+def test_board_estimates_again_only_what_changed() -> None:
+    """The live ranking re-estimates a probe only when its state changed (10 000 replayed logs
+    must not be re-estimated every redraw), and gives each ranking its own rows."""
+    from probecast.core.model import ranking as ranking_module
+    from probecast.core.model.ranking import RankOptions
+
+    path = SAMPLE_LOGS / "cpu-keras" / "probes" / "probe-mnist-cnn-b64-cpu-1core.jsonl"
+    board = Board(Pricing(Catalog.embedded()))
+    runners = [ReplayRunner(ProbeSpec(key=f"p{i}", label=f"p{i}"), path, speed=0) for i in range(3)]
+    asyncio.run(run_runners(board, runners))
+    calls = 0
+    real = ranking_module.estimate_row
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        return real(*args, **kwargs)
+
+    ranking_module.estimate_row = counting  # type: ignore[assignment]
+    try:
+        first = board.ranking(RankOptions()).rows
+        assert calls == 3
+        again = board.ranking(RankOptions(by="cost")).rows  # the view changes no estimate
+        assert calls == 3 and again[0] is not first[0]
+        assert board.ranking(RankOptions(epochs=20)).rows[0].epochs == 20  # N_ep does
+        assert calls == 6
+        board.feed("p1", RunnerStatus("stopped", "by hand"))
+        board.ranking(RankOptions(epochs=20))
+        assert calls == 7
+    finally:
+        ranking_module.estimate_row = real  # type: ignore[assignment]

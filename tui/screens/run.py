@@ -21,9 +21,10 @@ from ..actions import bindings
 
 from ..widgets.detail import DetailView
 from ..widgets.probe_panel import ProbePanel
-from ..widgets.ranking import RankingTable
+from ..widgets.ranking import MAX_ROWS, RankingTable
 
 REFRESH_HZ = 5  # the timer; what it redraws is throttled per part below
+MAX_PANELS = 32  # live panels beyond this help nobody (the ranking and detail cover the rest)
 
 
 def redraw_interval() -> float:
@@ -121,11 +122,12 @@ class RunScreen(Screen[None]):
             self.update_status()
 
     def _new_probes(self) -> bool:
-        return len(self._panels) != len(self.session.board.entries)
+        return len(self._panels) != min(MAX_PANELS, len(self.session.board.entries))
 
     def update_panels(self) -> None:
         container = self.query_one("#probes", VerticalScroll)
-        for key, entry in self.session.board.entries.items():
+        entries = self.session.board.entries
+        for key, entry in list(entries.items())[:MAX_PANELS]:
             panel = self._panels.get(key)
             if panel is None:
                 panel = ProbePanel(entry)
@@ -134,6 +136,11 @@ class RunScreen(Screen[None]):
             elif panel.is_mounted and panel.region.area:
                 # only panels on screen: off-screen ones catch up when scrolled into view
                 panel.refresh_from_entry()
+        hidden = len(entries) - len(self._panels)
+        title = "Probes" + (f" (first {len(self._panels)} of {len(entries)}; the rest: "
+                            "ranking and detail)" if hidden > 0 else "")
+        if container.border_title != title:
+            container.border_title = title
 
     def update_ranking(self) -> None:
         workloads = self.session.board.workloads()
@@ -147,6 +154,11 @@ class RunScreen(Screen[None]):
         self._full_cost = self.session.board.full_cost(records)
         table = self.query_one(RankingTable)
         table.apply(records)
+        box = self.query_one("#ranking-box")
+        more = (f"top {MAX_ROWS} of {len(records)} rows · e exports all"
+                if len(records) > MAX_ROWS else "")
+        if box.border_subtitle != more:
+            box.border_subtitle = more
         self.show_detail(table.selected_key())
 
     def update_status(self) -> None:

@@ -17,6 +17,7 @@ COLUMNS = (("rank", "#"), ("instance", "instance"), ("batch", "batch"), ("runtim
 # repaints the table). 73 columns with cell padding: fits 80.
 WIDTHS = {"rank": 3, "instance": 15, "batch": 5, "runtime": 7, "bounds": 11, "cost": 8, "rel": 5,
           "pareto": 1}
+MAX_ROWS = 1000  # a decision needs the top; every row is in `e` exports and `probecast rank`
 
 
 def row_cells(rank: int, r: RankedRow) -> dict[str, Any]:
@@ -63,8 +64,10 @@ class RankingTable(DataTable[Any]):
     def apply(self, records: list[RankedRow]) -> None:
         """Diff the table against the ranking: update changed cells, add/remove rows, re-sort."""
         selected = self.selected_key()
+        records = records[:MAX_ROWS]
         wanted = [r.key for r in records]
-        for gone in [k for k in self._cells if k not in wanted]:
+        keep = set(wanted)
+        for gone in [k for k in self._cells if k not in keep]:
             self.remove_row(gone)
             del self._cells[gone]
         for rank, r in enumerate(records, 1):
