@@ -119,7 +119,9 @@ def child(seconds: float, out: str) -> None:
 
     class Bench(ProbecastApp):
         def on_mount(self) -> None:
-            super().on_mount()
+            # no super().on_mount(): Textual calls every class's on_mount along the MRO itself
+            # (calling it here pushed a second run screen, and the one beneath repainted the
+            # whole terminal whenever it changed - the measure was of that, not of the app)
 
             async def probe_lag() -> None:
                 while True:

@@ -47,7 +47,7 @@ class ProbecastApp(App[None]):
                 self.call_after_refresh(self._drive)
 
     def _drive(self) -> None:
-        self.run_worker(self.session.drive(), exclusive=True, group="probes",
+        self.run_worker(self.session.drive, exclusive=True, group="probes",
                         exit_on_error=False, description="drive probes")
 
     @on(StartProbes)

@@ -360,3 +360,38 @@ async def test_many_logs_show_the_top_rows_and_a_few_panels(tmp_path, monkeypatc
         assert "top 5 of 8 rows" in str(app.screen.query_one("#ranking-box").border_subtitle)
         assert len(app.screen.query(run_screen.ProbePanel)) == 3
         assert "first 3 of 8" in str(app.screen.query_one("#probes").border_title)
+
+
+async def test_a_changed_estimate_repaints_its_row_not_the_table() -> None:  # type: ignore[no-untyped-def]
+    """Over a bastion's link every repainted line costs bytes: a new figure in one row refreshes
+    that row's region; the table as a whole is repainted only when the order changes."""
+    from textual.app import App, ComposeResult
+
+    from conftest import ranked_row
+    from probecast.core.model.ranking import rank
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield RankingTable()
+
+    rows = [ranked_row("a", "g5.xlarge", 64, 100.0, 1.0), ranked_row("b", "p3.2xlarge", 64, 300.0, 2.0)]
+    app = One()
+    async with app.run_test(size=(80, 12)) as pilot:
+        table = app.query_one(RankingTable)
+        table.apply(rank(rows))
+        await pilot.pause()
+        whole: list[bool] = []
+        real = table.refresh
+
+        def spy(*regions, **kwargs):  # type: ignore[no-untyped-def]
+            whole.append(not regions)
+            return real(*regions, **kwargs)
+
+        table.refresh = spy  # type: ignore[method-assign]
+        rows = [ranked_row("a", "g5.xlarge", 64, 110.0, 1.1), ranked_row("b", "p3.2xlarge", 64, 300.0, 2.0)]
+        table.apply(rank(rows))
+        assert whole and not any(whole)  # regions only
+        assert "1m50s" in str(table.get_row("a")[3])
+        rows = [ranked_row("a", "g5.xlarge", 64, 400.0, 4.0), ranked_row("b", "p3.2xlarge", 64, 300.0, 2.0)]
+        table.apply(rank(rows))  # the order changed: a full repaint is right
+        assert any(whole) and table_order(table) == ["b", "a"]

@@ -88,12 +88,33 @@ class DetailView(Static):
     """
 
     row: RankedRow | None = None
+    _shown: str | None = None
 
     def show(self, row: RankedRow | None) -> None:
+        """Show a row. Repaints only when the text changed, and lays the screen out again only
+        when its height changed: on a bastion's link a layout pass repaints every line of the
+        terminal. Hidden (80 columns), it waits until it is shown."""
         if row is self.row:
             return
         self.row = row
-        self.update(render_detail(row))
+        if self.is_mounted and not self._visible():
+            return
+        self._render_row()
+
+    def _visible(self) -> bool:
+        return all(node.display for node in self.ancestors_with_self if hasattr(node, "display"))
+
+    def _render_row(self) -> None:
+        width = self.content_size.width or 78
+        text = self.plain_text(width)
+        if text == self._shown:
+            return
+        same_height = self._shown is not None and text.count("\n") == self._shown.count("\n")
+        self._shown = text
+        self.update(render_detail(self.row), layout=not same_height)
+
+    def on_show(self) -> None:
+        self._render_row()
 
     def plain_text(self, width: int = 78) -> str:
         """What the view shows, as plain text (tests, export)."""

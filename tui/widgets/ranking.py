@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, RowKey
 
 from probecast.core.model.ranking import RankedRow
 from probecast.core.report.fmt import fmt_cost, fmt_duration
@@ -61,6 +62,20 @@ class RankingTable(DataTable[Any]):
             return None
         return row_key.value
 
+    def _update_row(self, key: str, changed: dict[str, Any]) -> None:
+        """Set a row's changed cells and repaint that row only.
+
+        `DataTable.update_cell` repaints the whole table (~20 KB of escape codes at 80x24 for one
+        figure), which is what kept a bastion's link busy; this writes the same data and refreshes
+        the row's region. It leans on DataTable's `_data` and `_update_count` (the render caches'
+        key), so textual is pinned to a minor version in pyproject.toml."""
+        row_key = RowKey(key)
+        data = self._data[row_key]
+        for col, value in changed.items():
+            data[ColumnKey(col)] = value
+        self._update_count += 1
+        self.refresh_row(self.get_row_index(key))
+
     def apply(self, records: list[RankedRow]) -> None:
         """Diff the table against the ranking: update changed cells, add/remove rows, re-sort."""
         selected = self.selected_key()
@@ -77,9 +92,9 @@ class RankingTable(DataTable[Any]):
             if old is None:
                 self.add_row(*(cells[c] for c, _ in COLUMNS), key=key)
             else:
-                for col, value in cells.items():
-                    if old.get(col) != value:
-                        self.update_cell(key, col, value)
+                changed = {col: v for col, v in cells.items() if old.get(col) != v}
+                if changed:
+                    self._update_row(key, changed)
             self._cells[key] = cells
         if wanted != self._order:
             self.sort("rank", key=lambda cell: int(str(cell).lstrip("≈")))
