@@ -13,7 +13,7 @@ from typing import Any
 from ..model.pricing import Catalog
 from ..run.config import AwsSettings
 from .client import TAG_OWNER, TAG_SESSION, AwsError, explain
-from .deadman import deadman_user_data
+from .userdata import HostKey, user_data
 
 @dataclass
 class Launched:
@@ -21,6 +21,7 @@ class Launched:
     instance_type: str
     address: str = ""
     zone: str = ""
+    host_key: HostKey | None = None  # made here and given in the user data: SSH pins it
 
 
 def owner() -> str:
@@ -84,11 +85,12 @@ class Provisioner:
         s = self.settings
         subnets: list[str | None] = list(s.subnet_ids) or [None]
         last: Exception | None = None
+        host_key = HostKey.generate()
         for subnet in subnets:
             kwargs: dict[str, Any] = {
                 "ImageId": self.image_id(), "InstanceType": instance_type, "MinCount": 1,
                 "MaxCount": 1, "InstanceInitiatedShutdownBehavior": "terminate",
-                "UserData": deadman_user_data(s.deadman_minutes),
+                "UserData": user_data(s.deadman_minutes, host_key),
                 "TagSpecifications": [{"ResourceType": "instance", "Tags": [
                     {"Key": TAG_SESSION, "Value": self.session},
                     {"Key": TAG_OWNER, "Value": self.owner},
@@ -113,7 +115,8 @@ class Provisioner:
                 raise explain(exc, "ec2:RunInstances") from exc
             inst = resp["Instances"][0]
             item = Launched(inst["InstanceId"], instance_type,
-                            zone=inst.get("Placement", {}).get("AvailabilityZone", ""))
+                            zone=inst.get("Placement", {}).get("AvailabilityZone", ""),
+                            host_key=host_key)
             self.launched.append(item)
             return item
         raise explain(last or AwsError("no subnet"), "ec2:RunInstances")

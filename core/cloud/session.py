@@ -13,30 +13,38 @@ from ..run.ssh import connect
 from .client import AwsError
 from .deadman import DEADMAN_FILE, extend_command
 from .provision import Provisioner, wait_ssh_ready
+from .userdata import known_hosts_line, write_known_hosts
 
 async def run_provisioned(board: Any, settings: Any, aws: AwsSettings, ec2: Any, catalog: Catalog,
                           log_dir: Path, *, ssm: Any = None, address_for: Any = None,
-                          port: int | None = None, known_hosts: str | None = None,
+                          port: int | None = None,
                           deadman_file: str = DEADMAN_FILE, ssh_timeout: float = 300) -> Provisioner:
     """Launch one instance per type, probe them over SSH, terminate them whatever happens.
 
-    ``address_for(launched) -> address`` overrides the instance's IP (tests map instances to
-    local sshd servers). The dead-man deadline is pushed back while probes run.
+    Each instance's SSH host key is made here and given to it at boot; the session's
+    ``known_hosts`` (in the log directory) holds those keys only, and nothing else is trusted -
+    no trust on first use. ``address_for(launched) -> address`` overrides the instance's IP
+    (tests map instances to local sshd servers). The dead-man deadline is pushed back while
+    probes run.
     """
     prov = Provisioner(ec2, aws, ssm=ssm)
     prov.check_budget(catalog)
     try:
         launched = [prov.launch(t) for t in aws.instance_types]
         await prov.wait_running(launched, 2 if aws.endpoint_url else 5)
-        hosts = []
+        hosts, pinned = [], []
+        known_hosts = log_dir / "known_hosts"
         for item in launched:
             address = address_for(item) if address_for else item.address
             if not address:
                 raise AwsError(f"{item.instance_id} has no reachable address (public IP or VPN?)")
+            assert item.host_key is not None
+            pinned.append(known_hosts_line(address, port, item.host_key))
             hosts.append(Host(name=f"{item.instance_type}-{item.instance_id[-6:]}",
                               instance=item.instance_type, address=address, port=port,
                               user=aws.user, identity_file=aws.identity_file, python=aws.python,
-                              known_hosts=known_hosts, accept_new_host_key=True))
+                              known_hosts=str(known_hosts), accept_new_host_key=False))
+        write_known_hosts(known_hosts, pinned)
         await asyncio.gather(*(wait_ssh_ready(h.address, h.port or 22, ssh_timeout)
                                for h in hosts))
 

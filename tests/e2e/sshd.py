@@ -79,11 +79,18 @@ class Sshd:
 
 
 def start_sshd(workdir: Path, address: str, port: int, authorized_keys: str,
-               log_level: str = "VERBOSE") -> Sshd:
+               log_level: str = "VERBOSE", host_key_pair: tuple[str, str] | None = None) -> Sshd:
+    """``host_key_pair`` (private, public): serve that key, as cloud-init installs a given one."""
     workdir.mkdir(parents=True, exist_ok=True)
     os.chmod(workdir, 0o755)
     Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation directory
-    host_key = keygen(workdir / "host_ed25519")
+    if host_key_pair is None:
+        host_key = keygen(workdir / "host_ed25519")
+    else:
+        host_key = workdir / "host_ed25519"
+        host_key.write_text(host_key_pair[0])
+        os.chmod(host_key, 0o600)
+        host_key.with_suffix(".pub").write_text(host_key_pair[1] + "\n")
     ak = workdir / "authorized_keys"
     ak.write_text(authorized_keys)
     os.chmod(ak, 0o644)

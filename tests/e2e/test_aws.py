@@ -132,7 +132,26 @@ def test_cleanup_finds_leftovers_of_any_session(moto_url, run_cli, monkeypatch) 
     assert "no probecast instances" in out
 
 
-def test_ssh_handoff_to_a_launched_instance_mapped_to_a_local_sshd(moto_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def _play_cloud_init(ec2, item, base: Path, pub: str, name: str, port: int, tamper: bool = False):  # type: ignore[no-untyped-def]
+    """Start the 'instance': an sshd serving the host key its user data carries (or, tampered,
+    another key - a machine in the middle)."""
+    import base64
+
+    import sshd as sshd_mod
+
+    from probecast.core.cloud.userdata import HostKey, host_key_from_user_data
+
+    raw = ec2.describe_instance_attribute(InstanceId=item.instance_id, Attribute="userData")
+    data = base64.b64decode(raw["UserData"]["Value"]).decode()
+    key = HostKey.generate() if tamper else host_key_from_user_data(data)
+    assert "text/x-shellscript" in data and "probecast-deadline" in data  # the dead-man part too
+    return sshd_mod.start_sshd(base / name, "127.0.0.5", port, pub, host_key_pair=(key.private, key.public))
+
+
+@pytest.mark.parametrize("tamper", [False, True], ids=["pinned-key", "another-key"])
+def test_launched_instance_is_reached_only_with_the_host_key_it_was_given(moto_url, tmp_path, tamper) -> None:  # type: ignore[no-untyped-def]
+    """No trust on first use for instances probecast launches: their host key is made locally
+    and given in the user data; a server with any other key is refused, and nothing runs."""
     import sshd as sshd_mod
 
     if sshd_mod.available():
@@ -140,35 +159,50 @@ def test_ssh_handoff_to_a_launched_instance_mapped_to_a_local_sshd(moto_url, tmp
     base = Path(tempfile.mkdtemp(prefix="probecast-aws-", dir="/tmp"))
     os.chmod(base, 0o755)
     key = sshd_mod.keygen(base / "client")
-    server = sshd_mod.start_sshd(base / "s", "127.0.0.5", 2222, key.with_suffix(".pub").read_text())
+    pub = key.with_suffix(".pub").read_text()
     trainer = base / "trainer.py"
     trainer.write_text("import time\nfrom probecast_agent import StepTimer\n"
                        "p = StepTimer(steps_per_epoch=50, batch_size=8)\n"
-                       "for _ in p.steps(range(50)):\n    time.sleep(0.01)\np.finish()\n")
+                       "for _ in p.epochs(range(1)):\n    for _ in p.steps(range(50)):\n"
+                       "        time.sleep(0.01)\n")
     os.chmod(trainer, 0o644)
     deadline_file = base / "deadline"
+    port = 2223 if tamper else 2222
+    servers = []
+    ec2 = ec2_client(moto_url)
+
+    def address_for(item):  # type: ignore[no-untyped-def]
+        servers.append(_play_cloud_init(ec2, item, base, pub, f"s-{item.instance_id}", port, tamper))
+        return "127.0.0.5"
+
     try:
-        ec2 = ec2_client(moto_url)
         settings = AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge"], user="root",
-                                   identity_file=str(key), python="/usr/bin/python3",
-                                   endpoint_url=moto_url, max_spend=10)
+                               identity_file=str(key), python="/usr/bin/python3",
+                               endpoint_url=moto_url, max_spend=10)
         probe = ProbeSettings(command=f"python3 {trainer}", batch_sizes=[8], max_steps=10,
                               boundary_budget=0)
         board = Board(Pricing(Catalog.embedded()))
         prov = asyncio.run(session.run_provisioned(
             board, probe, settings, ec2, Catalog.embedded(), tmp_path,
-            address_for=lambda item: "127.0.0.5", port=2222, known_hosts=str(base / "known_hosts"),
-            deadman_file=str(deadline_file), ssh_timeout=20))
+            address_for=address_for, port=port, deadman_file=str(deadline_file), ssh_timeout=20))
         (entry,) = board.entries.values()
-        assert entry.status == "done", entry.detail
-        assert entry.instance == "g5.xlarge" and entry.state.steps == 10
-        assert "[127.0.0.5]:2222" in (base / "known_hosts").read_text()  # trusted on first use
-        assert int(deadline_file.read_text()) > dt.datetime.now().timestamp()  # dead-man pushed back
+        pinned = (tmp_path / "known_hosts").read_text()
+        assert pinned.startswith(f"[127.0.0.5]:{port} ssh-ed25519 ")
+        assert oct((tmp_path / "known_hosts").stat().st_mode & 0o777) == "0o600"
+        if tamper:
+            assert entry.status == "failed"
+            assert "host key" in entry.detail.lower(), entry.detail
+            assert entry.state.steps == 0 and not deadline_file.exists()  # nothing ran there
+        else:
+            assert entry.status == "done", entry.detail
+            assert entry.instance == "g5.xlarge" and entry.state.steps == 10
+            assert int(deadline_file.read_text()) > dt.datetime.now().timestamp()  # pushed back
         state = ec2.describe_instances(InstanceIds=[prov.launched[0].instance_id])[
             "Reservations"][0]["Instances"][0]["State"]["Name"]
         assert state in ("shutting-down", "terminated")
     finally:
-        server.stop()
+        for server in servers:
+            server.stop()
 
 
 # ---- Pricing API (Stubber) -------------------------------------------------------------------
