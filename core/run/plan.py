@@ -17,6 +17,7 @@ from pathlib import Path
 from .board import Board
 from .config import Config, Host, ProbeSettings
 from .runners import LocalRunner, ProbeSpec, Runner, RunnerStatus
+from .sinks import make_reserve, release_reserve
 
 RunnerFactory = Callable[[Host, ProbeSpec, Path], Runner]
 
@@ -138,7 +139,14 @@ async def run_plan(
             for p in items:
                 await one(p)
 
-    await asyncio.gather(*(host_queue(items) for items in by_host.values()))
+    directories = {p.log_path.parent for p in plan}
+    for d in directories:  # room for every log's last line should the disk fill
+        make_reserve(d)
+    try:
+        await asyncio.gather(*(host_queue(items) for items in by_host.values()))
+    finally:
+        for d in directories:
+            release_reserve(d)
 
 
 async def run_runners(board: Board, runners: list[Runner], limit: int | None = None) -> None:

@@ -11,23 +11,18 @@ import asyncio
 import os
 import signal
 import sys
-from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Protocol, Union
+from typing import Protocol, Union
 
 from ..agent.bundle import local_agent_zip
-from ..model.events import End, Event, EventReader, EventWriter
+from ..model.events import End, Event, EventReader
+from .sinks import LogSink, OutputSink, output_path
+from .status import STATUSES, RunnerStatus
 
-STATUSES = ("pending", "connecting", "uploading", "running", "done", "failed", "stopped")
-
-
-@dataclass(frozen=True, slots=True)
-class RunnerStatus:
-    status: str
-    detail: str = ""
-
+__all__ = ["STATUSES", "LineBatch", "LocalRunner", "ProbeSpec", "ReplayRunner", "Runner",
+           "RunnerItem", "RunnerStatus", "output_path", "workload_label"]
 
 @dataclass(frozen=True, slots=True)
 class LineBatch:
@@ -136,74 +131,6 @@ class Runner(Protocol):
     async def cancel(self) -> None: ...
 
 
-def output_path(log_path: Path) -> Path:
-    """Where a probe's program output is kept: beside its log (``x.jsonl`` -> ``x.output``)."""
-    return log_path.with_suffix(".output")
-
-
-class OutputSink:
-    """The program's own output (stdout+stderr, progress bars and all), kept whole beside the
-    log and never parsed; a tail of lines for failure messages."""
-
-    def __init__(self, log_path: Path | None) -> None:
-        self.path = output_path(log_path) if log_path is not None else None
-        self._fh: IO[str] | None = None
-        self.tail: deque[str] = deque(maxlen=20)
-
-    def write(self, text: str) -> None:
-        if self.path is not None:
-            if self._fh is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fh = open(self.path, "a", encoding="utf-8")
-            self._fh.write(text)
-            self._fh.flush()
-        for line in text.replace("\r", "\n").splitlines():
-            if line.strip():
-                self.tail.append(line.rstrip()[:300])
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-
-
-class _LineSink:
-    """Parses raw lines, keeps the log file, remembers whether `end` was seen."""
-
-    def __init__(self, log_path: Path | None) -> None:
-        self.reader = EventReader()
-        self.log_path = log_path
-        self.writer: EventWriter | None = None  # opened on the first line: no empty logs
-        self.saw_end = False
-        self.last_t = 0.0
-
-    def line(self, line: str) -> Event | None:
-        if self.log_path is not None and line.strip():
-            if self.writer is None:
-                self.writer = EventWriter(self.log_path)
-            self.writer.write_raw(line)
-        ev = self.reader.feed_line(line)
-        if ev is not None:
-            self.last_t = max(self.last_t, ev.t)
-        if isinstance(ev, End):
-            self.saw_end = True
-        return ev
-
-    def close(self, final: RunnerStatus | None = None) -> None:
-        """Every exit path leaves a log whose last line is an `end`: when the agent's own never
-        arrived (cancelled, connection lost, killed), probecast writes one, saying so."""
-        if self.writer is None:
-            return
-        if not self.saw_end and not self.writer.closed:
-            status = final.status if final is not None and final.status in (
-                "stopped", "failed") else "failed"
-            why = final.detail if final is not None and final.detail else "the probe ended"
-            self.writer.write(End(self.last_t, 0.0, status,  # type: ignore[arg-type]
-                                  f"written by probecast, the agent's end never arrived: {why}"))
-            self.saw_end = True
-        self.writer.close()
-
-
 class LocalRunner:
     """Runs the agent as a subprocess of this machine (the embedded default: no SSH, no cloud)."""
 
@@ -223,7 +150,7 @@ class LocalRunner:
         env = dict(os.environ)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env["PYTHONUNBUFFERED"] = "1"
-        sink = _LineSink(self.log_path)
+        sink = LogSink(self.log_path)
         output = OutputSink(self.log_path)
         yield RunnerStatus("running", "local")
         try:
@@ -252,9 +179,14 @@ class LocalRunner:
                 ev = sink.line(raw.decode("utf-8", "replace"))
                 if ev is not None:
                     yield ev
-            code = await proc.wait()
-            await err_task
-            final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail))
+                if sink.error is not None:
+                    final = sink.failure()  # stopped below (finally): its events cannot be kept
+                    break
+            else:
+                code = await proc.wait()
+                await err_task
+                final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail),
+                                      output.error)
         except asyncio.CancelledError:  # probecast itself is stopping (Ctrl-C, quit)
             self._cancelled = True
             raise
@@ -286,11 +218,12 @@ class LocalRunner:
         await self._kill()
 
 
-def _final_status(cancelled: bool, code: int | None, saw_end: bool, stderr_tail: list[str]) -> RunnerStatus:
+def _final_status(cancelled: bool, code: int | None, saw_end: bool, stderr_tail: list[str],
+                  output_error: str | None = None) -> RunnerStatus:
     if cancelled:
         return RunnerStatus("stopped", "cancelled")
     if code == 0 and saw_end:
-        return RunnerStatus("done")
+        return RunnerStatus("done", output_error or "")
     tail = " | ".join(stderr_tail[-3:]) if stderr_tail else "no output on stderr"
     if any("No module named 'tensorflow'" in line or "No module named 'keras'" in line
            for line in stderr_tail):

@@ -22,7 +22,8 @@ import asyncssh
 
 from ..agent.bundle import zipapp_bytes
 from .config import Host
-from .runners import OutputSink, ProbeSpec, RunnerItem, RunnerStatus, _final_status, _LineSink
+from .runners import ProbeSpec, RunnerItem, RunnerStatus, _final_status
+from .sinks import LogSink, OutputSink
 
 KEEPALIVE_COUNT = 3
 log = logging.getLogger("probecast.ssh")
@@ -171,9 +172,10 @@ class SshRunner:
         self._conn: Any = None
         self._cancelled = False
         self.remote_dir: str | None = None
+        self.upload_note = ""  # where the agent went when the first choice failed, and why
 
     async def stream(self) -> AsyncIterator[RunnerItem]:
-        sink = _LineSink(self.log_path)
+        sink = LogSink(self.log_path)
         output = OutputSink(self.log_path)
         yield RunnerStatus("connecting", self.host.address)
         try:
@@ -192,7 +194,8 @@ class SshRunner:
                 yield RunnerStatus("failed", f"upload to {self.host.address} failed: {exc}")
                 return
             cmd = remote_command(self.host.python, agent, self.spec.agent_args(), self.spec.workdir)
-            yield RunnerStatus("running", self.host.name)
+            yield RunnerStatus("running", self.host.name + (f" ({self.upload_note})"
+                                                            if self.upload_note else ""))
             self._process = await conn.create_process(cmd, encoding="utf-8", errors="replace")
             proc = self._process
             err_task = asyncio.create_task(self._drain(proc.stderr, output))
@@ -201,6 +204,11 @@ class SshRunner:
                     ev = sink.line(line)
                     if ev is not None:
                         yield ev
+                    if sink.error is not None:  # disk full here: stop it, nothing more is kept
+                        failed = sink.failure()
+                        sink.close(failed)
+                        yield failed
+                        return
                 # EOF: a partial last line (no newline) was delivered above and counted malformed
                 await proc.wait_closed()
                 code = proc.exit_status
@@ -215,7 +223,8 @@ class SshRunner:
                     await asyncio.wait_for(err_task, 2)
                 except (asyncio.TimeoutError, asyncssh.Error, OSError):
                     err_task.cancel()
-            final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail))
+            final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail),
+                                  output.error)
             sink.close(final)
             yield final
         except asyncio.CancelledError:  # probecast itself is stopping (Ctrl-C, quit)
@@ -254,6 +263,7 @@ class SshRunner:
             if r.exit_status == 0:
                 self.remote_dir = r.stdout.decode().strip()
                 if problems:
+                    self.upload_note = f"agent in {self.remote_dir}: " + "; ".join(problems)
                     log.info("%s: agent uploaded to %s (%s)", self.host.name, self.remote_dir,
                              "; ".join(problems))
                 return f"{self.remote_dir}/probecast-agent.pyz"

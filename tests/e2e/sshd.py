@@ -79,8 +79,12 @@ class Sshd:
 
 
 def start_sshd(workdir: Path, address: str, port: int, authorized_keys: str,
-               log_level: str = "VERBOSE", host_key_pair: tuple[str, str] | None = None) -> Sshd:
-    """``host_key_pair`` (private, public): serve that key, as cloud-init installs a given one."""
+               log_level: str = "VERBOSE", host_key_pair: tuple[str, str] | None = None,
+               full_tmp: bool = False) -> Sshd:
+    """``host_key_pair`` (private, public): serve that key, as cloud-init installs a given one.
+    ``full_tmp``: the server (and every session it starts) sees a /tmp that is full - a tmpfs
+    filled to the last byte in a mount namespace of its own; the rest of this machine is as it
+    was. ``workdir`` must then be outside /tmp."""
     workdir.mkdir(parents=True, exist_ok=True)
     os.chmod(workdir, 0o755)
     Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation directory
@@ -106,7 +110,12 @@ def start_sshd(workdir: Path, address: str, port: int, authorized_keys: str,
         f"LogLevel {log_level}\nMaxStartups 50\nMaxSessions 50\n"
     )
     log = open(workdir / "sshd.log", "wb")
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(cfg)], stdout=log, stderr=subprocess.STDOUT)
+    argv = [SSHD, "-D", "-e", "-f", str(cfg)]
+    if full_tmp:
+        fill = ("mount -t tmpfs -o size=64k tmpfs /tmp && "
+                "(dd if=/dev/zero of=/tmp/fill bs=4k >/dev/null 2>&1; true) && exec \"$0\" \"$@\"")
+        argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c", fill, *argv]
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 10
     import socket
 

@@ -364,3 +364,55 @@ async def test_a_changed_host_key_is_refused_even_with_accept_new(world, tmp_pat
     assert e.status == "failed" and "HOST KEY CHANGED" in e.detail, e.detail
     assert e.detail.count("SHA256:") == 2 and f"ssh-keygen -R '{target}'" in e.detail
     assert known.read_text() == before  # nothing recorded
+
+
+async def test_a_full_tmp_on_the_host_falls_back_to_another_directory(world, tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
+    """/tmp full on the host: the agent goes to ~/.cache/probecast instead, the probe runs, and
+    the directory is gone afterwards."""
+    base = Path(tempfile.mkdtemp(prefix="probecast-fulltmp-", dir="/var/tmp"))
+    os.chmod(base, 0o755)
+    try:
+        server = sshd_mod.start_sshd(base / "s", "127.0.0.6", 2222,
+                                     world["client"].with_suffix(".pub").read_text(), full_tmp=True)
+    except RuntimeError as exc:
+        pytest.skip(f"no mount namespace here: {exc}")
+    try:
+        trainer = base / "trainer.py"  # outside /tmp: the host's /tmp is the full one
+        trainer.write_text(TRAINER)
+        os.chmod(trainer, 0o644)
+        known = base / "known_hosts"
+        known.write_text(server.known_hosts_line())
+        h = Host(name="fulltmp", address=server.address, port=server.port, user="root",
+                 instance="g5.xlarge", identity_file=str(world["client"]), known_hosts=str(known),
+                 python="/usr/bin/python3", keepalive_interval=1.0, connect_timeout=5.0)
+        s = ProbeSettings(command=f"python3 {trainer} 0.01", batch_sizes=[8], max_steps=15,
+                          boundary_budget=0)
+        import logging
+
+        board = Board(Pricing(Catalog.embedded()))
+        seen: list[str] = []
+        real_feed = board.feed
+
+        def feed(key, item):  # type: ignore[no-untyped-def]
+            if getattr(item, "status", None) == "running":
+                seen.append(item.detail)
+            real_feed(key, item)
+
+        board.feed = feed  # type: ignore[method-assign]
+        with caplog.at_level(logging.INFO, logger="probecast"):
+            await run_plan(board, plan_probes([h], s, tmp_path),
+                           factory=lambda host, spec, p: SshRunner(host, spec, p, {h.name: h}))
+        assert any("agent in /root/.cache/probecast/" in d and "/tmp" in d for d in seen), seen
+        (entry,) = board.entries.values()
+        assert entry.status == "done", entry.detail
+        assert entry.state.steps >= 15
+        said = caplog.text
+        assert "agent uploaded to /root/.cache/probecast/probecast-" in said, said
+        assert "/tmp: " in said and "No space left" in said, said  # and why
+        df = subprocess.run(["nsenter", "-t", str(server.proc.pid), "-m", "df", "/tmp"],
+                            capture_output=True, text=True).stdout
+        assert "100%" in df, df  # it really was full
+        cache = Path("/root/.cache/probecast")
+        assert not [p for p in cache.glob("probecast-*") if p.is_dir()]  # removed when done
+    finally:
+        server.stop()
