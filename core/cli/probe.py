@@ -252,7 +252,7 @@ def _probe_on_aws(ns: argparse.Namespace, config: Config, settings: ProbeSetting
         return 1
     except KeyboardInterrupt:
         out.write("\ninterrupted: instances terminated\n")
-        return 1
+        return 130
     out.write(f"terminated {len(prov.launched)} instance(s) of session {prov.session}\n")
     logs = [str(p) for p in sorted(log_dir.glob("*.jsonl"))]
     if not logs:

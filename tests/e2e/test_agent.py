@@ -149,6 +149,8 @@ def test_explicit_callback_with_env_stop_policy(tmp_path: Path) -> None:
     assert_dt_partition(events)
 
 
+@pytest.mark.faults('the training script raises',
+                    checks='log ends in end failed with the error')
 @pytest.mark.tensorflow
 def test_script_that_raises_still_ends_the_log_as_failed(tmp_path: Path) -> None:
     s = script(tmp_path, """
@@ -247,6 +249,8 @@ def start_training_loop(tmp: Path, sleep: str, *extra: str) -> tuple[subprocess.
     return proc, log
 
 
+@pytest.mark.faults('SIGTERM to the agent',
+                    checks='log ends in end stopped')
 def test_sigterm_ends_the_log_as_stopped(tmp_path: Path) -> None:
     proc, log = start_training_loop(tmp_path, "0.05")
     proc.send_signal(signal.SIGTERM)
@@ -274,6 +278,8 @@ def test_zipped_agent_runs_with_python_only(tmp_path: Path) -> None:
     assert events[-1].status == "probe-done"
 
 
+@pytest.mark.faults("the agent's reader goes away (pipe closed)",
+                    checks='agent and program stop')
 def test_agent_stops_when_its_reader_goes_away(tmp_path: Path) -> None:
     """probecast quit or the SSH channel closed: the agent must not train on, unobserved."""
     proc, log = start_training_loop(tmp_path, "0.02", "--sample-interval", "0")
@@ -370,6 +376,8 @@ def test_methodology_1_full_runs_on_the_cheapest_then_probes(tmp_path: Path) -> 
     assert "epochs (full run" in r.stdout or "epochs (predicted" in r.stdout
 
 
+@pytest.mark.faults('local probe stopped (its runner cancelled, the driving task cancelled)',
+                    checks='log ends in end; no process left')
 @pytest.mark.parametrize("how", ["cancel", "task-cancelled"])
 async def test_a_stopped_local_probe_leaves_a_log_ending_in_end(tmp_path: Path, how: str) -> None:
     """Ctrl-C in probecast cancels the task driving the probe: whoever has the last word - the
@@ -404,7 +412,9 @@ async def test_a_stopped_local_probe_leaves_a_log_ending_in_end(tmp_path: Path, 
     assert report.malformed == []
 
 
-@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+@pytest.mark.faults('Ctrl-C / SIGTERM / SIGHUP to headless probecast',
+                    checks='exit 130; every log ends in end')
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT", "SIGHUP"])
 def test_headless_probe_stopped_by_a_signal_exits_130_with_logs_ending_in_end(tmp_path: Path,
                                                                               sig: str) -> None:
     p = tmp_path / "slow.py"

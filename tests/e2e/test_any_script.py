@@ -146,6 +146,8 @@ def test_gradient_tape_loop_is_probed_with_no_code_change(tmp_path: Path) -> Non
     assert "epoch 49" not in log.with_suffix(".output").read_text()  # it did not train on
 
 
+@pytest.mark.faults('a script that never trains',
+                    checks='stopped at the first-step timeout with what was looked for')
 def test_a_script_that_never_trains_is_stopped_at_the_first_step_timeout(tmp_path: Path) -> None:
     s = tmp_path / "idle.py"
     s.write_text("import time\nprint('loading data...', flush=True)\ntime.sleep(120)\n")

@@ -87,6 +87,8 @@ def test_launch_tags_shutdown_behaviour_waiters_and_terminate(moto_url) -> None:
                                                WaiterConfig={"Delay": 1, "MaxAttempts": 10})
 
 
+@pytest.mark.faults('worst case above max_spend (moto)',
+                    checks='refused before any launch')
 def test_spend_cap_is_refused_before_anything_launches(moto_url) -> None:  # type: ignore[no-untyped-def]
     ec2 = ec2_client(moto_url)
     settings = AwsSettings(ami=an_ami(ec2), instance_types=["p5.48xlarge"], max_spend=5.0,
@@ -97,6 +99,8 @@ def test_spend_cap_is_refused_before_anything_launches(moto_url) -> None:  # typ
     assert len(provision.find_leftovers(ec2)) == before
 
 
+@pytest.mark.faults('failure after launch (moto)',
+                    checks='every launched instance terminated')
 def test_failure_in_the_middle_terminates_every_launched_instance(moto_url) -> None:  # type: ignore[no-untyped-def]
     ec2 = ec2_client(moto_url)
     settings = AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge", "g4dn.xlarge"],
@@ -113,6 +117,8 @@ def test_failure_in_the_middle_terminates_every_launched_instance(moto_url) -> N
     assert mine == []  # both were launched and both are terminated
 
 
+@pytest.mark.faults('probecast killed -9 (instances left)',
+                    checks='cleanup finds and terminates them')
 def test_cleanup_finds_leftovers_of_any_session(moto_url, run_cli, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_url)  # the CLI goes through boto3's chain
     ec2 = ec2_client(moto_url)
@@ -148,6 +154,8 @@ def _play_cloud_init(ec2, item, base: Path, pub: str, name: str, port: int, tamp
     return sshd_mod.start_sshd(base / name, "127.0.0.5", port, pub, host_key_pair=(key.private, key.public))
 
 
+@pytest.mark.faults('launched instance answers with another host key (moto + sshd)',
+                    checks='refused; nothing run; instance terminated')
 @pytest.mark.parametrize("tamper", [False, True], ids=["pinned-key", "another-key"])
 def test_launched_instance_is_reached_only_with_the_host_key_it_was_given(moto_url, tmp_path, tamper) -> None:  # type: ignore[no-untyped-def]
     """No trust on first use for instances probecast launches: their host key is made locally
@@ -203,6 +211,56 @@ def test_launched_instance_is_reached_only_with_the_host_key_it_was_given(moto_u
     finally:
         for server in servers:
             server.stop()
+
+
+@pytest.mark.faults("SIGTERM to probecast while launched instances boot (moto)",
+                    checks="exit 130; every instance of the session terminated; nothing left for cleanup")
+def test_sigterm_while_instances_boot_terminates_them_and_exits_130(moto_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    ec2 = ec2_client(moto_url)
+    key = tmp_path / "id"
+    key.write_text("not used: SSH never becomes ready here")
+    cfg = tmp_path / "probecast.toml"
+    cfg.write_text(f"""[aws]
+region = "{REGION}"
+endpoint_url = "{moto_url}"
+ami = "{an_ami(ec2)}"
+instance_types = ["g5.xlarge", "g4dn.xlarge"]
+identity_file = "{key}"
+max_spend = 50
+
+[probe]
+command = "python3 train.py"
+batch_sizes = [8]
+""")
+    before = {i["InstanceId"] for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]}
+    proc = subprocess.Popen([sys.executable, "-m", "probecast.tui", "probe", "--config", str(cfg),
+                             "--headless", "--yes", "--out", str(tmp_path / "logs")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        ours: list[str] = []
+        while time.monotonic() < deadline and len(ours) < 2:  # launched, now waiting for SSH
+            time.sleep(0.5)
+            ours = [i["InstanceId"] for r in ec2.describe_instances()["Reservations"]
+                    for i in r["Instances"] if i["InstanceId"] not in before]
+        assert len(ours) == 2, proc.stderr.read() if proc.poll() is not None else "not launched"
+        time.sleep(3)  # into the SSH wait
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    assert "instances terminated" in out
+    states = {i["InstanceId"]: i["State"]["Name"] for r in ec2.describe_instances(InstanceIds=ours)[
+        "Reservations"] for i in r["Instances"]}
+    assert set(states.values()) <= {"shutting-down", "terminated"}, states
+    assert not provision.find_leftovers(ec2)  # nothing for `probecast cleanup`
 
 
 # ---- Pricing API (Stubber) -------------------------------------------------------------------

@@ -54,6 +54,8 @@ for _ in p.epochs(range(3)):
 """
 
 
+@pytest.mark.faults('log disk fills mid-probe (tmpfs)',
+                    checks='file named; exit non-zero; whole lines + end; program stopped')
 def test_disk_full_mid_probe_stops_it_says_which_file_and_the_log_still_ends(tmp_path: Path, small_disk: Path) -> None:
     script = tmp_path / "fills.py"
     script.write_text(textwrap.dedent(FILLS_THE_DISK))

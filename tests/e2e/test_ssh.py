@@ -124,6 +124,8 @@ async def test_through_a_jump_host(world, tmp_path) -> None:  # type: ignore[no-
     assert "127.0.0.3" in world["a"].log and "direct-tcpip" in world["a"].log
 
 
+@pytest.mark.faults('unknown host key',
+                    checks='refused, with how to trust it')
 async def test_unknown_host_key_is_refused_with_advice(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
     empty = tmp_path / "empty_known_hosts"
     empty.write_text("")
@@ -139,6 +141,8 @@ async def test_unknown_host_key_is_refused_with_advice(world, tmp_path) -> None:
     assert "[127.0.0.2]:2222 ssh-ed25519" in empty.read_text()
 
 
+@pytest.mark.faults('client key not authorized',
+                    checks='an authentication message, not a traceback')
 async def test_bad_key_is_an_auth_error(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
     h = host(world, "badkey", "a", identity_file=str(world["other"]))
     board = await run(world, [h], settings(world), tmp_path)
@@ -146,6 +150,8 @@ async def test_bad_key_is_an_auth_error(world, tmp_path) -> None:  # type: ignor
     assert e.status == "failed" and "authentication failed" in e.detail
 
 
+@pytest.mark.faults('host down (nothing listening)',
+                    checks="fails fast with the reason; the other host's probe finishes")
 async def test_host_down_fails_fast_and_others_finish(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
     down = Host(name="down", instance="g5.xlarge", address="127.0.0.9", port=2299, user="root",
                 identity_file=str(world["client"]), known_hosts=str(world["known"]), connect_timeout=5)
@@ -158,6 +164,8 @@ async def test_host_down_fails_fast_and_others_finish(world, tmp_path) -> None: 
     assert board.entries["ok-b8"].status == "done"
 
 
+@pytest.mark.faults('sshd killed mid-stream',
+                    checks='events received kept; log ends in end; other probe finishes; no remote process')
 async def test_sshd_killed_mid_stream_keeps_data_and_others_finish(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
     dirs_before = set(Path("/tmp").glob("probecast-*/"))
     agents_before = set(Path("/tmp").glob("probecast-*/probecast-agent.pyz"))
@@ -207,6 +215,8 @@ async def test_sshd_killed_mid_stream_keeps_data_and_others_finish(world, tmp_pa
     assert not {p for p in left if p.exists()}
 
 
+@pytest.mark.faults('hung host (sshd sessions SIGSTOPped)',
+                    checks='detected by keepalive within seconds; log ends in end')
 async def test_hung_host_is_detected_by_keepalive(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
     h = host(world, "hung", "b", keepalive_interval=1.0)
     s = settings(world, sleep=0.05, max_steps=200)
@@ -230,6 +240,8 @@ async def test_hung_host_is_detected_by_keepalive(world, tmp_path) -> None:  # t
     assert e.state.steps >= 3
 
 
+@pytest.mark.faults('the program fails on the host',
+                    checks="failed, with the program's last stderr lines")
 async def test_remote_failure_shows_stderr_tail(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
     h = host(world, "fails", "a")
     board = await run(world, [h], settings(world, extra="4", max_steps=30), tmp_path)
@@ -240,6 +252,8 @@ async def test_remote_failure_shows_stderr_tail(world, tmp_path) -> None:  # typ
     assert events[-1].status == "failed" and "RuntimeError" in events[-1].reason
 
 
+@pytest.mark.faults('probe cancelled by the user',
+                    checks='no remote process or directory left')
 @pytest.mark.parametrize("user", ["root", sshd_mod.TEST_USER])
 async def test_cancel_leaves_no_remote_process(world, tmp_path, user) -> None:  # type: ignore[no-untyped-def]
     h = host(world, f"cancel-{user}", "b", user=user)
@@ -263,6 +277,8 @@ async def test_cancel_leaves_no_remote_process(world, tmp_path, user) -> None:  
     assert remote_leftovers(user) == []
 
 
+@pytest.mark.faults('shell injection through config values',
+                    checks='no vector executes')
 async def test_config_values_cannot_inject_shell(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
     marker = world["base"] / "pwned"
     evil_dir = world["base"] / "work dir; touch pwned"
@@ -332,6 +348,8 @@ async def test_shell_scripts_and_python_dash_m_over_ssh(world, tmp_path, launche
     assert "noise noise" in output and ("preparing the data" in output) == (launcher == "bash")
 
 
+@pytest.mark.faults('identity_file missing',
+                    checks='the file is named')
 async def test_a_missing_identity_file_is_named_as_such(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
     h = host(world, "a", "a", identity_file=str(tmp_path / "no-such-key"))
     board = await run(world, [h], settings(world), tmp_path)
@@ -341,6 +359,8 @@ async def test_a_missing_identity_file_is_named_as_such(world, tmp_path) -> None
     assert "no-such-key" in entry.detail
 
 
+@pytest.mark.faults('changed host key, accept_new_host_key = true (direct, through a jump host)',
+                    checks='refused; both fingerprints; nothing uploaded')
 @pytest.mark.parametrize("through_jump", [False, True])
 async def test_a_changed_host_key_is_refused_even_with_accept_new(world, tmp_path, through_jump) -> None:  # type: ignore[no-untyped-def]
     """An attacker's key for a known host: refused, not recorded, both fingerprints shown."""
@@ -366,6 +386,8 @@ async def test_a_changed_host_key_is_refused_even_with_accept_new(world, tmp_pat
     assert known.read_text() == before  # nothing recorded
 
 
+@pytest.mark.faults("host's /tmp full (tmpfs in a mount namespace)",
+                    checks='agent goes to ~/.cache/probecast, said in the status; probe done; directory removed')
 async def test_a_full_tmp_on_the_host_falls_back_to_another_directory(world, tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
     """/tmp full on the host: the agent goes to ~/.cache/probecast instead, the probe runs, and
     the directory is gone afterwards."""

@@ -59,6 +59,8 @@ def test_unknown_instance_has_null_cost_and_a_message(run_cli, log_builder, tmp_
     assert "my-box" in err and "--price" in err and str(p) in err
 
 
+@pytest.mark.faults('bad and empty logs among good ones',
+                    checks='file named; the good ones estimated')
 def test_errors_name_the_file_and_exit_nonzero_only_if_nothing_estimated(run_cli, log_builder, tmp_path) -> None:  # type: ignore[no-untyped-def]
     good = probe_log(log_builder, tmp_path, "good.jsonl")
     empty = tmp_path / "empty.jsonl"
@@ -189,6 +191,8 @@ def test_a_chart_without_prices_says_so_on_the_chart(run_cli, tmp_path) -> None:
     assert "no prices" in (tmp_path / "s.svg").read_text()
 
 
+@pytest.mark.faults('read-only / missing log directory',
+                    checks='said before anything starts')
 def test_probe_checks_its_log_directory_before_anything_starts(run_cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
     ro = tmp_path / "ro"
     ro.mkdir()

@@ -91,6 +91,8 @@ port = 99999
     ("[[hosts]]\nname = 'a'\naddress = 'h'\nkeepalive_interval = -1\n", ["x.toml:4:", "keepalive_interval"]),
     ("[probe]\ntimeout = inf\n", ["x.toml:2:", "probe.timeout"]),
 ])
+@pytest.mark.faults('bad config values (types, nan, 0, negative, wrong tables)',
+                    checks='file, exact line, key, what is allowed; no traceback')
 def test_config_faults_name_the_exact_line_and_never_raise_a_traceback(text: str, needles: list[str]) -> None:
     with pytest.raises(ConfigError) as exc:
         parse_config(text, "x.toml")
@@ -98,6 +100,8 @@ def test_config_faults_name_the_exact_line_and_never_raise_a_traceback(text: str
         assert n in str(exc.value), str(exc.value)
 
 
+@pytest.mark.faults('config not UTF-8',
+                    checks='file named')
 def test_a_config_that_is_not_utf8_names_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "latin1.toml"
     bad.write_bytes('[probe]\nworkdir = "caf\xe9"\n'.encode("latin-1"))

@@ -36,6 +36,8 @@ def _stop_loops(tmp_path):  # type: ignore[no-untyped-def]
     subprocess.run(["pkill", "-f", str(tmp_path)], check=False)
 
 
+@pytest.mark.faults('dead-man deadline reached',
+                    checks='shuts down on time; file 0600')
 def test_fires_on_time_and_the_file_is_roots_alone(tmp_path: Path) -> None:
     deadline, fired = start(tmp_path, 1)
     assert oct(deadline.stat().st_mode & 0o777) == "0o600"
@@ -43,6 +45,8 @@ def test_fires_on_time_and_the_file_is_roots_alone(tmp_path: Path) -> None:
     assert wait_for(fired, 5)
 
 
+@pytest.mark.faults('dead-man deadline pushed back',
+                    checks='waits')
 def test_pushed_back_it_waits(tmp_path: Path) -> None:
     deadline, fired = start(tmp_path, 1)
     subprocess.run(["bash", "-c", extend_command(1, str(deadline))], check=True)  # +60 s
@@ -50,6 +54,8 @@ def test_pushed_back_it_waits(tmp_path: Path) -> None:
     assert not wait_for(fired, 2.5)
 
 
+@pytest.mark.faults('dead-man file empty / truncated / not a number / missing',
+                    checks='last good deadline kept; still fires')
 @pytest.mark.parametrize("damage", ["missing", "empty", "truncated", "garbage"])
 def test_an_unreadable_deadline_keeps_the_last_good_one(tmp_path: Path, damage: str) -> None:
     deadline, fired = start(tmp_path, 2)

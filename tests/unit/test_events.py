@@ -111,12 +111,16 @@ def test_step_lines_parse_the_same_whatever_the_spacing_or_key_order() -> None:
     '{"ev":"end","t":1.0,"dt":0.1,"status":"exploded"}',
     '{"ev":"step","t":1.0,"dt":0.1,"epoch":-1,"step":1}',
 ])
+@pytest.mark.faults('malformed and non-finite values in a log',
+                    checks='counted as malformed lines; no exception')
 def test_bad_values_are_malformed_lines_never_exceptions(line: str) -> None:
     r = EventReader()
     assert r.feed_line(line) is None
     assert len(r.report.malformed) == 1 and r.report.malformed[0][0] == 1
 
 
+@pytest.mark.faults('out-of-order steps, a future schema version',
+                    checks='warned, file named')
 def test_out_of_order_steps_and_a_future_schema_are_said(log_builder, tmp_path, run_cli) -> None:  # type: ignore[no-untyped-def]
     import json as _json
 
