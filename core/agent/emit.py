@@ -89,14 +89,15 @@ class Emitter:
         with self._lock:
             return self._write({"ev": ev, "t": round(self.now(), 6), **fields})
 
-    def timed(self, ev: str, **fields: Any) -> dict[str, Any]:
-        """Emit a timed event whose dt runs from the end of the previous timed event to now."""
+    def timed(self, ev: str, at: float | None = None, **fields: Any) -> dict[str, Any]:
+        """Emit a timed event whose dt runs from the end of the previous timed event to now
+        (or to ``at``, a monotonic time already past: when the event was known to end)."""
         main = threading.current_thread() is threading.main_thread()
         with self._lock:
             if main:
                 self.critical = True
             try:
-                now = time.monotonic()
+                now = time.monotonic() if at is None else max(self._last_timed, at)
                 dt = now - self._last_timed
                 self._last_timed = now
                 out = self._write(

@@ -3,7 +3,8 @@ sitecustomize when PROBECAST_EVENTS is set). It never changes what the program p
 breaks it: anything that goes wrong here is a `log` event, and the program runs on.
 
 It connects to the agent's event socket, builds the ProbeSession from PROBECAST_CONFIG and
-patches frameworks as the program imports them (Keras: Model.fit and the optimizer steps).
+patches frameworks as the program imports them (Keras: Model.fit and the optimizer steps;
+PyTorch: the optimizer steps and the DataLoaders).
 """
 
 from __future__ import annotations
@@ -77,6 +78,11 @@ def install() -> None:
 
     install_import_hook(KerasHook(session, val_batches=int(cfg.get("val_batches", 5)),
                                   steps_per_epoch=cfg.get("steps_per_epoch")))
+    from .imports import when_imported
+    from .torch_probe import TorchHook, watch_trainers
+
+    when_imported("torch", TorchHook(session, steps_per_epoch=cfg.get("steps_per_epoch")).install)
+    watch_trainers()
     _quiet_probe_exits()
 
 

@@ -7,7 +7,6 @@ PyTorch only, too).
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any
 
 from .session import ProbeSession, ProbeStop
@@ -330,38 +329,6 @@ def _history(keras: Any, model: Any, metrics: dict[str, Any]) -> Any:
 
 def install_import_hook(hook: KerasHook) -> None:
     """Patch Model.fit as soon as the user's script imports keras (or tensorflow)."""
-    if "keras" in sys.modules:
-        hook.install()
-        return
-    import importlib.abc
-    import importlib.util
+    from .imports import when_imported
 
-    class _Finder(importlib.abc.MetaPathFinder):
-        # Frameworks probe for keras with find_spec() before importing it, so this finder stays
-        # in place until the module really executes, and patches each spec it hands out.
-        busy = False
-
-        def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-            if name != "keras" or self.busy:
-                return None
-            self.busy = True
-            try:
-                spec = importlib.util.find_spec(name)
-            finally:
-                self.busy = False
-            if spec is None or spec.loader is None:
-                return spec
-            loader = spec.loader
-            exec_module = loader.exec_module
-            finder = self
-
-            def exec_and_patch(module: Any) -> None:
-                exec_module(module)
-                if finder in sys.meta_path:
-                    sys.meta_path.remove(finder)
-                hook.install()
-
-            loader.exec_module = exec_and_patch  # type: ignore[method-assign]
-            return spec
-
-    sys.meta_path.insert(0, _Finder())
+    when_imported("keras", hook.install)

@@ -87,8 +87,8 @@ class Launcher:
             return
         with self._lock:
             ev = obj.get("ev")
-            if self.lead is None and ev == "start":
-                self.lead = cid
+            if self.lead is None and ev == "start" and not obj.get("rank"):
+                self.lead = cid  # the first process to train; of a distributed job, rank 0
             if cid != self.lead:
                 if ev == "start":
                     self.others_trained.add(cid)
@@ -244,7 +244,9 @@ class Launcher:
     def _finish(self, code: int | None) -> int:
         if self.others_trained:
             self.emitter.log("info", f"{len(self.others_trained)} other process(es) trained too; "
-                                     "the first to train is the one timed", code="multi-process")
+                                     "the one timed is rank 0 of a distributed job, else the "
+                                     "first to train (the others stopped with it)",
+                             code="multi-process")
         done = self.done
         if self.cancel_reason == "first-step timeout":
             self._start_if_needed()

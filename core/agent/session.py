@@ -80,8 +80,10 @@ class ProbeSession:
         epochs: int | None = None,
         batch_size: int | None = None,
         framework: str = "",
+        at: float | None = None,
     ) -> None:
-        """Training is about to run its first step: emit start and init (T_init ends now)."""
+        """Training is about to run its first step: emit start and init (T_init ends now, or at
+        ``at``: the monotonic time training began, when that is known only afterwards)."""
         if self.started:
             return
         self.started = True
@@ -106,7 +108,7 @@ class ProbeSession:
         if m.price_per_hour is not None:
             fields["price_per_hour"] = m.price_per_hour
         self.emitter.start(m.probe or uuid.uuid4().hex[:12], **fields)
-        self.emitter.timed("init")
+        self.emitter.timed("init", at=at)
         self.policy.begin()
         if self.sample_interval:
             self.sampler = HardwareSampler(self.emitter, self.sample_interval)

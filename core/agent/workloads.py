@@ -1,4 +1,5 @@
-"""Built-in Keras workloads on deterministic, learnable synthetic data (no downloads).
+"""Built-in workloads on deterministic, learnable synthetic data (no downloads): Keras, and one
+PyTorch workload (``torch-cnn``, in torch_workloads.py) for hosts with PyTorch only.
 
 - ``mnist-cnn``: the dissertation's ch. 5 simple CNN (two conv layers, dropout, Adadelta) on
   28x28x1 images.
@@ -16,7 +17,8 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-WORKLOADS = ("mnist-cnn", "cifar-resnet", "tabular-mlp")
+KERAS_WORKLOADS = ("mnist-cnn", "cifar-resnet", "tabular-mlp")
+WORKLOADS = (*KERAS_WORKLOADS, "torch-cnn")  # torch-*: PyTorch (torch_workloads.py)
 
 
 @dataclass
@@ -149,7 +151,14 @@ def load_data(cfg: WorkloadConfig) -> tuple[Any, Any, Any, Any]:
 
 
 def run_workload(cfg: WorkloadConfig) -> None:
-    """Train the workload with plain Keras `fit` (the agent's hook does the probing)."""
+    """Train the workload with plain Keras `fit`, or a plain PyTorch loop for torch-* (the
+    agent's hook does the probing)."""
+    if cfg.name.startswith("torch-"):
+        from .torch_workloads import run_torch_workload
+
+        run_torch_workload(cfg.name, cfg.batch_size, cfg.epochs, cfg.train_size, cfg.val_size,
+                           cfg.seed, cfg.noise, cfg.threads, cfg.learning_rate)
+        return
     import tensorflow as tf
 
     if cfg.threads:

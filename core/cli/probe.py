@@ -14,6 +14,7 @@ from pathlib import Path
 from collections.abc import Coroutine
 from typing import Any, TextIO, TypeVar
 
+from ..agent.workloads import WORKLOADS
 from ..run.board import Board
 from ..run.config import Config, ConfigError, ProbeSettings, default_config, load_config, local_host
 from ..report.fmt import fmt_ms
@@ -280,7 +281,7 @@ def add_probe_parser(sub: Any) -> None:
     p.add_argument("--headless", action="store_true", help="no app: progress, then the ranking")
     p.add_argument("--json", action="store_true",
                    help="print the final ranking as JSON on stdout (progress goes to stderr)")
-    p.add_argument("--workload", default=None, choices=("mnist-cnn", "cifar-resnet", "tabular-mlp"),
+    p.add_argument("--workload", default=None, choices=WORKLOADS,
                    help="built-in workload to probe (default: the config's)")
     p.add_argument("--batch-size", type=int, action="append", default=None,
                    help="batch size (repeatable; default: the config's)")

@@ -1,0 +1,47 @@
+"""Run a callback once a module has been imported by the program, whenever that happens."""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+def when_imported(name: str, callback: Callable[[], None]) -> None:
+    """``callback()`` right after the module ``name`` executes (now, if it already has).
+
+    Frameworks probe for each other with find_spec() before importing, so the finder stays in
+    place until the module really executes, and wraps each spec it hands out."""
+    if name in sys.modules:
+        callback()
+        return
+
+    class _Finder(importlib.abc.MetaPathFinder):
+        busy = False
+
+        def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+            if fullname != name or self.busy:
+                return None
+            self.busy = True
+            try:
+                spec = importlib.util.find_spec(fullname)
+            finally:
+                self.busy = False
+            if spec is None or spec.loader is None:
+                return spec
+            loader = spec.loader
+            exec_module = loader.exec_module
+            finder = self
+
+            def exec_and_call(module: Any) -> None:
+                exec_module(module)
+                if finder in sys.meta_path:
+                    sys.meta_path.remove(finder)
+                callback()
+
+            loader.exec_module = exec_and_call  # type: ignore[method-assign]
+            return spec
+
+    sys.meta_path.insert(0, _Finder())

@@ -1,0 +1,133 @@
+"""PyTorch jobs probed with no code change: a plain loop, gradient accumulation, a loop with no
+DataLoader, torchrun with two gloo ranks, a Lightning module, a Hugging Face Trainer, and the
+built-in torch-cnn workload. Real PyTorch (CPU), the agent run as a user runs it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from probecast.core.model.estimate import estimate_runtime
+from probecast.core.model.events import Done, End, Log, Start, Step, Val, read_log
+from probecast.core.model.logstore import load_probe
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+PY = sys.executable
+SCRIPTS = Path(__file__).parent / "torch_scripts"
+TORCHRUN = str(Path(PY).parent / "torchrun")
+
+
+def agent(tmp: Path, *command: str, extra: tuple[str, ...] = (), timeout: float = 240) -> tuple[Path, str]:
+    """The agent, as probecast runs it locally: events on stdout, the program's output kept."""
+    log, output = tmp / "probe.jsonl", tmp / "probe.output"
+    with open(log, "w") as fh:
+        r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--probe", "p",
+                            "--batch-size", "32", "--output", str(output), *extra, "--", *command],
+                           cwd=tmp, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return log, output.read_text(errors="replace")
+
+
+def no_process_left(name: str) -> None:
+    left = subprocess.run(["pgrep", "-f", name], capture_output=True, text=True).stdout.strip()
+    assert not left, f"still running: {left}"
+
+
+def test_a_plain_loop_is_timed_stopped_and_its_post_training_code_runs(tmp_path: Path) -> None:
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "plain.py"))
+    events, report = read_log(log)
+    assert not report.malformed
+    start = next(e for e in events if isinstance(e, Start))
+    assert start.steps_per_epoch == 112 and start.framework.startswith("torch ")
+    steps = [e for e in events if isinstance(e, Step)]
+    assert 30 <= len(steps) < 20 * 112  # stopped long before the 20 epochs
+    assert {e.epoch for e in steps} >= {0, 1}  # went on to time an epoch boundary
+    assert [s.step for s in steps if s.epoch == 0] == list(range(112))  # every batch a step
+    vals = [e for e in events if isinstance(e, Val)]
+    assert vals and vals[0].steps == 2  # 512 validation samples / 256 a batch
+    done = next(e for e in events if isinstance(e, Done))
+    end = events[-1]
+    assert isinstance(end, End) and end.status == "probe-done" and end.exit_code == 0
+    assert "post-training work done" in output  # the loops ran out; the code after them ran
+    st = load_probe(log).state
+    assert st.post_time is not None and st.post_time >= 0.3  # the script sleeps 0.3 s after
+    est = estimate_runtime(st, 20)
+    assert est.terms.t_post == st.post_time and est.low_s <= est.runtime_s <= est.high_s
+    assert done.t < end.t
+
+
+def test_gradient_accumulation_divides_the_loader_into_optimizer_steps(tmp_path: Path) -> None:
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "accumulate.py"))
+    events, _ = read_log(log)
+    start = next(e for e in events if isinstance(e, Start))
+    assert start.steps_per_epoch == 4096 // 16 // 4  # 256 batches, 4 per optimizer step
+    assert "saved" in output
+
+
+def test_a_loop_with_no_dataloader_is_unwound_and_says_what_was_not_timed(tmp_path: Path) -> None:
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "no_loader.py"))
+    events, _ = read_log(log)
+    start = next(e for e in events if isinstance(e, Start))
+    assert start.steps_per_epoch == 0
+    logs = {e.code: e.msg for e in events if isinstance(e, Log)}
+    assert "--steps-per-epoch" in logs["torch-loop"]
+    assert "no-post" in logs  # stopped by unwinding: the post-training code did not run
+    assert "never printed" not in output
+    assert isinstance(events[-1], End) and events[-1].status == "probe-done"
+
+
+def test_torchrun_two_ranks_stop_together_and_rank_0_is_timed(tmp_path: Path) -> None:
+    log, output = agent(tmp_path, TORCHRUN, "--nproc_per_node", "2", "--master_port", "29531",
+                        str(SCRIPTS / "ddp.py"))
+    events, _ = read_log(log)
+    start = next(e for e in events if isinstance(e, Start))
+    assert start.steps_per_epoch == 4096 // 2 // 32  # each rank's share (DistributedSampler)
+    assert '"rank"' not in log.read_text().splitlines()[0]  # rank 0 leads (others carry a rank)
+    assert "rank 0 finished" in output and "rank 1 finished" in output  # both left the loop
+    logs = {e.code: e.msg for e in events if isinstance(e, Log)}
+    assert "rank 0" in logs["multi-process"]
+    assert isinstance(events[-1], End) and events[-1].exit_code == 0
+    no_process_left(str(SCRIPTS / "ddp.py"))
+
+
+def test_lightning_is_stopped_through_its_trainer_and_gives_its_epochs(tmp_path: Path) -> None:
+    pytest.importorskip("lightning")
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "lit.py"))
+    events, _ = read_log(log)
+    start = next(e for e in events if isinstance(e, Start))
+    assert "Lightning" in start.framework and start.epochs == 15
+    assert start.steps_per_epoch == 112  # its fetcher reads ahead: not taken for accumulation
+    assert [e for e in events if isinstance(e, Val)]
+    assert "after fit: epochs run" in output
+    epochs_run = int(output.split("after fit: epochs run")[1].split()[0])
+    assert epochs_run < 15
+
+
+def test_hugging_face_trainer_is_stopped_through_its_control(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "hf.py"), str(tmp_path / "hf-out"))
+    events, _ = read_log(log)
+    start = next(e for e in events if isinstance(e, Start))
+    assert "Hugging Face Trainer" in start.framework and start.epochs == 8
+    assert start.steps_per_epoch == 100
+    global_step = int(output.split("after train: global step")[1].split()[0])
+    assert global_step < 8 * 100
+
+
+def test_the_built_in_torch_workload_probes_headless(tmp_path: Path) -> None:
+    r = subprocess.run([PY, "-m", "probecast.tui", "probe", "--headless", "--local",
+                        "--workload", "torch-cnn", "--batch-size", "128", "--max-steps", "12",
+                        "--out", str(tmp_path / "logs")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (log,) = (tmp_path / "logs").glob("*.jsonl")
+    st = load_probe(log).state
+    assert st.start is not None and st.start.workload == "torch-cnn"
+    assert st.start.steps_per_epoch == -(-12000 // 128)
+    assert "Ranking" in r.stdout
