@@ -1,4 +1,5 @@
-"""Hardware sampler: GPU (nvidia-smi), CPU, RSS and swap, about once a second. Stdlib only."""
+"""Hardware sampler: GPU (NVML where nvidia-ml-py is installed, else nvidia-smi), CPU, RSS and swap,
+about once a second. Stdlib only otherwise."""
 
 from __future__ import annotations
 
@@ -43,6 +44,41 @@ def parse_nvidia_smi(text: str) -> list[dict[str, Any]]:
     return rows
 
 
+class Nvml:
+    """GPU readings through NVML (nvidia-ml-py's ``pynvml``): a library call per sample instead of
+    starting nvidia-smi every second."""
+
+    def __init__(self, nv: Any) -> None:
+        self.nv = nv
+        self.handles = [nv.nvmlDeviceGetHandleByIndex(i) for i in range(nv.nvmlDeviceGetCount())]
+
+    @classmethod
+    def open(cls) -> Nvml | None:
+        """None where there is no pynvml, no driver or no GPU."""
+        try:
+            import pynvml  # type: ignore[import-not-found]
+
+            pynvml.nvmlInit()
+            nvml = cls(pynvml)
+        except Exception:  # noqa: BLE001 - ImportError, NVMLError_LibraryNotFound, ...
+            return None
+        return nvml if nvml.handles else None
+
+    def read(self) -> list[dict[str, Any]] | None:
+        rows = []
+        try:
+            for h in self.handles:
+                util = self.nv.nvmlDeviceGetUtilizationRates(h)
+                mem = self.nv.nvmlDeviceGetMemoryInfo(h)
+                name = self.nv.nvmlDeviceGetName(h)
+                rows.append({"util": float(util.gpu), "mem_used": round(mem.used / 2**20, 1),
+                             "mem_total": round(mem.total / 2**20, 1),
+                             "name": name.decode() if isinstance(name, bytes) else str(name)})
+        except Exception:  # noqa: BLE001 - a GPU fell off the bus: no sample this time
+            return None
+        return rows
+
+
 def _cpu_times() -> tuple[int, int] | None:
     try:
         with open("/proc/stat") as fh:
@@ -76,11 +112,13 @@ def read_swap_used_mb() -> float | None:
 class HardwareSampler(threading.Thread):
     """Emits ``sample`` events until stopped. Missing sources are skipped, each noted once."""
 
-    def __init__(self, emitter: Emitter, interval: float = 1.0, nvidia_smi: str | None = None):
+    def __init__(self, emitter: Emitter, interval: float = 1.0, nvidia_smi: str | None = None,
+                 nvml: Nvml | None = None):
         super().__init__(name="probecast-sampler", daemon=True)
         self.emitter = emitter
         self.interval = interval
         self._stop_event = threading.Event()
+        self.nvml = nvml if nvml is not None else (None if nvidia_smi else Nvml.open())
         self.nvidia_smi = nvidia_smi or shutil.which("nvidia-smi")
         self._noted: set[str] = set()
         self._last_cpu = _cpu_times()
@@ -92,10 +130,11 @@ class HardwareSampler(threading.Thread):
 
     def sample(self) -> dict[str, Any]:
         fields: dict[str, Any] = {}
-        if self.nvidia_smi:
-            rows = read_nvidia_smi(self.nvidia_smi)
+        if self.nvml is not None or self.nvidia_smi:
+            rows = self.nvml.read() if self.nvml is not None else read_nvidia_smi(self.nvidia_smi or "")
             if rows is None:
-                self._note_once("gpu", "sampler: nvidia-smi did not answer; no GPU samples")
+                self._note_once("gpu", "sampler: " + ("NVML" if self.nvml else "nvidia-smi")
+                                + " did not answer; no GPU samples")
             else:
                 fields["gpu_util"] = [r["util"] for r in rows]
                 fields["gpu_mem_mb"] = [r["mem_used"] for r in rows]
@@ -130,8 +169,11 @@ class HardwareSampler(threading.Thread):
 
 
 def describe_devices() -> list[dict[str, Any]]:
-    """The `start.devices` list: GPUs from nvidia-smi, else the CPU."""
-    rows = read_nvidia_smi() if shutil.which("nvidia-smi") else None
+    """The `start.devices` list: GPUs from NVML or nvidia-smi, else the CPU."""
+    nvml = Nvml.open()
+    rows = nvml.read() if nvml is not None else None
+    if not rows:
+        rows = read_nvidia_smi() if shutil.which("nvidia-smi") else None
     if rows:
         return [{"kind": "gpu", "name": r["name"], "memory_mb": r["mem_total"]} for r in rows]
     name = "cpu"

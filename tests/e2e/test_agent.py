@@ -439,3 +439,33 @@ def test_headless_probe_stopped_by_a_signal_exits_130_with_logs_ending_in_end(tm
     assert isinstance(events[-1], End) and events[-1].status == "stopped"
     assert "slow.py" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
                                            text=True).stdout
+
+
+def test_sampler_reads_gpus_through_nvml_when_pynvml_is_there(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """NVML needs a GPU driver, which this machine has not: a stand-in pynvml with the real
+    module's calls and return shapes (bytes names in older releases, str in newer)."""
+    import io
+
+    from probecast.core.agent.emit import Emitter
+    from probecast.core.agent.sampler import HardwareSampler, Nvml, describe_devices
+
+    (tmp_path / "pynvml.py").write_text(
+        "from types import SimpleNamespace as NS\n"
+        "calls = []\n"
+        "def nvmlInit(): calls.append('init')\n"
+        "def nvmlDeviceGetCount(): return 2\n"
+        "def nvmlDeviceGetHandleByIndex(i): return i\n"
+        "def nvmlDeviceGetUtilizationRates(h): return NS(gpu=[88, 3][h], memory=0)\n"
+        "def nvmlDeviceGetMemoryInfo(h): return NS(used=[20 * 2**30, 2**29][h], total=24 * 2**30, free=0)\n"
+        "def nvmlDeviceGetName(h): return [b'NVIDIA A10G', 'NVIDIA A10G'][h]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    nvml = Nvml.open()
+    assert nvml is not None
+    buf = io.StringIO()
+    fields = HardwareSampler(Emitter(out=buf), nvml=nvml).sample()
+    assert fields["gpu_util"] == [88.0, 3.0]
+    assert fields["gpu_mem_mb"] == [20480.0, 512.0] and fields["gpu_mem_total_mb"] == [24576.0] * 2
+    assert describe_devices() == [{"kind": "gpu", "name": "NVIDIA A10G", "memory_mb": 24576.0}] * 2
+    import pynvml  # the stand-in: no process was started per sample, one init
+
+    assert pynvml.calls == ["init", "init"]  # Nvml.open() here, and describe_devices()
