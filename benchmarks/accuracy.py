@@ -195,6 +195,10 @@ def measure(pairs: list[Pair]) -> Calibration:
     posts = [(p.probe.post_time, p.full.post_time) for p in pairs
              if p.probe.post_time and p.full.post_time and not p.cut]
     post_rel = (statistics.median(abs(a - b) / b for a, b in posts) * 2) if posts else 0.2
+    # start-up: the probe's T_init against the full run's (another process, another moment)
+    inits = [(p.probe.t_init, p.full.t_init) for p in pairs
+             if p.probe.t_init and p.full.t_init and not p.cut]
+    init_rel = (statistics.median(abs(b - a) / a for a, b in inits) * 2) if inits else 0.1
     base = Calibration()
     return replace(
         base,
@@ -206,6 +210,7 @@ def measure(pairs: list[Pair]) -> Calibration:
         boundary_rel=round(statistics.median(rel_spreads), 3) if rel_spreads else base.boundary_rel,
         val_rel=round(statistics.median(val_spreads) * 2, 3) if val_spreads else base.val_rel,
         post_rel=round(post_rel, 3),
+        init_rel=round(init_rel, 3),
     )
 
 
@@ -309,6 +314,9 @@ def main() -> int:
     ap.add_argument("--fit", action="store_true",
                     help="measure the constants on the calibration half and write calibration.json")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--all-held-out", action="store_true",
+                    help="report every run as held out (a corpus the calibration never saw, "
+                         "e.g. the PyTorch runs against the Keras calibration)")
     ns = ap.parse_args()
     pairs = load_pairs(ns.logs)
     if not pairs:
@@ -333,8 +341,11 @@ def main() -> int:
         print(f"wrote {out}: q={cal.q} stall_ratio={cal.stall_ratio} "
               f"largest stall={cal.unseen_boundary_s}s "
               f"boundary_rel={cal.boundary_rel} val_rel={cal.val_rel} "
-              f"post_rel={cal.post_rel}")
+              f"post_rel={cal.post_rel} init_rel={cal.init_rel}")
     print(f"calibration: {cal.source}\n")
+    if ns.all_held_out:
+        print("\n".join(report("HELD-OUT runs (all)", evaluate(pairs, cal), ns.markdown)))
+        return 0
     print("\n".join(report("calibration runs", evaluate(calib, cal), ns.markdown)))
     print()
     print("\n".join(report("HELD-OUT runs", evaluate(held, cal), ns.markdown)))

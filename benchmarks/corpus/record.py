@@ -9,6 +9,9 @@ workloads, over batch sizes, 1 or 2 CPU cores (taskset) and 4 to 20 epochs. Logs
 gzipped (``NAME.jsonl.gz``) with the program's output beside them; benchmarks/accuracy.py cuts
 probes out of them and checks the estimate and its bounds against the real total.
 
+``--torch`` records the PyTorch settings instead (into their own directory: they are held out
+from calibration entirely - the bounds calibrated on Keras runs are checked on them).
+
 Run it on a quiet machine: other load skews timings (which is also why it runs one at a time).
 """
 
@@ -53,6 +56,19 @@ for c in (1, 2):
     _add("workload:mnist-cnn-tfdata", 256, 8, 16000, c)
     _add("workload:tabular-mlp-noval", 256, 12, 60000, c)
 
+# PyTorch (recorded into runs-torch/, never used for calibration): scripts in the style of
+# pytorch/examples, a gradient-accumulation loop, Lightning, the Hugging Face Trainer, and the
+# built-in torch-cnn workload.
+TORCH_RUNS: list[str] = []
+for c in (1, 2):
+    for args in (("torch_mnist", 64, 3, 6000, c), ("torch_mnist", 256, 5, 6000, c),
+                 ("torch_accumulate", 32, 4, 24000, c), ("torch_accumulate", 128, 8, 24000, c),
+                 ("lightning_cnn", 64, 4, 8000, c), ("lightning_cnn", 256, 6, 8000, c),
+                 ("hf_trainer", 16, 3, 2500, c), ("hf_trainer", 64, 5, 2500, c),
+                 ("workload:torch-cnn", 64, 3, 5000, c), ("workload:torch-cnn", 256, 5, 5000, c)):
+        _add(*args)
+        TORCH_RUNS.append(f"{args[0]}-b{args[1]}-e{args[2]}-c{args[4]}")
+
 
 def command(name: str, out: Path, probe: bool = False) -> list[str]:
     """The full run (or, with ``probe``, a probe with the default stop policy) of one setting."""
@@ -87,16 +103,19 @@ def main() -> int:
     ap.add_argument("out")
     ap.add_argument("--only", nargs="*", default=None, help="run names (default: all missing)")
     ap.add_argument("--list", action="store_true", help="list the runs and stop")
+    ap.add_argument("--torch", action="store_true",
+                    help="the PyTorch settings (default: the Keras ones)")
     ap.add_argument("--probes", action="store_true",
                     help="record probes (default stop policy) of the settings instead of full runs")
     ns = ap.parse_args()
+    names = TORCH_RUNS if ns.torch else [n for n in RUNS if n not in TORCH_RUNS]
     if ns.list:
-        print("\n".join(RUNS))
+        print("\n".join(names))
         return 0
     out = Path(ns.out).resolve()  # the runs' cwd is the scripts' folder
     out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
-    for name in ns.only or list(RUNS):
+    for name in ns.only or names:
         tag = f"probe-{name}" if ns.probes else name
         done = out / f"{tag}.jsonl.gz"
         if done.exists() and ns.only is None:

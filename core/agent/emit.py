@@ -85,6 +85,11 @@ class Emitter:
     def now(self) -> float:
         return time.monotonic() - self.t0
 
+    @property
+    def last_timed(self) -> float:
+        """The monotonic time the latest timed event ended."""
+        return self._last_timed
+
     def emit(self, ev: str, **fields: Any) -> dict[str, Any]:
         with self._lock:
             return self._write({"ev": ev, "t": round(self.now(), 6), **fields})

@@ -56,7 +56,7 @@ class Nvml:
     def open(cls) -> Nvml | None:
         """None where there is no pynvml, no driver or no GPU."""
         try:
-            import pynvml  # type: ignore[import-not-found]
+            import pynvml  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
             pynvml.nvmlInit()
             nvml = cls(pynvml)

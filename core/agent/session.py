@@ -202,9 +202,10 @@ class ProbeSession:
     def log(self, level: str, msg: str, code: str = "") -> None:
         self.emitter.log(level, msg, code)
 
-    def mark_done(self, status: str, reason: str = "") -> None:
+    def mark_done(self, status: str, reason: str = "", at: float | None = None) -> None:
         """Training is over for now (a fit() returned, the probe stopped it): under the agent a
-        timed `done`, after which the program's own post-training work is timed by `end`."""
+        timed `done`, after which the program's own post-training work is timed by `end`.
+        ``at``: when it was over, if that was earlier (a monotonic time)."""
         if self.sampler is not None and status != "complete":
             self.sampler.stop()
         if status != "complete":
@@ -215,7 +216,7 @@ class ProbeSession:
         fields: dict[str, Any] = {"status": status}
         if reason:
             fields["reason"] = reason[:2000]
-        self.emitter.timed("done", **fields)
+        self.emitter.timed("done", at=at, **fields)
 
     def finish(self, status: str, reason: str = "") -> None:
         if self.under_agent:  # the agent has the last word, after the program's exit

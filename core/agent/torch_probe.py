@@ -65,6 +65,9 @@ class TorchHook:
 
         self.framework = f"torch {torch.__version__}"
         register_optimizer_step_post_hook(self._after_step)
+        import atexit
+
+        atexit.register(self._at_exit)
         hook = self
         original_iter = DataLoader.__iter__
         original_next = _BaseDataLoaderIter.__next__
@@ -159,6 +162,15 @@ class TorchHook:
             self.stopped = True
             _stop_frameworks()
             s.mark_done("probe-done", s.policy.reason or "stopped with rank 0")
+
+    def _at_exit(self) -> None:
+        """A run that trained to its end (no probe stop): training was over at its last step or
+        validation pass; what came after is the program's post-training work."""
+        s = self.session
+        if s.started and not s.ended:
+            self._end_val()
+            s.mark_done("complete", "training ran to its end",
+                        at=self.session.emitter.last_timed)
 
     def _begin(self) -> None:
         s = self.session

@@ -9,6 +9,8 @@ as four kinds of error, each turned into seconds of uncertainty on the total:
   fraction of its cost learned from recorded runs; an unseen boundary is bounded by the costs
   seen in recorded runs rather than taken as zero;
 - validation passes and the end-of-training teardown, likewise;
+- start-up (T_init: imports, data loading): measured once, it varies from run to run with the
+  page cache and the disk - a fraction of it learned from recorded runs;
 - everything else (run-to-run noise, the machine's other load): a floor, relative to the total.
 
 They are added in quadrature, and the interval is total ± q·sigma with q chosen on recorded runs
@@ -38,6 +40,7 @@ class Calibration:
     boundary_min_s: float = 0.05  # the cheapest boundary recorded: the low side's
     val_rel: float = 0.3  # spread of a validation pass, relative
     post_rel: float = 0.2  # spread of the measured post-training work, relative
+    init_rel: float = 0.1  # spread of start-up (T_init) from one run to the next, relative
     source: str = "defaults"
 
     @classmethod
@@ -66,18 +69,19 @@ class Uncertainty:
     fit_end: float
     post: float
     floor: float
+    init: float = 0.0  # start-up
     unseen_high: float = 0.0  # costs the probe could not see: allowed for on the high side only
     unseen_low: float = 0.0  # costs it saw that may not come again: allowed for on the low side
 
     @property
     def sigma(self) -> float:
         return math.sqrt(self.steps ** 2 + self.boundaries ** 2 + self.validation ** 2
-                         + self.fit_end ** 2 + self.post ** 2 + self.floor ** 2)
+                         + self.fit_end ** 2 + self.post ** 2 + self.floor ** 2 + self.init ** 2)
 
     def as_dict(self) -> dict[str, float]:
         return {"steps": self.steps, "boundaries": self.boundaries,
                 "validation": self.validation, "fit_end": self.fit_end, "post": self.post,
-                "floor": self.floor, "sigma": self.sigma, "unseen_high": self.unseen_high,
+                "init": self.init, "floor": self.floor, "sigma": self.sigma, "unseen_high": self.unseen_high,
                 "unseen_low": self.unseen_low}
 
 

@@ -118,15 +118,17 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
                      f"{n_ep:g} epochs (full runs on one host tell the epochs it stops at: "
                      "--epochs-from)")
     u = Uncertainty(steps=steps_s, boundaries=bound_s, validation=val_s, fit_end=end_s,
-                    post=post_s, floor=cal.floor * total, unseen_high=unseen,
-                    unseen_low=unseen_low)
+                    post=post_s, floor=cal.floor * total, init=cal.init_rel * t.t_init,
+                    unseen_high=unseen, unseen_low=unseen_low)
     low, high = interval(total, u, cal)
     # never below what the run must do at the least: start-up and every step at the low end
     # of the step time's interval, with no boundary, validation or post-training work
+    # (start-up too varies from run to run: at its low end)
+    init_least = t.t_init * max(0.0, 1 - cal.q * cal.init_rel)
     if est.equation == "5.1":
-        least = t.t_init + (t.t_ep1 or 0.0) + n_b * (t.t_ep2_low or 0.0)
+        least = init_least + (t.t_ep1 or 0.0) + n_b * (t.t_ep2_low or 0.0)
     else:
-        least = t.t_init + (t.t_it1 or 0.0) + max(0.0, n_ep * t.n_it - 1) * (t.t_it_low or 0.0)
+        least = init_least + (t.t_it1 or 0.0) + max(0.0, n_ep * t.n_it - 1) * (t.t_it_low or 0.0)
     low = max(low, least * (1 - cal.floor))
     return replace(est, runtime_s=total, low_s=low, high_s=high, notes=tuple(notes),
                    uncertainty=u.as_dict(),

@@ -459,6 +459,7 @@ def test_sampler_reads_gpus_through_nvml_when_pynvml_is_there(tmp_path: Path, mo
         "def nvmlDeviceGetMemoryInfo(h): return NS(used=[20 * 2**30, 2**29][h], total=24 * 2**30, free=0)\n"
         "def nvmlDeviceGetName(h): return [b'NVIDIA A10G', 'NVIDIA A10G'][h]\n")
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "pynvml", raising=False)  # the real one, if a test loaded it
     nvml = Nvml.open()
     assert nvml is not None
     buf = io.StringIO()

@@ -216,3 +216,25 @@ def test_fit_in_a_loop_puts_each_calls_teardown_into_its_boundary(log_builder) -
     st = state_of(b)
     assert st.boundary_steps == pytest.approx([1.9, 1.9])  # 1.1 + the previous call's 0.8
     assert st.fit_end_time == pytest.approx(0.8) and st.post_time == 0.4
+
+
+def test_start_up_varies_between_runs_and_the_bounds_allow_for_it(log_builder) -> None:  # type: ignore[no-untyped-def]
+    """Imports and data loading measured once (20 s here) come back shorter or longer in the real
+    run (the page cache, the disk): the low bound is not pinned to the probe's start-up."""
+    from dataclasses import replace
+
+    from probecast.core.model.bounds import Calibration
+    from probecast.core.model.estimate import training_estimate, whole_process
+
+    b = log_builder(steps_per_epoch=40).init(20.0)
+    b.steps(0, [1.0] + [0.1] * 39).timed("done", 0.1, status="probe-done")
+    b.timed("end", 0.1, status="probe-done", exit_code=0)
+    st = state_of(b)
+    cal = replace(Calibration.load(), init_rel=0.1, q=2.0)
+    kw = {"use_validation": True, "equation": "auto", "statistic": "trimmed"}
+    est = whole_process(st, training_estimate(st, 1, **kw), 1, cal)
+    assert est.uncertainty["init"] == pytest.approx(2.0)
+    assert est.low_s <= est.runtime_s - 0.2 * 20.0  # the run with a start-up 20 % shorter is inside
+    assert est.high_s > est.runtime_s + 2 * 2.0 * 0.99
+    none = whole_process(st, training_estimate(st, 1, **kw), 1, replace(cal, init_rel=0.0))
+    assert none.low_s > est.runtime_s - 0.2 * 20.0  # without it: outside
