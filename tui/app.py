@@ -66,6 +66,8 @@ class ProbecastApp(App[None]):
             board = self.session.board
             failed = [e.spec.label for e in board.entries.values() if e.status == "failed"]
             msg = "All probes ended." + (f" Failed: {', '.join(failed)}" if failed else "")
+            if self.session.adaptive is not None and self.session.adaptive.reprobed:
+                msg += " " + self.session.adaptive.describe()
             self.notify(msg, severity="warning" if failed else "information")
 
     async def stop_all(self) -> None:

@@ -92,14 +92,24 @@ async def _report(board: Board, out: TextIO, tty: bool, stop: asyncio.Event) -> 
             pass
 
 
-async def _run(board: Board, plan: list[Any], settings: ProbeSettings, out: TextIO) -> None:
+async def _run(board: Board, plan: list[Any], settings: ProbeSettings, out: TextIO,
+               adaptive: bool = False) -> None:
     stop = asyncio.Event()
     reporter = asyncio.create_task(_report(board, out, out.isatty(), stop))
+    report = None
     try:
         await run_plan(board, plan, concurrency=settings.concurrency, timeout=settings.timeout)
+        if adaptive:
+            from ..run.adaptive import settle
+
+            report = await settle(board, plan, RankOptions(epochs=settings.epochs),
+                                  budget_s=settings.adaptive_budget,
+                                  concurrency=settings.concurrency, timeout=settings.timeout)
     finally:
         stop.set()
         await reporter
+    if report is not None and (report.reprobed or not report.settled):
+        out.write(report.describe() + "\n")
 
 
 def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
@@ -177,7 +187,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     interrupted = False
     try:
         if plan:
-            run_interruptible(_run(board, plan, settings, out))
+            run_interruptible(_run(board, plan, settings, out, adaptive=not ns.full))
     except KeyboardInterrupt:
         interrupted = True
         out.write("\ninterrupted: probes stopped; ranking of what was measured:\n")

@@ -73,6 +73,15 @@ class Board:
         self.version += 1
         return entry
 
+    def restart(self, key: str, log_path: Path | None = None) -> ProbeEntry:
+        """The probe runs again from the start (the adaptive probe): a fresh state, same key."""
+        old = self.entries[key]
+        entry = ProbeEntry(old.spec, log_path=log_path or old.log_path)
+        entry.version = old.version + 1  # cached estimates of the old state are not reused
+        self.entries[key] = entry
+        self.version += 1
+        return entry
+
     def feed(self, key: str, item: Event | RunnerStatus | LineBatch) -> None:
         entry = self.entries[key]
         if isinstance(item, LineBatch):

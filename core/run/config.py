@@ -85,6 +85,9 @@ class ProbeSettings(msgspec.Struct, forbid_unknown_fields=True):
     max_seconds: Seconds | None = None
     boundary_budget: Annotated[float, msgspec.Meta(ge=0, le=1e7)] | None = None
     timeout: Seconds = 900.0  # seconds: a probe running longer is stopped (bounds its cost)
+    # seconds of extra probing for undecided contenders (None: 5 % of the leader's predicted job;
+    # 0: never probe again)
+    adaptive_budget: Annotated[float, msgspec.Meta(ge=0, le=1e7)] | None = None
     concurrency: PositiveInt = 8
     workload_args: list[str] = msgspec.field(default_factory=list)
     epochs_from: list[str] = msgspec.field(default_factory=list)  # full runs: N_ep per batch

@@ -11,11 +11,15 @@ import asyncio
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .board import Board
 from .config import Config
 from .plan import PlannedProbe, RunnerFactory, run_plan, run_runners, runner_factory
 from .runners import ReplayRunner, Runner
+
+if TYPE_CHECKING:
+    from .adaptive import AdaptiveReport
 
 DEFAULT_HORIZONS = (5, 10, 20, 25)
 FAST_REPLAY_LANES = 4
@@ -38,6 +42,7 @@ class Session:
     factory: RunnerFactory | None = None  # how a live plan's probes are started (tests: fakes)
     runners: list[Runner] = field(default_factory=list)  # given up front (replay, or tests)
     _live: dict[str, Runner] = field(default_factory=dict, init=False)
+    adaptive: AdaptiveReport | None = field(default=None, init=False)  # after a live plan
 
     @classmethod
     def replay(cls, board: Board, runners: list[ReplayRunner], title: str = "") -> Session:
@@ -80,6 +85,15 @@ class Session:
         if plan:
             self.log_dir = plan[0].log_path.parent
         await run_plan(self.board, plan, concurrency=concurrency, timeout=timeout, factory=factory)
+        if plan and not any(p.spec.full for p in plan):
+            from ..model.ranking import RankOptions
+            from .adaptive import settle
+
+            settings = self.config.probe if self.config else None
+            self.adaptive = await settle(
+                self.board, plan, RankOptions(epochs=settings.epochs if settings else None),
+                budget_s=settings.adaptive_budget if settings else None,
+                concurrency=concurrency, timeout=timeout, factory=factory)
 
     @property
     def has_probes(self) -> bool:

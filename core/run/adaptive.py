@@ -1,0 +1,153 @@
+"""The adaptive probe: when the ranking cannot tell the leader from other candidates (their bounds
+overlap), probe those contenders again, longer - while more probing can narrow their bounds and
+the budget lasts.
+
+More probing narrows only what the probe measures: the steady step time's interval and the spread
+of the epoch boundaries it saw. It cannot narrow start-up variance, the noise floor, or stalls no
+probe of a few epochs can rule out; a contender whose uncertainty is mostly those is not probed
+again, and the report says why. The budget is extra probe wall time: ``adaptive_budget`` seconds
+when configured, else 5 % of the leader's predicted job (a long job affords a longer look; a job
+shorter than a probe affords none). A re-probe runs the whole command again with three times the
+steps and twice the boundary budget; the first probe's log is kept under ``superseded/``.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..model.ranking import RankedRow, RankOptions
+from .board import Board
+from .plan import PlannedProbe, RunnerFactory, run_plan
+from .sinks import output_path
+
+REDUCIBLE_SHARE = 0.5  # probe again when steps + seen boundaries are at least half of sigma
+MAX_ROUNDS = 2
+JOB_SHARE = 0.05
+
+
+@dataclass
+class AdaptiveReport:
+    rounds: int = 0
+    reprobed: list[str] = field(default_factory=list)
+    spent_s: float = 0.0
+    budget_s: float = 0.0
+    settled: bool = True
+    why: str = ""
+
+    def describe(self) -> str:
+        if not self.reprobed:
+            return f"adaptive probe: nothing probed again - {self.why}"
+        state = "the order is settled" if self.settled else f"still undecided - {self.why}"
+        return (f"adaptive probe: probed {', '.join(self.reprobed)} again, longer "
+                f"({self.rounds} round(s), {self.spent_s:.0f} s of a {self.budget_s:.0f} s "
+                f"budget): {state}")
+
+
+def contenders(rows: list[RankedRow]) -> list[RankedRow]:
+    """The leader and every row it cannot be told from."""
+    if not rows or not rows[0].undecided:
+        return []
+    return [rows[0], *[r for r in rows[1:] if r.undecided]]
+
+
+def reducible(row: RankedRow) -> bool:
+    u = row.uncertainty
+    sigma = u.get("sigma", 0.0)
+    narrowable = math.hypot(u.get("steps", 0.0), u.get("boundaries", 0.0))
+    return sigma > 0 and narrowable >= REDUCIBLE_SHARE * sigma
+
+
+def longer(planned: PlannedProbe) -> PlannedProbe:
+    s = planned.spec
+    spec = replace(s, max_steps=3 * (s.max_steps or 30), target_ci=None, max_seconds=None,
+                   boundary_budget=2 * (s.boundary_budget if s.boundary_budget else 30.0))
+    return PlannedProbe(planned.host, spec, planned.log_path)
+
+
+def supersede(log: Path) -> None:
+    """Keep the earlier probe's log (and output) out of the way of the new one: nothing lost."""
+    folder = log.parent / "superseded"
+    folder.mkdir(exist_ok=True)
+    for path in (log, output_path(log)):
+        if path.exists():
+            target = folder / path.name
+            n = 1
+            while target.exists():
+                n += 1
+                target = folder / f"{path.stem}.{n}{path.suffix}"
+            shutil.move(str(path), target)
+
+
+def _budget(rows: list[RankedRow], configured: float | None) -> float:
+    if configured is not None:
+        return configured
+    return JOB_SHARE * rows[0].runtime_s if rows else 0.0
+
+
+async def settle(board: Board, plan: list[PlannedProbe], options: RankOptions, *,
+                 budget_s: float | None = None, concurrency: int = 8, timeout: float = 900.0,
+                 factory: RunnerFactory | None = None) -> AdaptiveReport:
+    """Probe undecided contenders again until the order is settled, nothing more can narrow
+    it, or the budget is spent."""
+    by_key = {p.spec.key: p for p in plan}
+    report = AdaptiveReport()
+    for round_no in range(1, MAX_ROUNDS + 1):
+        ranking = board.ranking(options)
+        groups = [rows for rows in ranking.groups.values() if contenders(rows)]
+        if not groups:
+            report.settled = True
+            report.why = report.why or "no undecided order"
+            return report
+        report.settled = False
+        if round_no == 1:
+            report.budget_s = sum(_budget(rows, budget_s) for rows in groups)
+        wanted: list[tuple[RankedRow, PlannedProbe]] = []
+        skipped_noise: list[str] = []
+        for rows in groups:
+            for row in contenders(rows):
+                planned = by_key.get(row.key)
+                if planned is None or board.entries[row.key].status != "done":
+                    continue
+                if reducible(row):
+                    wanted.append((row, planned))
+                else:
+                    skipped_noise.append(row.name)
+        if not wanted:
+            report.why = ("more probing would not narrow the bounds of "
+                          f"{', '.join(skipped_noise) or 'the contenders'}: they come from "
+                          "start-up variance, the noise floor and stalls a probe cannot rule out")
+            return report
+        # cost of probing again: about three times what each probe took
+        cost = {row.key: 3 * (row.probe_s or 0.0) for row, _ in wanted}
+        left = report.budget_s - report.spent_s
+        chosen = []
+        for row, planned in sorted(wanted, key=lambda rp: cost[rp[0].key]):
+            if cost[row.key] <= left:
+                chosen.append((row, planned))
+                left -= cost[row.key]
+        if not chosen:
+            need = min(cost.values())
+            report.why = (f"probing a contender again would take ~{need:.0f} s, over the budget "
+                          f"({report.budget_s - report.spent_s:.0f} s left of {report.budget_s:.0f} s;"
+                          " set probe.adaptive_budget for more)")
+            return report
+        again = []
+        for row, planned in chosen:
+            supersede(planned.log_path)
+            board.restart(row.key, planned.log_path)
+            again.append(longer(planned))
+            if row.name not in report.reprobed:
+                report.reprobed.append(row.name)
+        await run_plan(board, again, concurrency=concurrency, timeout=timeout, factory=factory)
+        report.rounds = round_no
+        for p in again:
+            st = board.entries[p.spec.key].state
+            report.spent_s += st.end.t if st.end is not None else st.last_t
+    ranking = board.ranking(options)
+    report.settled = not any(contenders(rows) for rows in ranking.groups.values())
+    if not report.settled:
+        report.why = f"after {MAX_ROUNDS} rounds"
+    return report

@@ -1,0 +1,90 @@
+"""The adaptive probe: undecided contenders are probed again, longer, only while that can narrow
+their bounds and the budget lasts; earlier logs are kept. Runners here replay synthetic probes
+whose length follows the spec (max_steps), like the agent's stop policy."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+from probecast.core.model.events import End, Init, Start, Step
+from probecast.core.model.pricing import Catalog
+from probecast.core.model.ranking import Pricing, RankOptions
+from probecast.core.run.adaptive import settle
+from probecast.core.run.board import Board
+from probecast.core.run.config import Host, ProbeSettings
+from probecast.core.run.plan import plan_probes, run_plan
+from probecast.core.run.runners import ProbeSpec, RunnerStatus
+
+STEP = {"a": 1.00, "b": 1.02}  # two hosts whose steps are 2 % apart
+
+
+class Synthetic:
+    """A probe of host ``spec.instance``: start-up ``init`` s, then max_steps noisy steps."""
+
+    def __init__(self, spec: ProbeSpec, log: Path, init: float, noise: float) -> None:
+        self.spec, self.log, self.init, self.noise = spec, log, init, noise
+
+    async def stream(self):  # type: ignore[no-untyped-def]
+        rng = random.Random(f"{self.spec.key}-{self.spec.max_steps}")
+        self.log.write_text("{}\n")  # a log on disk, as a real runner leaves
+        yield RunnerStatus("running")
+        yield Start(0.0, probe=self.spec.key, instance=self.spec.instance, batch_size=8,
+                    workload="w", steps_per_epoch=1000, epochs=10)
+        t = self.init
+        yield Init(t, self.init)
+        for i in range(self.spec.max_steps or 30):
+            dt = STEP[self.spec.instance] * (1 + self.noise * rng.uniform(-1, 1))
+            t += dt
+            yield Step(t, dt, 0, i)
+        yield End(t + 0.1, 0.1, "probe-done")
+        yield RunnerStatus("done")
+
+    async def cancel(self) -> None:
+        pass
+
+
+def run(tmp: Path, budget: float | None, init: float = 1.0, noise: float = 0.3):  # type: ignore[no-untyped-def]
+    hosts = [Host(name=n, instance=n, kind="local") for n in ("a", "b")]
+    settings = ProbeSettings(batch_sizes=[8], max_steps=12, adaptive_budget=budget)
+    plan = plan_probes(hosts, settings, tmp)
+    board = Board(Pricing(Catalog.embedded()))
+    factory = lambda host, spec, log: Synthetic(spec, log, init, noise)  # noqa: E731
+
+    async def go():  # type: ignore[no-untyped-def]
+        await run_plan(board, plan, factory=factory)
+        return await settle(board, plan, RankOptions(epochs=10), budget_s=budget, factory=factory)
+
+    return board, asyncio.run(go())
+
+
+def test_undecided_contenders_are_probed_again_longer_and_their_first_logs_kept(tmp_path: Path) -> None:
+    board, report = run(tmp_path, budget=1e6)
+    assert report.reprobed == ["a b8", "b b8"] and report.rounds >= 1
+    assert all(e.state.steps >= 36 for e in board.entries.values())  # 3 x 12 steps, at least
+    kept = {p.name for p in (tmp_path / "superseded").iterdir()}
+    assert {"a-b8.jsonl", "b-b8.jsonl"} <= kept  # every earlier round's log, nothing lost
+    assert len(kept) == 2 * report.rounds
+    assert report.spent_s > 0 and report.spent_s <= report.budget_s
+    assert "probed a b8, b b8 again" in report.describe()
+
+
+def test_nothing_is_probed_again_when_probing_cannot_narrow_the_bounds(tmp_path: Path) -> None:
+    # steady steps (no noise) and a long start-up: the width is start-up variance and the floor
+    board, report = run(tmp_path, budget=1e6, init=200.0, noise=0.0)
+    assert report.reprobed == [] and not report.settled
+    assert "would not narrow" in report.why
+    assert all(e.state.steps == 12 for e in board.entries.values())
+
+
+def test_the_budget_is_respected_and_said(tmp_path: Path) -> None:
+    board, report = run(tmp_path, budget=5.0)
+    assert report.reprobed == [] and "over the budget" in report.why
+    assert all(e.state.steps == 12 for e in board.entries.values())
+
+
+def test_by_default_the_budget_is_five_percent_of_the_leaders_job(tmp_path: Path) -> None:
+    # the predicted job is ~10 000 steps x 1 s: 5 % affords probing both again
+    board, report = run(tmp_path, budget=None)
+    assert 400 < report.budget_s < 600 and report.reprobed
