@@ -395,3 +395,15 @@ async def test_a_changed_estimate_repaints_its_row_not_the_table() -> None:  # t
         rows = [ranked_row("a", "g5.xlarge", 64, 400.0, 4.0), ranked_row("b", "p3.2xlarge", 64, 300.0, 2.0)]
         table.apply(rank(rows))  # the order changed: a full repaint is right
         assert any(whole) and table_order(table) == ["b", "a"]
+
+
+async def test_a_replay_that_loads_inside_one_redraw_interval_is_still_drawn(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The ranking is throttled; a board that stops changing inside the interval must still be
+    drawn at the next tick (it once stayed empty: the change was marked seen, not drawn)."""
+    monkeypatch.setenv("PROBECAST_REFRESH", "0.5")
+    app = make_replay_app([str(SAMPLE_LOGS / "cpu-torch")], speed=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause(1.5)  # no forced refresh: the timer alone
+        assert app.screen.query_one(RankingTable).row_count == 1  # one workload at a time
+        assert "hf_trainer" in title(app)

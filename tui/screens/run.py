@@ -54,7 +54,8 @@ class RunScreen(Screen[None]):
         self.weight = 0.5
         self.horizon_index = 0
         self.workload: str | None = None
-        self._seen_board = -1
+        self._seen_board = -1  # the board version the ranking shows
+        self._panels_version = -1  # ... and the panels
         self._last_rank_at = 0.0
         self._last_panels_at = 0.0
         self.every = redraw_interval()
@@ -107,16 +108,21 @@ class RunScreen(Screen[None]):
 
     def refresh_view(self, force: bool = False) -> None:
         board = self.session.board
-        if board.version == self._seen_board and not force:
-            self.update_status()
-            return
-        self._seen_board = board.version
+        version = board.version
         now = time.monotonic()
+        # each part is redrawn when the board changed since *it* was last drawn and its interval
+        # has passed: a change that lands inside the interval is drawn at the next tick after it
         with self.app.batch_update():
-            if force or now - self._last_panels_at >= self.every or self._new_probes():
+            if version != self._panels_version and (
+                    force or now - self._last_panels_at >= self.every or self._new_probes()):
+                self._panels_version = version
                 self._last_panels_at = now
                 self.update_panels()
-            if force or now - self._last_rank_at >= self.every:
+            elif force:
+                self.update_panels()
+            if (version != self._seen_board or force) and (
+                    force or now - self._last_rank_at >= self.every):
+                self._seen_board = version
                 self._last_rank_at = now
                 self.update_ranking()
             self.update_status()
