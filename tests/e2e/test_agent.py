@@ -358,8 +358,10 @@ def test_methodology_1_full_runs_on_the_cheapest_then_probes(tmp_path: Path) -> 
     cfg.write_text(
         '[[hosts]]\nname = "cheap"\nkind = "local"\ninstance = "cheap-box"\nprice_per_hour = 0.1\n'
         '[[hosts]]\nname = "dear"\nkind = "local"\ninstance = "dear-box"\nprice_per_hour = 0.5\n'
-        '[probe]\nworkload = "tabular-mlp"\nbatch_sizes = [32]\nepochs = 4\nmax_steps = 8\n'
-        'workload_args = ["--train-size", "640", "--val-size", "128"]\n')
+        '[probe]\nworkload = "tabular-mlp"\nbatch_sizes = [32]\nepochs = 6\nmax_steps = 8\n'
+        # easy data (low noise): validation accuracy saturates, so the plateau rule finds N_ep
+        # whatever TensorFlow's thread scheduling does to the curve
+        'workload_args = ["--train-size", "640", "--val-size", "256", "--noise", "0.5"]\n')
     out_dir = tmp_path / "logs"
     r = subprocess.run([sys.executable, "-m", "probecast.tui", "probe", "--config", str(cfg), "--headless",
                         "--full-on-cheapest", "--out", str(out_dir)],
@@ -373,7 +375,7 @@ def test_methodology_1_full_runs_on_the_cheapest_then_probes(tmp_path: Path) -> 
     assert events[-1].status == "complete"
     assert [p.name for p in out_dir.glob("*.jsonl")] == ["dear-b32.jsonl"]
     assert "dear-box" in r.stdout and "cheap-box" in r.stdout
-    assert "epochs (full run" in r.stdout or "epochs (predicted" in r.stdout
+    assert "epochs (full run" in r.stdout or "epochs (predicted" in r.stdout, r.stdout + r.stderr
 
 
 @pytest.mark.faults('local probe stopped (its runner cancelled, the driving task cancelled)',
