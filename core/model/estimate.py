@@ -106,6 +106,11 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
     if post is not None:
         total += post
         post_s = cal.post_rel * post + 0.2
+        code = state.end.exit_code if state.end is not None else None
+        if code not in (0, None):
+            notes.append(f"the program's post-training work ended with exit status {code}: "
+                         "its time here is a lower bound")
+            unseen += post  # it may take as long again to finish
     else:
         post_s = 0.0
         if "no-post" in state.codes:

@@ -238,3 +238,12 @@ def test_start_up_varies_between_runs_and_the_bounds_allow_for_it(log_builder) -
     assert est.high_s > est.runtime_s + 2 * 2.0 * 0.99
     none = whole_process(st, training_estimate(st, 1, **kw), 1, replace(cal, init_rel=0.0))
     assert none.low_s > est.runtime_s - 0.2 * 20.0  # without it: outside
+
+
+def test_post_training_work_that_failed_is_a_lower_bound(log_builder) -> None:  # type: ignore[no-untyped-def]
+    b = log_builder(steps_per_epoch=40).init(1.0)
+    b.steps(0, [1.0] + [0.1] * 39).timed("done", 0.1, status="probe-done")
+    b.timed("end", 2.0, status="probe-done", exit_code=1)
+    est = estimate_runtime(state_of(b), 1)
+    assert any("lower bound" in n for n in est.notes)
+    assert est.high_s >= est.runtime_s + 2.0
