@@ -221,7 +221,7 @@ def _agree(stop: bool) -> bool:
         return stop
 
 
-_TRAINERS: list[Any] = []  # Lightning / Hugging Face trainers of this process (weakly kept)
+_TRAINERS: list[Any] = []  # the Lightning / Hugging Face trainers this process made (a handful)
 
 
 def _frameworks() -> str:

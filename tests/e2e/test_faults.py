@@ -7,7 +7,6 @@ log that ends in `end`, and that nothing is left running.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap

@@ -1,5 +1,4 @@
 """Gradient accumulation, and no DataLoader for validation: a loop as people write it."""
-import sys
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset

@@ -1,4 +1,3 @@
-import os, sys, time
 import torch
 import torch.distributed as dist
 from torch import nn
