@@ -1,57 +1,82 @@
-"""Can a user bet on the number? Real probes against the real whole runs they predict.
+"""Can a user bet on the number, and on the order? Real probes against the real whole runs.
 
-    .venv/bin/python benchmarks/accuracy.py benchmarks/corpus/runs [--fit] [--markdown]
+    .venv/bin/python benchmarks/accuracy.py benchmarks/corpus/runs benchmarks/corpus/runs-torch \
+        --held-out benchmarks/corpus/runs-long [--fit] [--markdown]
 
 Pairs every probe log (``probe-NAME``) with the full run of the same setting (``NAME``, or
 ``full-NAME`` as benchmarks/record_runs.py names them), estimates the full run's whole process -
-launch to exit - from the probe at the number of epochs the full run really ran, and reports:
+launch to exit - from the probe at the number of epochs the full run really ran, and reports per
+corpus:
 
-- how often the real total lies inside [low, high] (the promise: >= 90 %), and the half-width;
-- the point error (median, max), against the whole process and against fit() alone;
-- whether the fastest and cheapest picks per program match the real ones (or say "undecided"
-  when the bounds overlap), and what the probe cost against the job.
+- how often the real total lies inside [low, high] (the promise: >= 90 %), the half-width, the
+  point error (median, max) against the whole process and against fit() alone;
+- decisions: for every two runs of one program (its batch sizes, its hosts), P(the one estimated
+  faster really is) from the two probes jointly (core/model/decisions.py); among the pairs whose
+  real totals differ by >= 10 %, how many are decided, and among all decided pairs, how many are
+  wrong - by time, and by cost at a price per core-hour.
 
-The runs are split in two by name order: the even ones calibrate (``--fit`` measures the
-constants of core/model/bounds.py on them and writes core/model/calibration.json), the odd ones
-are held out and reported. A full run without a probe of its own is probed by cutting its log
-(the first epoch and the first step of the second: what the default probe sees) - marked "cut".
+Every figure is for a program the constants never saw: **leave one program out** - for each
+program, the constants (per mechanism: Keras/TensorFlow and PyTorch, core/model/bounds.py; the
+pair constants of decisions.py) are measured on all the *other* programs of the calibration
+corpora, then that program's runs and pairs are estimated and judged. ``--held-out`` corpora
+(the long jobs) are judged with the constants measured on every calibration program. Each figure
+is given twice: from the real probes as recorded (another process, another moment: start-up
+varies), and from probes cut out of the full run's own log (``--cut``: what the default probe
+sees - start-up, the first epoch with its validation, one boundary, a few steps of the next).
+
+``--fit`` measures the constants on every calibration program and writes
+core/model/calibration.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import math
 import platform
 import statistics
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from probecast.core.model.bounds import Calibration  # noqa: E402
+from probecast.core.model.bounds import MECHANISMS, Calibration, mechanism  # noqa: E402
+from probecast.core.model.decisions import (BOUND_Z, PairConstants, log_scales,  # noqa: E402
+                                            p_ahead)
 from probecast.core.model.estimate import NoEstimate, training_estimate  # noqa: E402
 from probecast.core.model.estimate import whole_process  # noqa: E402
-from probecast.core.model.events import Done, End, Event, Step  # noqa: E402
+from probecast.core.model.events import Done, End, Event, EventReader, Step  # noqa: E402
 from probecast.core.model.logstore import discover_logs, open_log  # noqa: E402
-from probecast.core.model.events import EventReader  # noqa: E402
 from probecast.core.model.state import ProbeState, fold_all  # noqa: E402
 
 PRICE_PER_CORE_HOUR = 0.05  # made-up but proportional: a 2-core host costs twice a 1-core one
+CUT_STEPS = 10  # steps of the second epoch a cut probe keeps (the default probe sees a few)
+COVERAGE = 0.9
+RHO_RANGE = (-0.5, 0.95)  # a measured correlation is kept inside this (few pairs: not +-1)
 
 
 @dataclass
 class Pair:
+    """A full run and a probe of the same setting."""
+
     name: str
+    corpus: str
     program: str
     cores: int
     batch: int
     probe: ProbeState
     full: ProbeState
     cut: bool  # the probe was cut out of the full run's log
+    cut_probe: ProbeState  # the probe cut out of the full run's log (always made)
+
+    @property
+    def mechanism(self) -> str:
+        return mechanism(self.full)
 
     @property
     def truth(self) -> float:
@@ -72,6 +97,9 @@ class Pair:
         post = st.post_time or 0.0
         return end - t_init - post - (st.fit_end_time or 0.0)
 
+    def as_cut(self) -> Pair:
+        return replace(self, probe=self.cut_probe, cut=True)
+
 
 def read(path: Path) -> list[Event]:
     reader = EventReader()
@@ -79,15 +107,18 @@ def read(path: Path) -> list[Event]:
         return list(reader.read(fh))
 
 
-def cut_probe(events: list[Event]) -> list[Event]:
-    """What the default probe sees of a full run: through the first step of the second epoch,
+def cut_probe(events: list[Event], steps: int = CUT_STEPS) -> list[Event]:
+    """What the default probe sees of a full run: through ``steps`` steps of the second epoch,
     then - as a real probe measures them itself - the end of fit() and the post-training work
     (taken from the full run's last `done` and `end`)."""
     out: list[Event] = []
+    seen = 0
     for e in events:
+        if isinstance(e, Step) and e.epoch >= 1:
+            if seen >= steps or e.epoch > 1:
+                break
+            seen += 1
         out.append(e)
-        if isinstance(e, Step) and e.epoch == 1:
-            break
     done = [e for e in events if isinstance(e, Done)]
     end = events[-1]
     t = out[-1].t
@@ -98,7 +129,7 @@ def cut_probe(events: list[Event]) -> list[Event]:
     return out
 
 
-def load_pairs(paths: list[str]) -> list[Pair]:
+def load_pairs(paths: list[str], corpus: str = "") -> list[Pair]:
     files, errors = discover_logs(paths)
     for e in errors:
         print(e, file=sys.stderr)
@@ -112,15 +143,13 @@ def load_pairs(paths: list[str]) -> list[Pair]:
         full = fold_all(events)
         if full.end is None or full.end.status != "complete" or full.start is None:
             continue
+        cut = fold_all(cut_probe(events))
         probe_file = by_name.get(f"probe-{key}")
-        if probe_file is not None:
-            probe, cut = fold_all(read(probe_file)), False
-        else:
-            probe, cut = fold_all(cut_probe(events)), True
+        probe = fold_all(read(probe_file)) if probe_file is not None else cut
         start = full.start
         cores = 2 if "2core" in start.instance else 1
-        program = start.workload
-        pairs.append(Pair(key, program, cores, start.batch_size, probe, full, cut))
+        pairs.append(Pair(key, corpus or str(paths[0]), start.workload, cores, start.batch_size,
+                          probe, full, probe_file is None, cut))
     return pairs
 
 
@@ -140,6 +169,11 @@ class Result:
         return (self.est - self.pair.truth) / self.pair.truth
 
     @property
+    def log_err(self) -> float:
+        """log(truth / estimate): how far the truth lies over (+) or under (-) the estimate."""
+        return math.log(self.pair.truth / self.est)
+
+    @property
     def inside(self) -> bool:
         return self.low <= self.pair.truth <= self.high
 
@@ -155,9 +189,13 @@ class Result:
         return abs(gap) / self.sigma if self.sigma > 0 else math.inf
 
 
-def evaluate(pairs: list[Pair], cal: Calibration) -> list[Result]:
+Calibrations = dict[str, Calibration]
+
+
+def evaluate(pairs: Iterable[Pair], cals: Calibrations | Calibration) -> list[Result]:
     out = []
     for p in pairs:
+        cal = cals if isinstance(cals, Calibration) else cals[p.mechanism]
         try:
             train = training_estimate(p.probe, p.epochs, use_validation=True, equation="auto",
                                       statistic="trimmed")
@@ -171,7 +209,7 @@ def evaluate(pairs: list[Pair], cal: Calibration) -> list[Result]:
     return out
 
 
-# ---- measuring the calibration constants on the calibration runs ------------------------------
+# ---- measuring the constants of one mechanism on its calibration runs --------------------------
 
 
 def boundary_overheads(st: ProbeState) -> list[float]:
@@ -179,14 +217,16 @@ def boundary_overheads(st: ProbeState) -> list[float]:
     return [b - t_it for b in st.boundary_steps] if t_it == t_it else []
 
 
-def measure(pairs: list[Pair]) -> Calibration:
+def measure(pairs: list[Pair], mech: str) -> Calibration:
     """Each constant is a measured quantity of the full runs (not fitted to make coverage)."""
     overheads = [o for p in pairs for o in boundary_overheads(p.full)]
-    rel_spreads = []
+    rel_spreads, abs_spreads = [], []
     for p in pairs:
         o = boundary_overheads(p.full)
-        if len(o) >= 2 and statistics.mean(o) > 0.2:
-            rel_spreads.append(statistics.pstdev(o) / statistics.mean(o))
+        if len(o) >= 2:
+            abs_spreads.append(statistics.pstdev(o))
+            if statistics.mean(o) > 0.2:
+                rel_spreads.append(statistics.pstdev(o) / statistics.mean(o))
     val_spreads = []
     for p in pairs:
         later = [v.dt for v in p.full.vals[1:]]
@@ -200,26 +240,43 @@ def measure(pairs: list[Pair]) -> Calibration:
              if p.probe.t_init and p.full.t_init and not p.cut]
     init_rel = (statistics.median(abs(b - a) / a for a, b in inits) * 2) if inits else 0.1
     base = Calibration()
+    largest = max(overheads, default=base.unseen_boundary_s)
+    # every boundary still to come may stall; over many of them what counts is a run's mean
+    # stall, not its single largest: the cap is the largest mean a recorded run had
+    means = [statistics.mean(o) for p in pairs if (o := boundary_overheads(p.full))]
+    worst_mean = max(means, default=largest)
     return replace(
         base,
+        mechanism=mech,
         # the largest stall: the high side's allowance for each boundary still to come
-        unseen_boundary_s=round(max(overheads, default=base.unseen_boundary_s), 2),
-        stall_cap_s=round(1.5 * max(overheads, default=base.unseen_boundary_s), 1),
+        unseen_boundary_s=round(largest, 2),
+        stall_cap_s=round(max(1.5 * worst_mean, 0.1), 1),
         boundary_min_s=round(max(0.0, min(overheads, default=base.boundary_min_s)), 3),
         # typical spreads around what a probe saw (the stalls are in the allowance above)
         boundary_rel=round(statistics.median(rel_spreads), 3) if rel_spreads else base.boundary_rel,
+        boundary_abs_s=(round(max(statistics.median(abs_spreads), 0.01), 3) if abs_spreads
+                        else base.boundary_abs_s),
         val_rel=round(statistics.median(val_spreads) * 2, 3) if val_spreads else base.val_rel,
         post_rel=round(post_rel, 3),
         init_rel=round(init_rel, 3),
     )
 
 
+MAX_STALL_RATIO = 4.0
+
+
 def needed_stall_ratio(pairs: list[Pair], cal: Calibration) -> list[float]:
-    """Per calibration run: the smallest stall_ratio that puts its real total inside."""
+    """Per calibration run: the smallest stall_ratio that puts its real total inside. A run no
+    stall allowance covers (its miss is start-up or step noise, not a boundary) is left to q."""
     out = []
     for p in pairs:
-        lo, hi = 0.0, 4.0
-        for _ in range(30):  # bisection: coverage grows with the ratio
+        lo, hi = 0.0, MAX_STALL_RATIO
+        if (r := evaluate([p], replace(cal, stall_ratio=0.0))) and r[0].pair.truth <= r[0].high:
+            out.append(0.0)
+            continue
+        if (r := evaluate([p], replace(cal, stall_ratio=hi))) and r[0].pair.truth > r[0].high:
+            continue
+        for _ in range(24):  # bisection: coverage grows with the ratio
             mid = (lo + hi) / 2
             r = evaluate([p], replace(cal, stall_ratio=mid))
             if r and r[0].pair.truth <= r[0].high:
@@ -230,62 +287,171 @@ def needed_stall_ratio(pairs: list[Pair], cal: Calibration) -> list[float]:
     return out
 
 
-def conformal_q(results: list[Result], coverage: float = 0.9) -> float:
-    """Split conformal: the ceil((n+1)*coverage)-th smallest needed q (the max if that is n+1)."""
-    needed = sorted(r.needed_q for r in results)
-    k = min(len(needed), math.ceil((len(needed) + 1) * coverage))
-    return needed[k - 1] if needed else 2.0
+def conformal(values: list[float], coverage: float = COVERAGE) -> float:
+    """Split conformal: the ceil((n+1)*coverage)-th smallest value (the max if that is n+1)."""
+    ranked = sorted(values)
+    k = min(len(ranked), math.ceil((len(ranked) + 1) * coverage))
+    return ranked[k - 1] if ranked else math.nan
+
+
+def fit_mechanism(pairs: list[Pair], mech: str) -> Calibration:
+    measured = replace(measure(pairs, mech), q=2.0)  # the symmetric part: about 95 % if normal
+    ratios = needed_stall_ratio(pairs, measured)
+    ratio = conformal(ratios) if ratios else 0.0
+    measured = replace(measured, stall_ratio=round(ratio, 3))
+    q = max(1.0, conformal([r.needed_q for r in evaluate(pairs, replace(measured, q=1.0))]))
+    programs = sorted({p.program for p in pairs})
+    return replace(measured, q=round(q, 3), source=(
+        f"benchmarks/accuracy.py --fit on {len(pairs)} recorded runs of {len(programs)} programs "
+        f"({', '.join(programs)}), {dt.date.today()}, {platform.machine()} {platform.node()}"))
+
+
+def fit_all(pairs: list[Pair]) -> Calibrations:
+    """One set per mechanism; a mechanism without runs of its own gets the cautious set."""
+    cals = {m: fit_mechanism(ps, m) for m in MECHANISMS
+            if (ps := [p for p in pairs if p.mechanism == m])}
+    for m in MECHANISMS:
+        if m not in cals:
+            cals[m] = replace(max(cals.values(), key=lambda c: c.stall_ratio), mechanism=m)
+    return cals
+
+
+# ---- decisions between two runs of one program -------------------------------------------------
+
+
+@dataclass
+class Decision:
+    program: str
+    view: str  # time | cost
+    lead: Result  # the one estimated ahead
+    other: Result
+    p: float
+    truth_ratio: float  # other's real value / lead's (> 1: the lead really is ahead)
+
+    @property
+    def differs(self) -> bool:
+        return max(self.truth_ratio, 1 / self.truth_ratio) >= 1.1
+
+    @property
+    def wrong(self) -> bool:
+        return self.truth_ratio < 1.0
+
+
+def _price(r: Result) -> float:
+    return PRICE_PER_CORE_HOUR * r.pair.cores
+
+
+def _vals(r: Result, view: str) -> tuple[float, float, float]:
+    k = _price(r) / 3600 if view == "cost" else 1.0
+    return r.est * k, r.low * k, r.high * k
+
+
+def decisions(results: list[Result], pc: PairConstants) -> list[Decision]:
+    out = []
+    by_program: dict[str, list[Result]] = {}
+    for r in results:
+        by_program.setdefault(r.pair.program, []).append(r)
+    for program, rs in by_program.items():
+        for a, b in itertools.combinations(rs, 2):
+            for view in ("time", "cost"):
+                lead, other = (a, b) if _vals(a, view)[0] <= _vals(b, view)[0] else (b, a)
+                p = p_ahead(_vals(lead, view), _vals(other, view),
+                            same_host=lead.pair.cores == other.pair.cores, pc=pc)
+                k_l = _price(lead) if view == "cost" else 1.0
+                k_o = _price(other) if view == "cost" else 1.0
+                out.append(Decision(program, view, lead, other, p,
+                                    other.pair.truth * k_o / (lead.pair.truth * k_l)))
+    return out
+
+
+def _sides(lead: Result, other: Result) -> tuple[float, float]:
+    """The scales p_ahead uses: the lead's upper side, the other's lower side."""
+    return (log_scales(lead.est, lead.low, lead.high)[1],
+            log_scales(other.est, other.low, other.high)[0])
+
+
+def fit_pairs(results: list[Result], target: float = 0.05) -> PairConstants:
+    """rho: the correlation of two runs' standardised errors (one program, same / other host
+    kind), measured; kappa: the smallest scale on the difference's spread at which the claims
+    made (P >= the threshold, by time and by cost) are wrong at most ``target`` of the time on
+    these pairs - counted conservatively, (wrong + 1) / (claims + 1), as split conformal does."""
+    def z(r: Result) -> float:
+        below, above = log_scales(r.est, r.low, r.high)
+        scale = above if r.log_err > 0 else below
+        return r.log_err / scale if scale > 0 else 0.0
+
+    same: list[tuple[float, float]] = []
+    other: list[tuple[float, float]] = []
+    unit = PairConstants(kappa=1.0)
+    made = decisions(results, unit)
+    for d in made:
+        if d.view != "time":
+            continue
+        za, zb = z(d.lead), z(d.other)
+        (same if d.lead.pair.cores == d.other.pair.cores else other).extend([(za, zb), (zb, za)])
+    rho_same, rho_other = _corr(same), _corr(other)
+    # the gap in units of the difference's spread, and whether the claim would be wrong
+    gaps = []
+    for d in made:
+        lead, other_ = _vals(d.lead, d.view), _vals(d.other, d.view)
+        s_a, s_b = _sides(d.lead, d.other)
+        rho = rho_same if d.lead.pair.cores == d.other.pair.cores else rho_other
+        s_d = math.sqrt(max(s_a * s_a + s_b * s_b - 2 * rho * s_a * s_b, 1e-12))
+        gaps.append((math.log(other_[0] / lead[0]) / s_d, d.wrong))
+    kappa = 4.0
+    for step in range(5, 401):
+        k = step / 100
+        claims = [wrong for g, wrong in gaps if g / k >= BOUND_Z]
+        if (sum(claims) + 1) / (len(claims) + 1) <= target:
+            kappa = k
+            break
+    return PairConstants(rho_same_host=round(rho_same, 3), rho_other_host=round(rho_other, 3),
+                         kappa=kappa)
+
+
+def _corr(xy: list[tuple[float, float]]) -> float:
+    if len(xy) < 6:
+        return 0.0
+    xs, ys = [a for a, _ in xy], [b for _, b in xy]
+    try:
+        rho = statistics.correlation(xs, ys)
+    except statistics.StatisticsError:
+        return 0.0
+    return min(max(rho, RHO_RANGE[0]), RHO_RANGE[1])
+
+
+# ---- leave one program out ---------------------------------------------------------------------
+
+
+def cross_validate(pairs: list[Pair], cut: bool) -> tuple[list[Result], list[Decision]]:
+    """Every program judged with constants measured on the others (always on recorded probes;
+    ``cut``: the judged program's probes are cut from its full runs)."""
+    results, made = [], []
+    programs = sorted({p.program for p in pairs})
+    for program in programs:
+        rest = [p for p in pairs if p.program != program]
+        cals = fit_all(rest)
+        pc = fit_pairs(evaluate(rest, cals))
+        held = [p.as_cut() if cut else p for p in pairs if p.program == program]
+        res = evaluate(held, cals)
+        results += res
+        made += decisions(res, pc)
+    return results, made
 
 
 # ---- reporting ---------------------------------------------------------------------------------
 
 
-def picks(results: list[Result]) -> list[str]:
-    """Per program: is the predicted fastest / cheapest the real one (or said undecided)?"""
-    lines = []
-    groups: dict[str, list[Result]] = {}
-    for r in results:
-        groups.setdefault(r.pair.program, []).append(r)
-    ok_t = ok_c = und = n = 0
-    for program, rs in sorted(groups.items()):
-        if len(rs) < 2:
-            continue
-        n += 1
-        real_fast = min(rs, key=lambda r: r.pair.truth)
-        pred_fast = min(rs, key=lambda r: r.est)
-        cost = {id(r): r.pair.cores for r in rs}
-        real_cheap = min(rs, key=lambda r: r.pair.truth * cost[id(r)])
-        pred_cheap = min(rs, key=lambda r: r.est * cost[id(r)])
-        undecided = [r for r in rs if r is not pred_fast and r.low <= pred_fast.high]
-        ok_t += real_fast is pred_fast
-        ok_c += real_cheap is pred_cheap
-        und += bool(undecided)
-        lines.append(f"  {program[:28]:<28} fastest {'right' if real_fast is pred_fast else 'WRONG'}"
-                     f" ({pred_fast.pair.name.split('-', 1)[1]}), cheapest "
-                     f"{'right' if real_cheap is pred_cheap else 'WRONG'}"
-                     + (f"; undecided with {len(undecided)} (bounds overlap)" if undecided else ""))
-    lines.insert(0, f"picks: fastest right in {ok_t}/{n} programs, cheapest right in {ok_c}/{n}; "
-                    f"{und}/{n} rankings say the leader's bounds overlap another's")
-    return lines
-
-
-def report(title: str, results: list[Result], markdown: bool) -> list[str]:
-    if not results:
-        return [f"{title}: no runs"]
+def summary(results: list[Result], made: list[Decision]) -> list[tuple[str, str]]:
     errs = [abs(r.err) for r in results]
     fit_errs = [abs((r.fit_est - r.pair.fit_truth) / r.pair.fit_truth) for r in results
                 if r.pair.fit_truth > 0]
     inside = sum(r.inside for r in results)
-    long = [r for r in results if r.pair.epochs >= 10]
     probe_cost = [r.pair.probe.end.t / r.pair.truth for r in results
                   if r.pair.probe.end is not None and not r.pair.cut]
-    lines = [f"{title}: {len(results)} runs ({sum(r.pair.cut for r in results)} probes cut "
-             "from the full log)"]
     rows = [
         ("real total inside [low, high]", f"{inside}/{len(results)} = {inside / len(results):.0%}"),
         ("median half-width", f"{statistics.median(r.half_width for r in results):.1%}"),
-        ("median half-width, runs of >= 10 epochs",
-         f"{statistics.median(r.half_width for r in long):.1%} ({len(long)} runs)" if long else "-"),
         ("point error vs whole process: median / max",
          f"{statistics.median(errs):.1%} / {max(errs):.1%}"),
         ("point error vs fit() alone: median / max",
@@ -293,10 +459,38 @@ def report(title: str, results: list[Result], markdown: bool) -> list[str]:
         ("probe wall time / full run: median / max",
          f"{statistics.median(probe_cost):.0%} / {max(probe_cost):.0%}" if probe_cost else "-"),
     ]
+    for view in ("time", "cost"):
+        ds = [d for d in made if d.view == view]
+        thr = PairConstants.load().threshold
+        big = [d for d in ds if d.differs]
+        decided_big = sum(d.p >= thr for d in big)
+        decided = [d for d in ds if d.p >= thr]
+        wrong = sum(d.wrong for d in decided)
+        word = "faster" if view == "time" else "cheaper"
+        rows.append((f"pairs differing >= 10 % ({word}) decided",
+                     f"{decided_big}/{len(big)} = {_pct(decided_big, len(big))}"))
+        rows.append((f"wrong claims among decided pairs ({word})",
+                     f"{wrong}/{len(decided)} = {_pct(wrong, len(decided))}"))
+    return rows
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{a / b:.0%}" if b else "-"
+
+
+def report(title: str, results: list[Result], made: list[Decision], markdown: bool,
+           detail: bool) -> list[str]:
+    if not results:
+        return [f"{title}: no runs"]
+    lines = [f"{title}: {len(results)} runs, {len({r.pair.program for r in results})} programs, "
+             f"{len(made) // 2} pairs"]
+    rows = summary(results, made)
     if markdown:
         lines += ["", "| measure | value |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows]
     else:
-        lines += [f"  {a:<44} {b}" for a, b in rows]
+        lines += [f"  {a:<46} {b}" for a, b in rows]
+    if not detail:
+        return lines
     lines.append("")
     lines.append(f"  {'run':<40} {'epochs':>6} {'real':>7} {'est':>7} {'err':>7} "
                  f"{'bounds':>17} {'in':>3}")
@@ -304,52 +498,90 @@ def report(title: str, results: list[Result], markdown: bool) -> list[str]:
         lines.append(f"  {r.pair.name[:40]:<40} {r.pair.epochs:>6} {r.pair.truth:>6.1f}s "
                      f"{r.est:>6.1f}s {r.err:>+6.1%} {r.low:>7.1f}-{r.high:<7.1f}s "
                      f"{'yes' if r.inside else 'NO':>3}{' cut' if r.pair.cut else ''}")
-    return lines + [""] + picks(results)
+    thr = PairConstants.load().threshold
+    lines.append("")
+    lines.append("  decisions by time (P that the one estimated faster really is; real ratio):")
+    for d in sorted((d for d in made if d.view == "time"), key=lambda d: (d.program, -d.p)):
+        verdict = ("WRONG" if d.wrong else "right") if d.p >= thr else "undecided"
+        lines.append(f"    {d.lead.pair.name[:34]:<34} < {d.other.pair.name[:34]:<34} "
+                     f"P {d.p:5.1%}  real x{d.truth_ratio:4.2f}  {verdict}")
+    return lines
+
+
+def corpus_title(path: str) -> str:
+    return Path(path).name
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("logs", nargs="+", help="directories of full runs and probes")
+    ap.add_argument("logs", nargs="+", help="calibration corpora: directories of full runs and "
+                                            "probes (each one a corpus of its own)")
+    ap.add_argument("--held-out", nargs="*", default=[], metavar="DIR",
+                    help="corpora never calibrated on (e.g. the long jobs)")
     ap.add_argument("--fit", action="store_true",
-                    help="measure the constants on the calibration half and write calibration.json")
+                    help="measure the constants on every calibration program and write "
+                         "core/model/calibration.json")
+    ap.add_argument("--cut", action="store_true",
+                    help="only the figures from probes cut out of the full runs")
+    ap.add_argument("--recorded", action="store_true",
+                    help="only the figures from the recorded probes")
+    ap.add_argument("--detail", action="store_true", help="every run and every pair")
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--all-held-out", action="store_true",
-                    help="report every run as held out (a corpus the calibration never saw, "
-                         "e.g. the PyTorch runs against the Keras calibration)")
     ns = ap.parse_args()
-    pairs = load_pairs(ns.logs)
-    if not pairs:
+    corpora = {corpus_title(d): load_pairs([d], corpus_title(d)) for d in ns.logs}
+    held_out = {corpus_title(d): load_pairs([d], corpus_title(d)) for d in ns.held_out}
+    calib = [p for ps in corpora.values() for p in ps]
+    if not calib:
         print("no complete full runs found", file=sys.stderr)
         return 1
-    calib = [p for i, p in enumerate(pairs) if i % 2 == 0]
-    held = [p for i, p in enumerate(pairs) if i % 2 == 1] or pairs
-    cal = Calibration.load()
     if ns.fit:
-        measured = replace(measure(calib), q=2.0)  # the symmetric part: about 95 % if normal
-        ratios = sorted(needed_stall_ratio(calib, measured))
-        k = min(len(ratios), math.ceil((len(ratios) + 1) * 0.9))
-        measured = replace(measured, stall_ratio=round(ratios[k - 1], 3))
-        q = max(1.0, conformal_q(evaluate(calib, replace(measured, q=1.0))))
-        cal = replace(measured, q=round(q, 3), source=(
-            f"benchmarks/accuracy.py --fit on {len(calib)} of {len(pairs)} recorded runs "
-            f"({', '.join(sorted({p.program for p in calib}))}), {dt.date.today()}, "
-            f"{platform.machine()} {platform.node()}"))
-        out = ROOT / "core" / "model" / "calibration.json"
-        out.write_text(json.dumps({k: getattr(cal, k) for k in cal.__dataclass_fields__},
-                                  indent=2) + "\n")
-        print(f"wrote {out}: q={cal.q} stall_ratio={cal.stall_ratio} "
-              f"largest stall={cal.unseen_boundary_s}s "
-              f"boundary_rel={cal.boundary_rel} val_rel={cal.val_rel} "
-              f"post_rel={cal.post_rel} init_rel={cal.init_rel}")
-    print(f"calibration: {cal.source}\n")
-    if ns.all_held_out:
-        print("\n".join(report("HELD-OUT runs (all)", evaluate(pairs, cal), ns.markdown)))
-        return 0
-    print("\n".join(report("calibration runs", evaluate(calib, cal), ns.markdown)))
-    print()
-    print("\n".join(report("HELD-OUT runs", evaluate(held, cal), ns.markdown)))
+        write_calibration(calib)
+    variants = [v for v, off in (("recorded", ns.cut), ("cut", ns.recorded)) if not off]
+    all_cals = fit_all(calib)
+    all_pc = fit_pairs(evaluate(calib, all_cals))
+    for variant in variants:
+        cut = variant == "cut"
+        what = ("probes cut from the full runs" if cut else "the recorded probes")
+        print(f"=== from {what}\n")
+        for name, pairs in corpora.items():
+            res, made = cross_validate([*pairs, *(p for n, ps in corpora.items() if n != name
+                                                  for p in ps)], cut)
+            mine = {id(p) for p in pairs}
+            res = [r for r in res if id(r.pair.full) in {id(p.full) for p in pairs}]
+            made = [d for d in made if id(d.lead.pair.full) in {id(p.full) for p in pairs}]
+            del mine
+            print("\n".join(report(f"{name} (each program held out)", res, made, ns.markdown,
+                                   ns.detail)))
+            print()
+        for name, pairs in held_out.items():
+            held = [p.as_cut() if cut else p for p in pairs]
+            res = evaluate(held, all_cals)
+            print("\n".join(report(f"{name} (never calibrated on)", res, decisions(res, all_pc),
+                                   ns.markdown, ns.detail)))
+            print()
     return 0
+
+
+def write_calibration(pairs: list[Pair]) -> None:
+    cals = fit_all(pairs)
+    pc = fit_pairs(evaluate(pairs, cals))
+    out = ROOT / "core" / "model" / "calibration.json"
+    data = {
+        "mechanisms": {m: {k: getattr(c, k) for k in c.__dataclass_fields__ if k != "mechanism"}
+                       for m, c in cals.items()},
+        "pairs": {"rho_same_host": pc.rho_same_host, "rho_other_host": pc.rho_other_host,
+                  "kappa": pc.kappa, "threshold": pc.threshold,
+                  "source": f"benchmarks/accuracy.py --fit on {len(pairs)} recorded runs, "
+                            f"{dt.date.today()}"},
+    }
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    for m, c in cals.items():
+        print(f"{m}: q={c.q} stall_ratio={c.stall_ratio} largest stall={c.unseen_boundary_s}s "
+              f"boundary_rel={c.boundary_rel} boundary_abs={c.boundary_abs_s}s "
+              f"val_rel={c.val_rel} post_rel={c.post_rel} init_rel={c.init_rel}")
+    print(f"pairs: rho same host {pc.rho_same_host}, other host {pc.rho_other_host}, "
+          f"kappa {pc.kappa}; wrote {out}\n")
 
 
 if __name__ == "__main__":

@@ -6,17 +6,25 @@ as four kinds of error, each turned into seconds of uncertainty on the total:
 - the steady step time: its 95 % interval from the probe, times the steps still to come;
 - the epoch boundaries: their cost varies from epoch to epoch (Keras' input-pipeline teardown:
   0.05-9.6 s on 2 cores here), so one observed boundary says little - its spread is at least a
-  fraction of its cost learned from recorded runs; an unseen boundary is bounded by the costs
-  seen in recorded runs rather than taken as zero;
+  fraction of its cost learned from recorded runs; a stall the probe did not meet is allowed
+  for on the high side, as large as the recorded runs *of the same mechanism* needed;
 - validation passes and the end-of-training teardown, likewise;
 - start-up (T_init: imports, data loading): measured once, it varies from run to run with the
   page cache and the disk - a fraction of it learned from recorded runs;
 - everything else (run-to-run noise, the machine's other load): a floor, relative to the total.
 
 They are added in quadrature, and the interval is total ± q·sigma with q chosen on recorded runs
-(split conformal: on the calibration runs, the smallest q that covers them all; reported on the
-other runs - benchmarks/accuracy.py). The constants and where they were measured live in
-``calibration.json`` beside this file.
+(split conformal: on the calibration runs, the smallest q that covers 90 % of them; reported on
+programs the calibration never saw - benchmarks/accuracy.py).
+
+**Per mechanism.** What happens at an epoch boundary depends on what drives the epochs, not on
+the model: Keras ``fit`` (and TensorFlow loops over ``tf.data``) re-create an input iterator each
+epoch and tearing the old one down can wait seconds on tf.data autotuning; a PyTorch
+``DataLoader`` just starts another pass over its sampler. So each mechanism has its own constants,
+measured on recorded runs of that mechanism (``mechanism()`` says which one a probe saw), and a
+PyTorch probe whose boundaries were all cheap is not given Keras' stalls. A probe whose mechanism
+has no recorded runs (a framework-free ``StepTimer`` loop, an unknown framework) gets the most
+cautious set. The constants and where they were measured live in ``calibration.json``.
 """
 
 from __future__ import annotations
@@ -26,6 +34,17 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .state import ProbeState
+
+
+# What drives the epochs, as the probe saw it (the log's `start.framework` and `log` codes)
+TF = "tf"  # Keras fit() and TensorFlow loops: a tf.data iterator per epoch, torn down after it
+TORCH = "torch"  # PyTorch DataLoader passes (plain loops, Lightning, Hugging Face Trainer)
+CAUTIOUS = TF  # no recorded runs of its own (StepTimer, other frameworks): the widest set
+MECHANISMS = (TF, TORCH)
 
 
 @dataclass(frozen=True)
@@ -43,20 +62,74 @@ class Calibration:
     init_rel: float = 0.1  # spread of start-up (T_init) from one run to the next, relative
     source: str = "defaults"
 
+    mechanism: str = CAUTIOUS
+
     @classmethod
-    def load(cls) -> Calibration:
-        return _load()
+    def load(cls, mechanism: str = "") -> Calibration:
+        """The constants for ``mechanism`` (``mechanism(state)``); unknown: the cautious set."""
+        sets = _load_all()
+        return sets.get(mechanism) or sets.get(CAUTIOUS) or Calibration()
+
+    @classmethod
+    def for_state(cls, state: ProbeState) -> Calibration:
+        return cls.load(mechanism(state))
+
+
+def mechanism(state: ProbeState) -> str:
+    """Which recorded mechanism's constants fit this probe."""
+    framework = (state.start.framework if state.start is not None else "").lower()
+    if "torch-loop" in state.codes or framework.startswith(("torch", "lightning", "transformers")):
+        return TORCH
+    if framework.startswith(("keras", "tensorflow")) or "custom-loop" in state.codes:
+        return TF
+    return CAUTIOUS
+
+
+def describe_mechanism(state: ProbeState) -> str:
+    """The words for the detail view: what drives the epochs and which constants apply."""
+    m = mechanism(state)
+    framework = state.start.framework if state.start is not None else ""
+    if m == TORCH:
+        return (f"{framework or 'PyTorch'}: DataLoader epochs - boundary allowances measured "
+                "on recorded PyTorch runs")
+    if framework.lower().startswith(("keras", "tensorflow")):
+        loop = "custom loop" if "custom-loop" in state.codes else "fit()"
+        return (f"{framework} {loop}: a tf.data iterator per epoch, whose teardown can stall - "
+                "allowances measured on recorded Keras runs")
+    return (f"{framework or 'no framework named'}: no recorded runs of this mechanism - the most "
+            "cautious allowances (Keras') apply")
 
 
 @lru_cache(maxsize=1)
-def _load() -> Calibration:
+def _load_all() -> dict[str, Calibration]:
+    """calibration.json: {"mechanisms": {name: {constant: value}}, ...}; a file of one flat set
+    (older) applies to every mechanism."""
     try:
         text = resources.files(__package__).joinpath("calibration.json").read_text()
         data = json.loads(text)
     except (OSError, ValueError):
-        return Calibration()
-    fields = {k: v for k, v in data.items() if k in Calibration.__dataclass_fields__}
-    return Calibration(**fields)
+        return {}
+    sets = data.get("mechanisms") if isinstance(data, dict) else None
+    if not isinstance(sets, dict):
+        sets = {m: data for m in MECHANISMS}
+    out = {}
+    for name, values in sets.items():
+        if isinstance(values, dict):
+            fields = {k: v for k, v in values.items() if k in Calibration.__dataclass_fields__
+                      and k != "mechanism"}
+            out[name] = Calibration(**fields, mechanism=name)
+    return out
+
+
+def load_pair_constants() -> dict[str, float]:
+    """The constants of decisions between two probes (decisions.py), as measured."""
+    try:
+        data = json.loads(resources.files(__package__).joinpath("calibration.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    pairs = data.get("pairs") if isinstance(data, dict) else None
+    return {k: float(v) for k, v in pairs.items() if isinstance(v, (int, float))} \
+        if isinstance(pairs, dict) else {}
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from .state import ProbeState
 
 def whole_process(state: ProbeState, est: Estimate, n_ep: float,
                   cal: Calibration | None = None) -> Estimate:
-    cal = cal or Calibration.load()
+    cal = cal or Calibration.for_state(state)
     t = est.terms
     notes = list(est.notes)
     total = est.runtime_s

@@ -18,7 +18,7 @@ from ..agent.steady import DEFAULT_STATISTIC
 from .epochs import EpochsInfo
 from .estimate import Estimate, NoEstimate, estimate_runtime
 from .pricing import Catalog, cost_usd
-from .decisions import is_pareto, mark_undecided, undecided_pairs
+from .decisions import decision_lines, is_pareto, mark_undecided, undecided_pairs, verdict
 from .rows import Candidate, CrossingNote, Horizon, JsonValue, RankedRow
 from .state import ProbeState
 
@@ -281,4 +281,5 @@ def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
 
 __all__ = ["DEFAULT_EPOCHS", "Candidate", "CrossingNote", "JsonValue", "Estimate", "EstimateCache", "Horizon", "NoEstimate", "Pricing",
            "RankOptions", "RankedRow", "Ranking", "build_ranking", "choose_epochs",
-           "estimate_row", "estimate_rows", "horizons_for", "is_pareto", "rank", "undecided_pairs"]
+           "estimate_row", "estimate_rows", "horizons_for", "is_pareto", "rank", "undecided_pairs",
+           "decision_lines", "verdict"]

@@ -89,7 +89,10 @@ class RankedRow:
     score: float | None = None
     relative: float | None = None
     pareto: bool = False
-    undecided: bool = False  # its bounds overlap the leader's: the order between them is not known
+    undecided: bool = False  # P(leader ahead) below the threshold in this view (decisions.py)
+    p_faster: float | None = None  # P(the leader of this ranking is faster than this row)
+    p_cheaper: float | None = None  # P(the leader of this ranking is cheaper than this row)
+    decision_basis: str = ""  # what P(leader ahead) in this view rests on, in words
     probe_s: float = 0.0  # what the probe itself ran (wall seconds)
 
     @property

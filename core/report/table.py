@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from ..model.pricing import cost_usd
-from ..model.ranking import RankedRow, RankOptions, undecided_pairs
+from ..model.ranking import RankedRow, RankOptions, decision_lines, verdict
 from ..model.state import ProbeState
 from .fmt import fmt_cost, fmt_duration
 
 VIEW_NAMES = {"time": "fastest", "cost": "cheapest"}
-MAX_PAIRS = 10  # "X vs Y undecided" lines; the ≈ marks say the rest
+MAX_PAIRS = 10  # "X is faster than Y: 99 %" lines; the ≈ marks say the rest
 
 
 def view_name(options: RankOptions) -> str:
@@ -37,16 +37,20 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
                   f"{fmt_duration(r.runtime_s):>8} {bounds:>17} {fmt_cost(r.cost_usd):>9} "
                   f"{rel:>5} {'*' if r.pareto else ' '}\n")
     out.write("rel: 1.00 = best; P *: Pareto-optimal (no row is both faster and cheaper)\n"
-              "≈: its bounds overlap the leader's (the order between them is not known)\n")
+              "≈: undecided - under 95 % that the leader beats it (README: what the % means)\n")
     if any(r.mark for r in rows):
         out.write("after an instance: ! its probe failed or was stopped, ? its log has no end, "
                   "… still running\n")
-    pairs = undecided_pairs(rows)
-    for line in pairs[:MAX_PAIRS]:
+    line = verdict(rows, options.by)
+    if line:
         out.write(line + "\n")
-    if len(pairs) > MAX_PAIRS:
-        out.write(f"... and {len(pairs) - MAX_PAIRS} more rows undecided against the leader "
-                  "(marked ≈)\n")
+    lines = decision_lines(rows, options.by, limit=len(rows))
+    for line in lines[:MAX_PAIRS]:
+        out.write(f"  {line}\n")
+    if len(lines) > MAX_PAIRS:
+        undecided = sum(r.undecided for r in rows[MAX_PAIRS + 1:])
+        out.write(f"  ... and {len(lines) - MAX_PAIRS} more rows ({undecided} undecided against "
+                  "the leader, marked ≈)\n")
     probes = [r for r in rows if r.probe_s and r.status == "probe-done"]
     if probes:
         total = sum(r.probe_s for r in probes)

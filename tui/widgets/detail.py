@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from probecast.core.model.decisions import PairConstants, fmt_p
 from probecast.core.model.ranking import RankedRow
 from probecast.core.report.fmt import fmt_cost, fmt_duration
 
@@ -17,6 +18,7 @@ EQUATIONS = {
     "5.4": "T = T_init + T_it1 + (N_it−1)·T_it + (N_ep−1)·(N_it·T_it + T_ep)",
     "5.1": "T = T_init + T(Ep1) + (N_ep−1)·T(Ep2)",
 }
+DECIDED = PairConstants.load().threshold
 TERM_LABELS = (("t_init", "T_init"), ("t_it1", "T_it1"), ("t_it", "T_it"), ("t_val1", "T_val1"),
                ("t_val", "T_val"), ("t_ep", "T_ep (boundary)"), ("t_ep1", "T(Ep1)"),
                ("t_ep2", "T(Ep2)"), ("t_fit_end", "T_end (fit returns)"),
@@ -69,6 +71,14 @@ def render_detail(row: RankedRow | None) -> Any:
                          f" from: {', '.join(parts)}"
                          + (f" · fit alone {fmt_duration(float(fit))}" if isinstance(fit, float) else ""),
                          style="dim"))
+    for by, p, word in (("time", row.p_faster, "faster"), ("cost", row.p_cheaper, "cheaper")):
+        if p is None:
+            continue
+        verdict = "undecided" if p < DECIDED else "decided"
+        out.add_row(Text(f"P(the leader is {word} than this): {fmt_p(p)} - {verdict}",
+                         style="bold" if p < DECIDED else ""))
+    if row.decision_basis:
+        out.add_row(Text(f"  rests on: {row.decision_basis}", style="dim"))
     price = row.price_per_hour
     cost_line = (f"cost {fmt_cost(row.cost_usd)} = ${price}/h × {fmt_duration(row.runtime_s)}"
                  f" ({row.billing}, price: {row.price_source})" if price is not None
