@@ -1,11 +1,14 @@
-"""The adaptive probe: when the ranking cannot tell the leader from other candidates (their bounds
-overlap), probe those contenders again, longer - while more probing can narrow their bounds and
-the budget lasts.
+"""The adaptive probe: when the ranking cannot tell the leader from other candidates (P that the
+leader is ahead below the threshold, core/model/decisions.py), probe those contenders again,
+longer - while more probing can narrow their bounds and the budget lasts.
 
-More probing narrows only what the probe measures: the steady step time's interval and the spread
-of the epoch boundaries it saw. It cannot narrow start-up variance, the noise floor, or stalls no
+More probing narrows only what the probe measures: the steady step time's interval, the spread
+of the epoch boundaries it saw, and - for a probe that saw no boundary - the allowance for the
+boundaries it could not see. It cannot narrow start-up variance, the noise floor, or stalls no
 probe of a few epochs can rule out; a contender whose uncertainty is mostly those is not probed
-again, and the report says why. The budget is extra probe wall time: ``adaptive_budget`` seconds
+again, and the report says why. Where the boundaries dominate what can be narrowed, the re-probe
+goes for more boundaries (three times the boundary budget, half again the steps); else for more
+steps (three times the steps, twice the boundary budget). The budget is extra probe wall time: ``adaptive_budget`` seconds
 when configured, else 5 % of the leader's predicted job (a long job affords a longer look; a job
 shorter than a probe affords none). A re-probe runs the whole command again with three times the
 steps and twice the boundary budget; the first probe's log is kept under ``superseded/``.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -37,13 +41,18 @@ class AdaptiveReport:
     settled: bool = True
     why: str = ""
 
+    before: dict[str, float] = field(default_factory=dict)  # P(leader ahead) per contender
+    after: dict[str, float] = field(default_factory=dict)
+
     def describe(self) -> str:
         if not self.reprobed:
             return f"adaptive probe: nothing probed again - {self.why}"
         state = "the order is settled" if self.settled else f"still undecided - {self.why}"
+        bought = ", ".join(f"{name} {self.before[name]:.0%} -> {self.after[name]:.0%}"
+                           for name in self.before if name in self.after)
         return (f"adaptive probe: probed {', '.join(self.reprobed)} again, longer "
                 f"({self.rounds} round(s), {self.spent_s:.0f} s of a {self.budget_s:.0f} s "
-                f"budget): {state}")
+                f"budget): {state}" + (f"; P(leader ahead): {bought}" if bought else ""))
 
 
 def contenders(rows: list[RankedRow]) -> list[RankedRow]:
@@ -53,18 +62,41 @@ def contenders(rows: list[RankedRow]) -> list[RankedRow]:
     return [rows[0], *[r for r in rows[1:] if r.undecided]]
 
 
+def _unseen_boundaries(row: RankedRow) -> float:
+    """The high side's allowance for boundaries a probe that saw none could not time (as a
+    spread: the allowance is about a 90 % reach), else 0."""
+    seen = row.terms.get("boundaries_seen") or 0
+    return 0.0 if seen else row.uncertainty.get("unseen_high", 0.0) / 1.645
+
+
 def reducible(row: RankedRow) -> bool:
     u = row.uncertainty
-    sigma = u.get("sigma", 0.0)
-    narrowable = math.hypot(u.get("steps", 0.0), u.get("boundaries", 0.0))
+    sigma = math.hypot(u.get("sigma", 0.0), _unseen_boundaries(row))
+    narrowable = math.hypot(u.get("steps", 0.0), u.get("boundaries", 0.0), _unseen_boundaries(row))
     return sigma > 0 and narrowable >= REDUCIBLE_SHARE * sigma
 
 
-def longer(planned: PlannedProbe) -> PlannedProbe:
+def boundaries_dominate(row: RankedRow) -> bool:
+    u = row.uncertainty
+    return math.hypot(u.get("boundaries", 0.0), _unseen_boundaries(row)) > u.get("steps", 0.0)
+
+
+def longer(planned: PlannedProbe, row: RankedRow | None = None) -> PlannedProbe:
+    """The same probe, longer: more boundaries where they dominate what can be narrowed."""
     s = planned.spec
-    spec = replace(s, max_steps=3 * (s.max_steps or 30), target_ci=None, max_seconds=None,
-                   boundary_budget=2 * (s.boundary_budget if s.boundary_budget else 30.0))
-    return PlannedProbe(planned.host, spec, planned.log_path)
+    budget = s.boundary_budget if s.boundary_budget else 30.0
+    steps = s.max_steps or 30
+    if row is not None and boundaries_dominate(row):
+        spec = replace(s, max_steps=steps + steps // 2, target_ci=None, max_seconds=None,
+                       boundary_budget=3 * budget)
+    else:
+        spec = replace(s, max_steps=3 * steps, target_ci=None, max_seconds=None,
+                       boundary_budget=2 * budget)
+    return replace(planned, spec=spec)  # the same host preparation: setup is not run again
+
+
+def _p_ahead(row: RankedRow, by: str) -> float | None:
+    return row.p_faster if by == "time" else row.p_cheaper if by == "cost" else None
 
 
 def supersede(log: Path) -> None:
@@ -98,6 +130,7 @@ async def settle(board: Board, plan: list[PlannedProbe], options: RankOptions, *
         ranking = board.ranking(options)
         groups = [rows for rows in ranking.groups.values() if contenders(rows)]
         if not groups:
+            _record_after(report, ranking.groups.values(), options.by)
             report.settled = True
             report.why = report.why or "no undecided order"
             return report
@@ -138,16 +171,30 @@ async def settle(board: Board, plan: list[PlannedProbe], options: RankOptions, *
         for row, planned in chosen:
             supersede(planned.log_path)
             board.restart(row.key, planned.log_path)
-            again.append(longer(planned))
+            again.append(longer(planned, row))
             if row.name not in report.reprobed:
                 report.reprobed.append(row.name)
+        for rows in groups:
+            for row in rows[1:]:
+                prob = _p_ahead(row, options.by)
+                if row.undecided and prob is not None and row.name not in report.before:
+                    report.before[row.name] = prob
         await run_plan(board, again, concurrency=concurrency, timeout=timeout, factory=factory)
         report.rounds = round_no
         for p in again:
             st = board.entries[p.spec.key].state
             report.spent_s += st.end.t if st.end is not None else st.last_t
     ranking = board.ranking(options)
+    _record_after(report, ranking.groups.values(), options.by)
     report.settled = not any(contenders(rows) for rows in ranking.groups.values())
     if not report.settled:
         report.why = f"after {MAX_ROUNDS} rounds"
     return report
+
+
+def _record_after(report: AdaptiveReport, groups: Iterable[list[RankedRow]], by: str) -> None:
+    for rows in groups:
+        for row in rows[1:]:
+            prob = _p_ahead(row, by)
+            if prob is not None and row.name in report.before:
+                report.after[row.name] = prob

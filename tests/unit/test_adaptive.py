@@ -88,3 +88,35 @@ def test_by_default_the_budget_is_five_percent_of_the_leaders_job(tmp_path: Path
     # the predicted job is ~10 000 steps x 1 s: 5 % affords probing both again
     board, report = run(tmp_path, budget=None)
     assert 400 < report.budget_s < 600 and report.reprobed
+
+
+def test_the_report_says_what_probing_again_bought(tmp_path: Path) -> None:
+    board, report = run(tmp_path, budget=1e6)
+    assert report.before and set(report.before) <= {"a b8", "b b8"}
+    assert report.after and set(report.after) <= set(report.before)  # the leader may change
+    assert "P(leader ahead):" in report.describe() and "->" in report.describe()
+
+
+def test_more_boundaries_where_the_boundaries_dominate(tmp_path: Path) -> None:
+    """A probe that saw no boundary, whose unseen-boundary allowance outweighs its step-time
+    interval, is probed again for boundaries (3x their budget), not for steps (3x)."""
+    from dataclasses import replace as dc_replace
+
+    from probecast.core.run.adaptive import boundaries_dominate, longer
+
+    hosts = [Host(name="a", instance="a", kind="local")]
+    planned = plan_probes(hosts, ProbeSettings(batch_sizes=[8], max_steps=20,
+                                               boundary_budget=10.0), tmp_path)[0]
+    (tmp_path / "x").mkdir()
+    board, _ = run(tmp_path / "x", budget=0.0)
+    row = board.ranking(RankOptions(epochs=10)).rows[0]
+    stalls = dc_replace(row, uncertainty={**row.uncertainty, "steps": 1.0, "unseen_high": 60.0},
+                        terms={**row.terms, "boundaries_seen": 0})
+    steps = dc_replace(row, uncertainty={**row.uncertainty, "steps": 60.0, "boundaries": 0.0,
+                                         "unseen_high": 1.0},
+                       terms={**row.terms, "boundaries_seen": 2})
+    assert boundaries_dominate(stalls) and not boundaries_dominate(steps)
+    more_boundaries = longer(planned, stalls).spec
+    more_steps = longer(planned, steps).spec
+    assert more_boundaries.boundary_budget == 30.0 and more_boundaries.max_steps == 30
+    assert more_steps.boundary_budget == 20.0 and more_steps.max_steps == 60
