@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from probecast.core.report.export import export_ranking
 from probecast.core.report.fmt import fmt_cost
-from probecast.core.model.ranking import RankedRow, RankOptions
+from probecast.core.model.ranking import RankedRow, RankOptions, verdict
 from probecast.core.run.session import Session
 
 from ..actions import bindings
@@ -163,8 +163,9 @@ class RunScreen(Screen[None]):
         box = self.query_one("#ranking-box")
         more = (f"top {MAX_ROWS} of {len(records)} rows · e exports all"
                 if len(records) > MAX_ROWS else "")
-        if box.border_subtitle != more:
-            box.border_subtitle = more
+        said = " · ".join(part for part in (verdict(records, self.by), more) if part)
+        if box.border_subtitle != said:
+            box.border_subtitle = said
         self.show_detail(table.selected_key())
 
     def update_status(self) -> None:
