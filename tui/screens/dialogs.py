@@ -43,7 +43,10 @@ full training (Malta 2021, Eq. 5.3, plus the epoch-boundary cost) and settles as
 
 **rel** is relative to the best row (1.00). **★** marks Pareto-optimal rows: no other row is both
 faster and cheaper. **bounds** come from the 95 % interval of the steady step time and the
-spread of the epoch-boundary cost. A `…` after an instance: its probe is still running.
+spread of the epoch-boundary cost. **≈** marks a row the leader beats with under 95 %
+probability (undecided: `d` shows the probability and what it rests on); the ranking's lower
+frame names the winner or says why there is none yet. A `…` after an instance: its probe is
+still running.
 
 Logs of every probe are written as they arrive (see the status line) and replay with
 `probecast replay DIR`.
