@@ -186,27 +186,32 @@ def mark_undecided(ordered: list[RankedRow], by: str, pc: PairConstants | None =
             r.undecided = lead.undecided = True
 
 
-def verdict(rows: Sequence[RankedRow], by: str, pc: PairConstants | None = None) -> str:
-    """One line: the winner and how sure, or why there is none yet."""
+def verdict(rows: Sequence[RankedRow], by: str, pc: PairConstants | None = None,
+            running: int | None = None) -> str:
+    """One line: the winner and how sure, or why there is none yet. ``running``: probes not yet
+    ended (a live board knows; else the rows' marks tell)."""
     pc = pc or PairConstants.load()
     if by == "weighted" or not rows:
         return ""
+    if running is None:
+        running = sum(r.mark == "…" for r in rows)
+    still = f" · {running} probe{'s' if running != 1 else ''} still running" if running else ""
     word = "fastest" if by == "time" else "cheapest"
     lead = rows[0]
     if len(rows) == 1:
-        return f"{lead.name} is the only candidate"
+        return (f"only {lead.name} has an estimate so far{still}" if running
+                else f"{lead.name} is the only candidate")
     probs = [(p, r) for r in rows[1:]
              if (p := (r.p_faster if by == "time" else r.p_cheaper)) is not None]
     if not probs:
         return "no prices: cannot rank by cost" if by == "cost" else ""
-    running = any(r.mark == "…" for r in rows)
     p, nearest = min(probs, key=lambda pr: pr[0])
     if p >= pc.threshold:
         line = f"{lead.name} is {word}: {fmt_p(p)} against {nearest.name}"
     else:
         line = (f"undecided: {fmt_p(p)} that {lead.name} beats {nearest.name} "
                 f"(a claim needs {fmt_p(pc.threshold)})")
-    return line + (" · probes still running" if running else "")
+    return line + still
 
 
 def decision_line(lead: RankedRow, r: RankedRow, by: str) -> str | None:

@@ -115,3 +115,12 @@ def test_undecided_marks_only_rows_below_the_threshold() -> None:
             assert r.undecided == (r.p_faster is not None
                                    and r.p_faster < PairConstants.load().threshold)
         assert rows[0].undecided == any(r.undecided for r in rows[1:])
+
+
+def test_the_verdict_waits_for_probes_still_running() -> None:
+    paths = [SAMPLE_LOGS / "cpu-torch" / "probe-torch_mnist-b64-e3-c2.jsonl"]
+    rows = next(iter(_ranking(paths).groups.values()))
+    assert verdict(rows, "time", running=1).startswith(f"only {rows[0].name} has an estimate")
+    assert "1 probe still running" in verdict(rows, "time", running=1)
+    assert verdict(rows, "time", running=0) == f"{rows[0].name} is the only candidate"
+    assert verdict(rows, "weighted") == ""

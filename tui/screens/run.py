@@ -163,7 +163,8 @@ class RunScreen(Screen[None]):
         box = self.query_one("#ranking-box")
         more = (f"top {MAX_ROWS} of {len(records)} rows · e exports all"
                 if len(records) > MAX_ROWS else "")
-        said = " · ".join(part for part in (verdict(records, self.by), more) if part)
+        said = " · ".join(part for part in (
+            verdict(records, self.by, running=self.session.board.active), more) if part)
         if box.border_subtitle != said:
             box.border_subtitle = said
         self.show_detail(table.selected_key())
