@@ -135,6 +135,14 @@ def training_estimate(
                              f"{len(full)}")
         return _epoch_based(state, full, t_init, n_it, n_ep, statistic, notes)
 
+    return _iteration_based(state, t_init, n_it, n_ep, use_validation, equation, statistic, notes)
+
+
+def _iteration_based(state: ProbeState, t_init: float, n_it: int, n_ep: float,
+                     use_validation: bool, equation: str, statistic: str,
+                     notes: list[str]) -> Estimate:
+    """Eq. 5.3 (with validation) or 5.4, with the epoch-boundary term T_ep."""
+    assert state.t_it1 is not None
     t_it, t_it_low, t_it_high = state.step_time(statistic)
     if not (t_it == t_it):  # NaN: only the first step was seen
         t_it = t_it_low = t_it_high = state.t_it1
