@@ -72,10 +72,28 @@ class Host(msgspec.Struct, forbid_unknown_fields=True):
     connect_timeout: Seconds = 15.0
 
 
+class FromEnv(msgspec.Struct, forbid_unknown_fields=True):
+    """``TOKEN = {from_env = "LOCAL_VAR"}``: the value is read from this machine's environment
+    when the probes start - the config file never holds it."""
+
+    from_env: str
+
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 class ProbeSettings(msgspec.Struct, forbid_unknown_fields=True):
     workload: str = "mnist-cnn"
     command: str | None = None
-    workdir: str | None = None
+    workdir: str | None = None  # with a project: a directory inside its copy (relative)
+    # a local directory copied to each host before its probes; the command and setup run in it
+    project: str | None = None
+    exclude: list[str] = msgspec.field(default_factory=list)  # added to project.DEFAULT_EXCLUDE
+    project_limit_mb: Annotated[float, msgspec.Meta(gt=0, le=1e6)] = 200.0
+    keep_project: bool = False  # leave the host's copy for the next session (which sends less)
+    setup: str | None = None  # once per host per session, before its first probe
+    setup_timeout: Seconds = 1800.0
+    env: dict[str, str | FromEnv] = msgspec.field(default_factory=dict)  # setup and command
     batch_sizes: Annotated[list[PositiveInt], msgspec.Meta(min_length=1)] = msgspec.field(
         default_factory=lambda: [64, 256])
     epochs: PositiveInt | None = None
@@ -185,6 +203,14 @@ def parse_config(text: str, path: Path | str = "<config>") -> Config:
                     or not 0 <= value < 1e6:
                 raise fail(("prices", name), f"prices.{name} must be a price per hour in USD "
                                              f"(a number >= 0), got {value!r}")
+    probe = data.get("probe")
+    env = probe.get("env") if isinstance(probe, dict) else None
+    if isinstance(env, dict):  # nor of a bad env value
+        for name, value in env.items():
+            if not (isinstance(value, str) or (isinstance(value, dict) and list(value) == ["from_env"]
+                                               and isinstance(value["from_env"], str))):
+                raise fail(("probe", "env", name), f"probe.env.{name} must be a string or "
+                                                   f'{{from_env = "LOCAL_VAR"}}, got {value!r}')
     try:
         doc = msgspec.convert(data, ConfigFile)
     except msgspec.ValidationError as exc:
@@ -214,7 +240,7 @@ def parse_config(text: str, path: Path | str = "<config>") -> Config:
             raise fail(("hosts", i, "jump"), f"hosts[{i}].jump: host {h.name!r} cannot be its own "
                                              "jump host")
     settings = doc.probe
-    _check_settings(settings, fail)
+    _check_settings(settings, fail, Path(path).parent if path != "<config>" else None)
     aws = doc.aws
     if aws is not None:
         if not aws.instance_types:
@@ -289,7 +315,9 @@ def _check_host(h: Host, i: int, fail: Any) -> Host:
     return h
 
 
-def _check_settings(s: ProbeSettings, fail: Any) -> None:
+def _check_settings(s: ProbeSettings, fail: Any, base: Path | None = None) -> None:
+    """Values that msgspec cannot check alone. ``base``: the config file's directory, which a
+    relative ``project`` is taken from."""
     if s.command is None and s.workload not in WORKLOADS:
         raise fail(("probe", "workload"), f"probe.workload must be one of {', '.join(WORKLOADS)} (or set "
                                           f"probe.command), got {s.workload!r}")
@@ -297,3 +325,46 @@ def _check_settings(s: ProbeSettings, fail: Any) -> None:
         raise fail(("probe", "command"), "probe.command must not be empty")
     if s.max_steps is None and s.target_ci is None and s.max_seconds is None:
         s.max_steps = 30
+    if s.project is not None:
+        given = Path(os.path.expanduser(s.project))
+        project = (base / given if base is not None and not given.is_absolute() else given)
+        if not project.is_dir():
+            raise fail(("probe", "project"), f"probe.project: no such directory {str(project)!r} "
+                                             "(a relative path is taken from the config file's "
+                                             "directory)")
+        s.project = str(project.resolve())
+        if s.workdir is not None and (s.workdir.startswith(("/", "~")) or ".." in
+                                      Path(s.workdir).parts):
+            raise fail(("probe", "workdir"), "probe.workdir must be a directory inside the project "
+                                             f"(a relative path) when probe.project is set, got "
+                                             f"{s.workdir!r}")
+    if s.setup is not None and not s.setup.strip():
+        raise fail(("probe", "setup"), "probe.setup must not be empty")
+    for name, value in s.env.items():
+        if not ENV_NAME.match(name):
+            raise fail(("probe", "env", name), f"probe.env: {name!r} is not a variable name "
+                                               "(letters, digits and _, not starting with a digit)")
+        if isinstance(value, FromEnv):
+            if not ENV_NAME.match(value.from_env):
+                raise fail(("probe", "env", name), f"probe.env.{name}.from_env must name a "
+                                                   f"variable, got {value.from_env!r}")
+            if value.from_env not in os.environ:
+                raise fail(("probe", "env", name),
+                           f"probe.env.{name}: {value.from_env} is not set in this environment "
+                           f"(export {value.from_env}=... before starting probecast)")
+        elif "\0" in value:
+            raise fail(("probe", "env", name), f"probe.env.{name} must not contain a NUL byte")
+
+
+def resolve_env(env: dict[str, str | FromEnv]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """(the values to pass, the secret ones among them): values read from this machine's
+    environment are secrets, masked wherever a program prints them."""
+    values: dict[str, str] = {}
+    secrets: list[str] = []
+    for name, value in env.items():
+        if isinstance(value, FromEnv):
+            values[name] = os.environ.get(value.from_env, "")
+            secrets.append(values[name])
+        else:
+            values[name] = value
+    return values, tuple(secrets)

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from .board import Board
 from .config import Config
-from .plan import PlannedProbe, RunnerFactory, run_plan, run_runners, runner_factory
+from .plan import (PlannedProbe, RunnerFactory, finish_preparations, run_plan, run_runners,
+                   runner_factory)
 from .runners import ReplayRunner, Runner
 
 if TYPE_CHECKING:
@@ -84,16 +85,20 @@ class Session:
 
         if plan:
             self.log_dir = plan[0].log_path.parent
-        await run_plan(self.board, plan, concurrency=concurrency, timeout=timeout, factory=factory)
-        if plan and not any(p.spec.full for p in plan):
-            from ..model.ranking import RankOptions
-            from .adaptive import settle
+        try:
+            await run_plan(self.board, plan, concurrency=concurrency, timeout=timeout,
+                           factory=factory, finish=False)
+            if plan and not any(p.spec.full for p in plan):
+                from ..model.ranking import RankOptions
+                from .adaptive import settle
 
-            settings = self.config.probe if self.config else None
-            self.adaptive = await settle(
-                self.board, plan, RankOptions(epochs=settings.epochs if settings else None),
-                budget_s=settings.adaptive_budget if settings else None,
-                concurrency=concurrency, timeout=timeout, factory=factory)
+                settings = self.config.probe if self.config else None
+                self.adaptive = await settle(
+                    self.board, plan, RankOptions(epochs=settings.epochs if settings else None),
+                    budget_s=settings.adaptive_budget if settings else None,
+                    concurrency=concurrency, timeout=timeout, factory=factory)
+        finally:  # the hosts' project copies: once the adaptive probe is over too
+            await finish_preparations(plan)
 
     @property
     def has_probes(self) -> bool:
