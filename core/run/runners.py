@@ -54,6 +54,10 @@ class ProbeSpec:
     full: bool = False
     price_per_hour: float | None = None
     workload_args: list[str] = field(default_factory=list)
+    # [probe] env for the command (never in repr: values may be secrets); secret values are
+    # masked in the program's output
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+    redact: tuple[str, ...] = field(default=(), repr=False)
 
     def agent_args(self) -> list[str]:
         """Agent command-line arguments (after the agent's entry point)."""
@@ -150,8 +154,9 @@ class LocalRunner:
         env = dict(os.environ)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env["PYTHONUNBUFFERED"] = "1"
+        env.update(self.spec.env)
         sink = LogSink(self.log_path)
-        output = OutputSink(self.log_path)
+        output = OutputSink(self.log_path, self.spec.redact)
         yield RunnerStatus("running", "local")
         try:
             self._proc = await asyncio.create_subprocess_exec(
@@ -185,6 +190,7 @@ class LocalRunner:
             else:
                 code = await proc.wait()
                 await err_task
+                output.finish()  # what the mask held back, in the tail too
                 final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail),
                                       output.error)
         except asyncio.CancelledError:  # probecast itself is stopping (Ctrl-C, quit)

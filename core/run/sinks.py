@@ -21,13 +21,31 @@ class OutputSink:
     log and never parsed; a tail of lines for failure messages. If it cannot be written (disk
     full), it stops writing and says so - the probe goes on; the log is what must not be lost."""
 
-    def __init__(self, log_path: Path | None) -> None:
-        self.path = output_path(log_path) if log_path is not None else None
+    def __init__(self, log_path: Path | None, redact: tuple[str, ...] = (),
+                 path: Path | None = None) -> None:
+        self.path = path or (output_path(log_path) if log_path is not None else None)
         self._fh: IO[str] | None = None
-        self.tail: deque[str] = deque(maxlen=20)
+        self._lines: deque[str] = deque(maxlen=20)
+        self._partial = ""  # a line not ended yet: chunks do not end at line ends
         self.error: str | None = None
+        self._mask = Mask(redact)
+
+    @property
+    def tail(self) -> list[str]:
+        """The last lines (non-blank, up to 300 characters each), the unfinished one included."""
+        last = self._partial.rstrip()[:300]
+        return [*self._lines, last] if last.strip() else list(self._lines)
 
     def write(self, text: str) -> None:
+        self._write(self._mask.feed(text))
+
+    def finish(self) -> None:
+        """The stream has ended: what the mask held back is written (and in the tail)."""
+        self._write(self._mask.flush())
+
+    def _write(self, text: str) -> None:
+        if not text:
+            return
         if self.path is not None and self.error is None:
             try:
                 if self._fh is None:
@@ -38,9 +56,11 @@ class OutputSink:
             except OSError as exc:
                 self.error = f"program output not kept past this point: cannot write {self.path}: {exc.strerror or exc}"
                 self._close_quietly()
-        for line in text.replace("\r", "\n").splitlines():
+        lines = (self._partial + text).replace("\r", "\n").split("\n")
+        self._partial = lines.pop()[-4096:]
+        for line in lines:
             if line.strip():
-                self.tail.append(line.rstrip()[:300])
+                self._lines.append(line.rstrip()[:300])
 
     def _close_quietly(self) -> None:
         if self._fh is not None:
@@ -51,7 +71,37 @@ class OutputSink:
             self._fh = None
 
     def close(self) -> None:
+        self.finish()
         self._close_quietly()
+
+
+class Mask:
+    """Secret values (``[probe] env`` read from this machine's environment) replaced by ``***``
+    in a stream of text chunks: the end of a chunk is held back until the next, so a value split
+    between two reads is masked too. Values under 4 characters are left alone (they would mask
+    ordinary output)."""
+
+    MIN_LENGTH = 4
+
+    def __init__(self, secrets: tuple[str, ...] = ()) -> None:
+        self.secrets = sorted({s for s in secrets if len(s) >= self.MIN_LENGTH}, key=len,
+                              reverse=True)
+        self.hold = max((len(s) for s in self.secrets), default=1) - 1
+        self._carry = ""
+
+    def feed(self, text: str) -> str:
+        if not self.secrets:
+            return text
+        text = self._carry + text
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        cut = len(text) - self.hold
+        self._carry = text[cut:] if cut > 0 else text
+        return text[:cut] if cut > 0 else ""
+
+    def flush(self) -> str:
+        out, self._carry = self._carry, ""
+        return out
 
 
 RESERVE_NAME = ".probecast-reserve"

@@ -33,20 +33,38 @@ class SshProbeError(Exception):
     """A failure phrased for the user (the runner reports it as the probe's status)."""
 
 
-def remote_command(python: str, agent_path: str, args: list[str], workdir: str | None) -> str:
+# Environment variables ([probe] env) reach the remote command through its stdin, never its
+# command line (which any user of the host can read in ps): the first line of stdin holds
+# `export NAME='value'` lines as octal escapes, which the shell reads, decodes and evaluates
+# before it execs the command (`read` takes that line alone: the rest of stdin is the agent's).
+ENV_PRELUDE = ('IFS= read -r __probecast_env && eval "$(printf "$__probecast_env")" && '
+               'unset __probecast_env && ')
+
+
+def env_line(env: dict[str, str]) -> bytes:
+    """The stdin line that ENV_PRELUDE turns into exported variables."""
+    script = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in env.items())
+    return ("".join(f"\\{b:03o}" for b in script.encode()) + "\n").encode()
+
+
+def cd_command(workdir: str | None) -> str:
+    """``cd`` into workdir (``~`` is the remote user's home), quoted; empty without one."""
+    if not workdir:
+        return ""
+    if workdir == "~" or workdir.startswith("~/"):
+        rest = workdir[2:]
+        return 'cd "$HOME"' + (f"/{shlex.quote(rest)}" if rest else "") + " && "
+    return f"cd {shlex.quote(workdir)} && "
+
+
+def remote_command(python: str, agent_path: str, args: list[str], workdir: str | None,
+                   env_on_stdin: bool = False) -> str:
     """The remote shell command. Every value is quoted: no injection from config values."""
     # --watch-stdin belongs to the subcommand (run/workload), before any "-- user command"
     own = agent_path.rsplit("/", 1)[0]  # the agent removes its directory when it exits
     run = " ".join(shlex.quote(a) for a in [python, agent_path, args[0], "--watch-stdin",
                                              "--own-dir", own, *args[1:]])
-    if not workdir:
-        return f"exec {run}"
-    if workdir == "~" or workdir.startswith("~/"):
-        rest = workdir[2:]
-        cd = 'cd "$HOME"' + (f"/{shlex.quote(rest)}" if rest else "")
-    else:
-        cd = f"cd {shlex.quote(workdir)}"
-    return f"{cd} && exec {run}"
+    return f"{ENV_PRELUDE if env_on_stdin else ''}{cd_command(workdir)}exec {run}"
 
 
 def describe_ssh_error(exc: BaseException, host: Host) -> str:
@@ -176,7 +194,7 @@ class SshRunner:
 
     async def stream(self) -> AsyncIterator[RunnerItem]:
         sink = LogSink(self.log_path)
-        output = OutputSink(self.log_path)
+        output = OutputSink(self.log_path, self.spec.redact)
         yield RunnerStatus("connecting", self.host.address)
         try:
             self._conn = await connect(self.host, self.hosts)
@@ -193,11 +211,14 @@ class SshRunner:
             except (asyncssh.Error, OSError) as exc:
                 yield RunnerStatus("failed", f"upload to {self.host.address} failed: {exc}")
                 return
-            cmd = remote_command(self.host.python, agent, self.spec.agent_args(), self.spec.workdir)
+            cmd = remote_command(self.host.python, agent, self.spec.agent_args(), self.spec.workdir,
+                                 env_on_stdin=bool(self.spec.env))
             yield RunnerStatus("running", self.host.name + (f" ({self.upload_note})"
                                                             if self.upload_note else ""))
             self._process = await conn.create_process(cmd, encoding="utf-8", errors="replace")
             proc = self._process
+            if self.spec.env:
+                proc.stdin.write(env_line(self.spec.env).decode())
             err_task = asyncio.create_task(self._drain(proc.stderr, output))
             try:
                 async for line in proc.stdout:
@@ -223,6 +244,7 @@ class SshRunner:
                     await asyncio.wait_for(err_task, 2)
                 except (asyncio.TimeoutError, asyncssh.Error, OSError):
                     err_task.cancel()
+            output.finish()  # what the mask held back, in the tail too
             final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail),
                                   output.error)
             sink.close(final)
