@@ -18,7 +18,9 @@ from ..agent.workloads import WORKLOADS
 from ..run.board import Board
 from ..run.config import Config, ConfigError, ProbeSettings, default_config, load_config, local_host
 from ..report.fmt import fmt_ms
-from ..run.plan import check_log_dir, plan_probes, run_plan, session_dir
+from ..run.prepare import Preparation
+from ..run.plan import (check_log_dir, finish_preparations, host_preps, plan_probes, run_plan,
+                        session_dir)
 from ..model.pricing import Catalog
 from ..model.ranking import Pricing, RankOptions
 from .analyze import rank_and_print
@@ -39,6 +41,11 @@ def _settings(ns: argparse.Namespace, base: ProbeSettings) -> ProbeSettings:
         s.max_seconds = ns.max_seconds
     if ns.epochs is not None:
         s.epochs = ns.epochs
+    if ns.project is not None:
+        project = Path(ns.project).expanduser().resolve()
+        if not project.is_dir():
+            raise CliError(f"--project {ns.project}: no such directory")
+        s.project = str(project)
     extra = []
     for flag in ("train_size", "val_size", "threads"):
         value = getattr(ns, flag)
@@ -53,13 +60,15 @@ def _line(entry: Any) -> str:
     est, lo, hi = st.step_time()
     step = "" if math.isnan(est) else f"  step {fmt_ms(est)}"
     ci = "" if math.isnan(est) or math.isinf(hi) or not est else f" ±{(hi - lo) / 2 / est:.1%}"
-    detail = f"  {entry.detail}" if entry.status in ("failed", "stopped") and entry.detail else ""
+    # a failure's reason; before the first step, what is happening (project copy, setup)
+    shown = entry.status in ("failed", "stopped") or (entry.active and not st.steps)
+    detail = f"  {entry.detail}" if shown and entry.detail else ""
     return f"{entry.spec.label:<24} {entry.status:<10} {st.steps:>6} steps{step}{ci}{detail}"
 
 
 async def _report(board: Board, out: TextIO, tty: bool, stop: asyncio.Event) -> None:
     """Progress: a compact table redrawn in place on a terminal, changes as lines otherwise."""
-    seen: dict[str, tuple[str, int]] = {}
+    seen: dict[str, tuple[str, int, str]] = {}
     drawn = 0
     last_plain = 0.0
     while True:
@@ -77,7 +86,7 @@ async def _report(board: Board, out: TextIO, tty: bool, stop: asyncio.Event) -> 
         else:
             now = time.monotonic()
             for e in entries:
-                key = (e.status, e.state.steps // 50)
+                key = (e.status, e.state.steps // 50, e.detail if not e.state.steps else "")
                 if seen.get(e.key) != key or (e.active and now - last_plain > 10):
                     seen[e.key] = key
                     out.write(_line(e) + "\n")
@@ -98,7 +107,8 @@ async def _run(board: Board, plan: list[Any], settings: ProbeSettings, out: Text
     reporter = asyncio.create_task(_report(board, out, out.isatty(), stop))
     report = None
     try:
-        await run_plan(board, plan, concurrency=settings.concurrency, timeout=settings.timeout)
+        await run_plan(board, plan, concurrency=settings.concurrency, timeout=settings.timeout,
+                       finish=False)
         if adaptive:
             from ..run.adaptive import settle
 
@@ -106,8 +116,12 @@ async def _run(board: Board, plan: list[Any], settings: ProbeSettings, out: Text
                                   budget_s=settings.adaptive_budget,
                                   concurrency=settings.concurrency, timeout=settings.timeout)
     finally:
+        await finish_preparations(plan)  # the hosts' project copies, after the adaptive probe
         stop.set()
         await reporter
+    for prep in host_preps(plan):
+        if prep.shipped is not None or prep.setup_s is not None or prep.error:
+            out.write(f"prepared {prep.summary()}\n")
     if report is not None and (report.reprobed or not report.settled):
         out.write(report.describe() + "\n")
 
@@ -150,6 +164,9 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     problem = check_log_dir(log_dir)  # before anything starts: nothing may be lost later
     if problem:
         raise CliError(problem)
+    remote = (config.aws is not None and not ns.local) or any(h.kind != "local"
+                                                              for h in config.hosts)
+    prep = _check_project(settings, log_dir, out, remote)
     _log_to(log_dir)
     if ns.json:  # stdout carries only the ranking's JSON; progress goes to stderr
         out, ranking_out = sys.stderr, out
@@ -165,7 +182,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
         # Methodology 1 (Malta 2021, ch. 4): full trainings on the cheapest host, one per batch
         # size, give N_ep per batch size; the other hosts only need short probes.
         cheapest = _cheapest(hosts, catalog, config.prices)
-        full_plan = plan_probes([cheapest], settings, log_dir / "full-runs")
+        full_plan = plan_probes([cheapest], settings, log_dir / "full-runs", config.hosts, prep)
         for p in full_plan:
             p.spec.full = True
         out.write(f"methodology 1: full runs of every batch size on the cheapest host, "
@@ -177,7 +194,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
             return 130
         full_logs = [str(p.log_path) for p in full_plan if p.log_path.exists()]
         hosts = [h for h in hosts if h.name != cheapest.name]
-    plan = plan_probes(hosts, settings, log_dir)
+    plan = plan_probes(hosts, settings, log_dir, config.hosts, prep)
     if ns.full:
         for p in plan:
             p.spec.full = True
@@ -204,6 +221,29 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     code = _rank_logs(logs, ns, config, epochs, ranking_out, epochs_from=full_logs or None)
     # exit status by convention: 130 after Ctrl-C, non-zero when no probe succeeded
     return 130 if interrupted else (code if ok else (code or 1))
+
+
+def _check_project(settings: ProbeSettings, log_dir: Path, out: TextIO,
+                   remote: bool) -> Preparation | None:
+    """``--project`` / ``[probe] project``: what will be copied, said before anything starts;
+    a project over its size limit is refused here, before any host is touched. Local probes use
+    it in place: nothing to copy, no limit."""
+    from ..run.project import ProjectError
+
+    prep = Preparation.from_settings(settings, log_dir)
+    if prep is None or settings.project is None:
+        return prep
+    if not remote:
+        out.write(f"project {settings.project}: used in place (local probes)\n")
+        return prep
+    try:
+        project = prep.scan()  # kept for the hosts: the files are read once
+    except ProjectError as exc:
+        raise CliError(str(exc)) from None
+    out.write(f"{project.describe()}, limit {settings.project_limit_mb:g} MB; copied to each "
+              f"SSH host ({'kept' if settings.keep_project else 'removed'} afterwards), "
+              "used in place by local probes\n")
+    return prep
 
 
 def _log_to(log_dir: Path) -> None:
@@ -296,6 +336,9 @@ def add_probe_parser(sub: Any) -> None:
     p.add_argument("--batch-size", type=int, action="append", default=None,
                    help="batch size (repeatable; default: the config's)")
     p.add_argument("--out", help="directory for the logs (default ./probecast-logs/<timestamp>/)")
+    p.add_argument("--project", metavar="PATH", default=None,
+                   help="a local directory copied to each host (git: the files git would track); "
+                        "the command and [probe] setup run in the copy")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--max-steps", type=int, default=None,
                    help="stop each probe after N training steps (default 30)")

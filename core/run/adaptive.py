@@ -179,7 +179,8 @@ async def settle(board: Board, plan: list[PlannedProbe], options: RankOptions, *
                 prob = _p_ahead(row, options.by)
                 if row.undecided and prob is not None and row.name not in report.before:
                     report.before[row.name] = prob
-        await run_plan(board, again, concurrency=concurrency, timeout=timeout, factory=factory)
+        await run_plan(board, again, concurrency=concurrency, timeout=timeout, factory=factory,
+                       finish=False)  # the caller releases the hosts' project copies
         report.rounds = round_no
         for p in again:
             st = board.entries[p.spec.key].state

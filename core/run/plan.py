@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .board import Board
 from .config import Config, Host, ProbeSettings
+from .prepare import HostPrep, Preparation
 from .runners import LocalRunner, ProbeSpec, Runner, RunnerStatus
 from .sinks import make_reserve, release_reserve
 
@@ -27,6 +28,7 @@ class PlannedProbe:
     host: Host
     spec: ProbeSpec
     log_path: Path
+    prep: HostPrep | None = None  # the host's project copy and setup, shared by its probes
 
 
 def session_dir(base: str | Path | None = None) -> Path:
@@ -60,9 +62,17 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
-def plan_probes(hosts: list[Host], settings: ProbeSettings, log_dir: Path) -> list[PlannedProbe]:
+def plan_probes(hosts: list[Host], settings: ProbeSettings, log_dir: Path,
+                all_hosts: list[Host] | None = None, prep: Preparation | None = None
+                ) -> list[PlannedProbe]:
+    """Every (host, batch size) pair. With ``[probe] project``, ``setup`` or ``env``, each host
+    gets one HostPrep that its probes share (``all_hosts``: where jump hosts are found; ``prep``:
+    one made already, its project scanned)."""
     out = []
+    prep = prep or Preparation.from_settings(settings, log_dir)
+    known = {h.name: h for h in (all_hosts or hosts)}
     for host in hosts:
+        host_prep = HostPrep(host, prep, known) if prep is not None else None
         for b in settings.batch_sizes:
             key = f"{host.name}-b{b}"
             spec = ProbeSpec(
@@ -72,8 +82,43 @@ def plan_probes(hosts: list[Host], settings: ProbeSettings, log_dir: Path) -> li
                 max_seconds=settings.max_seconds, boundary_budget=settings.boundary_budget,
                 price_per_hour=host.price_per_hour, workload_args=list(settings.workload_args),
             )
-            out.append(PlannedProbe(host, spec, log_dir / f"{_safe(key)}.jsonl"))
+            out.append(PlannedProbe(host, spec, log_dir / f"{_safe(key)}.jsonl", host_prep))
     return out
+
+
+def host_preps(plan: list[PlannedProbe]) -> list[HostPrep]:
+    """The plan's host preparations, each once."""
+    seen: dict[int, HostPrep] = {}
+    for p in plan:
+        if p.prep is not None:
+            seen.setdefault(id(p.prep), p.prep)
+    return list(seen.values())
+
+
+async def finish_preparations(plan: list[PlannedProbe]) -> None:
+    """The end of a session: every host's project copy released (removed unless kept)."""
+    preps = host_preps(plan)
+    if preps:
+        await asyncio.gather(*(h.finish() for h in preps), return_exceptions=True)
+
+
+async def prepare_host(board: Board, p: PlannedProbe) -> ProbeSpec | None:
+    """Wait for the probe's host to be prepared (its status on the board meanwhile); the spec
+    to run in the prepared host, or None when the preparation failed (said on the board)."""
+    if p.prep is None:
+        return p.spec
+    key = p.spec.key
+    try:
+        async for status in p.prep.watch():
+            if status.status != "failed":
+                board.feed(key, status)
+    except asyncio.CancelledError:
+        board.feed(key, RunnerStatus("stopped", "cancelled"))
+        raise
+    if p.prep.prepared is None:
+        board.feed(key, RunnerStatus("failed", p.prep.error or "the host could not be prepared"))
+        return None
+    return p.prep.prepared.apply(p.spec)
 
 
 def runner_factory(hosts: list[Host]) -> RunnerFactory:
@@ -115,8 +160,14 @@ async def run_plan(
     concurrency: int = 8,
     timeout: float = 900.0,
     factory: RunnerFactory | None = None,
+    finish: bool = True,
 ) -> None:
-    """Run every planned probe into the board. Returns when all have ended."""
+    """Run every planned probe into the board. Returns when all have ended.
+
+    A host's preparation (project copy, setup) comes before its first probe and outside the
+    probes' timeout (it has its own). ``finish``: release the hosts' project copies at the end;
+    a caller that probes the same plan again later (the adaptive probe) passes False and calls
+    ``finish_preparations`` itself."""
     make = factory or runner_factory([p.host for p in plan])
     for p in plan:
         if p.spec.key not in board.entries:
@@ -127,7 +178,10 @@ async def run_plan(
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(p: PlannedProbe) -> None:
-        runner = make(p.host, p.spec, p.log_path)
+        spec = await prepare_host(board, p)
+        if spec is None:
+            return
+        runner = make(p.host, spec, p.log_path)
         try:
             await asyncio.wait_for(board.drive(runner), timeout)
         except asyncio.TimeoutError:
@@ -147,6 +201,8 @@ async def run_plan(
     finally:
         for d in directories:
             release_reserve(d)
+        if finish:
+            await finish_preparations(plan)
 
 
 async def run_runners(board: Board, runners: list[Runner], limit: int | None = None) -> None:
