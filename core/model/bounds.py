@@ -55,7 +55,10 @@ class Calibration:
     boundary_abs_s: float = 0.5  # ... and at least this many seconds per boundary
     unseen_boundary_s: float = 4.0  # the largest boundary stall recorded (seconds; reported)
     stall_ratio: float = 1.0  # a boundary may stall up to this x one epoch's time (high side)
-    stall_cap_s: float = 15.0  # ... and at most this long (1.5 x the largest stall recorded)
+    # ... and at most this long, for a mechanism whose recorded boundaries never stalled (1.5 x
+    # the largest mean boundary cost of a recorded run); None: no cap - Keras' tf.data teardown
+    # stalls grew with the job (35 s at 216 000 samples, against <= 10 s on small data sets)
+    stall_cap_s: float | None = None
     boundary_min_s: float = 0.05  # the cheapest boundary recorded: the low side's
     val_rel: float = 0.3  # spread of a validation pass, relative
     post_rel: float = 0.2  # spread of the measured post-training work, relative
@@ -63,6 +66,11 @@ class Calibration:
     source: str = "defaults"
 
     mechanism: str = CAUTIOUS
+
+    def stall_allowance(self, epoch_s: float) -> float:
+        """How long one boundary still to come may stall, for an epoch of ``epoch_s``."""
+        reach = self.stall_ratio * epoch_s
+        return reach if self.stall_cap_s is None else min(reach, self.stall_cap_s)
 
     @classmethod
     def load(cls, mechanism: str = "") -> Calibration:

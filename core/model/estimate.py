@@ -90,11 +90,11 @@ def _steps_and_boundaries(state: ProbeState, est: Estimate, n_b: float, n_ep: fl
     if t.boundaries_seen:
         per = max(cal.boundary_rel * t.t_ep, cal.boundary_abs_s, (t.t_ep_high - t.t_ep_low) / 2)
         bound_s = math.sqrt(n_b) * per + n_b * per / math.sqrt(t.boundaries_seen)
-    # in recorded runs a boundary's stall went up to about an epoch's own time (stall_ratio) and
-    # never past the cap (an input-pipeline wait, not work): in one run boundaries went from
-    # 0.4 s to 10 s after a few cheap epochs, so each one still to come may stall
+    # in recorded runs a boundary's stall went up to a share of an epoch's own time (stall_ratio;
+    # capped only for a mechanism that never stalled): in one run boundaries went from 0.4 s to
+    # 10 s after a few cheap epochs, so each one still to come may stall
     epoch_s = t.n_it * t_it + (t.t_val or 0.0)
-    worst = max(min(cal.stall_ratio * epoch_s, cal.stall_cap_s), t.t_ep_high)
+    worst = max(cal.stall_allowance(epoch_s), t.t_ep_high)
     stall = max(0.0, worst - t.t_ep)
     tally.unseen_low += n_b * max(0.0, t.t_ep - cal.boundary_min_s)  # ... or cost the least
     if n_b and stall > 0.05 * epoch_s:
@@ -134,7 +134,7 @@ def _end_of_training(state: ProbeState, est: Estimate, per: float, cal: Calibrat
         end_s = 0.0
     if est.equation != "5.1":  # its stall, like a boundary's
         epoch_s = t.n_it * (t.t_it or 0.0) + (t.t_val or 0.0)
-        tally.unseen += max(0.0, min(cal.stall_ratio * epoch_s, cal.stall_cap_s) - (fit_end or 0.0))
+        tally.unseen += max(0.0, cal.stall_allowance(epoch_s) - (fit_end or 0.0))
     return end_s, fit_end
 
 

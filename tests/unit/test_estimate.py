@@ -125,9 +125,9 @@ def test_bounds_bracket_the_estimate_and_allow_for_what_was_not_seen(log_builder
     est = estimate_runtime(state_of(b), 20)
     assert est.low_s < est.runtime_s < est.high_s
     # no boundary seen: the point leaves them out, the high side allows each of the 19 to stall
-    # (up to stall_ratio x an epoch, capped), and the end of fit() too
+    # (up to stall_ratio x an epoch, capped where the mechanism never stalled), and the end of fit()
     epoch = 200 * est.terms.t_it
-    stall = min(cal.stall_ratio * epoch, cal.stall_cap_s)
+    stall = cal.stall_allowance(epoch)
     assert est.uncertainty["unseen_high"] == pytest.approx(20 * stall, rel=1e-6)
     assert est.high_s - est.runtime_s >= est.uncertainty["unseen_high"]
     # two boundaries seen (3 s each): in the point, and the bounds say their cost varies both ways
