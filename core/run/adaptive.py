@@ -2,12 +2,12 @@
 leader is ahead below the threshold, core/model/decisions.py), probe those contenders again,
 longer - while more probing can narrow their bounds and the budget lasts.
 
-More probing narrows only what the probe measures: the steady step time's interval, the spread
-of the epoch boundaries it saw, and - for a probe that saw no boundary - the allowance for the
-boundaries it could not see. It cannot narrow start-up variance, the noise floor, or stalls no
+More probing narrows only what the probe measures: the steady step time's interval and the spread
+of the epoch boundaries it saw. It cannot narrow start-up variance, the noise floor, or stalls no
 probe of a few epochs can rule out; a contender whose uncertainty is mostly those is not probed
-again, and the report says why. Where the boundaries dominate what can be narrowed, the re-probe
-goes for more boundaries (three times the boundary budget, half again the steps); else for more
+again, and the report says why. Where the boundaries dominate (the spread of those seen, or - for
+a probe that saw none - the allowance for them, which one seen boundary can tell about), the
+re-probe goes for more boundaries (three times the boundary budget, half again the steps); else for more
 steps (three times the steps, twice the boundary budget). The budget is extra probe wall time: ``adaptive_budget`` seconds
 when configured, else 5 % of the leader's predicted job (a long job affords a longer look; a job
 shorter than a probe affords none). A re-probe runs the whole command again with three times the
@@ -70,9 +70,12 @@ def _unseen_boundaries(row: RankedRow) -> float:
 
 
 def reducible(row: RankedRow) -> bool:
+    """Whether a longer probe can narrow this row: the step time's interval and the spread of
+    the boundaries seen make at least half of its sigma. (Seeing a boundary does not rule out
+    the stalls still to come, so the unseen-boundary allowance does not count here.)"""
     u = row.uncertainty
-    sigma = math.hypot(u.get("sigma", 0.0), _unseen_boundaries(row))
-    narrowable = math.hypot(u.get("steps", 0.0), u.get("boundaries", 0.0), _unseen_boundaries(row))
+    sigma = u.get("sigma", 0.0)
+    narrowable = math.hypot(u.get("steps", 0.0), u.get("boundaries", 0.0))
     return sigma > 0 and narrowable >= REDUCIBLE_SHARE * sigma
 
 

@@ -62,7 +62,9 @@ def run(tmp: Path, budget: float | None, init: float = 1.0, noise: float = 0.3):
 def test_undecided_contenders_are_probed_again_longer_and_their_first_logs_kept(tmp_path: Path) -> None:
     board, report = run(tmp_path, budget=1e6)
     assert report.reprobed == ["a b8", "b b8"] and report.rounds >= 1
-    assert all(e.state.steps >= 36 for e in board.entries.values())  # 3 x 12 steps, at least
+    # longer: 3 x 12 steps, or - where unseen boundaries dominate, as for this framework-free
+    # probe that saw none - 1.5 x the steps and 3 x the boundary budget
+    assert all(e.state.steps >= 18 for e in board.entries.values())
     kept = {p.name for p in (tmp_path / "superseded").iterdir()}
     assert {"a-b8.jsonl", "b-b8.jsonl"} <= kept  # every earlier round's log, nothing lost
     assert len(kept) == 2 * report.rounds
