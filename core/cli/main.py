@@ -108,12 +108,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read on-demand prices from the AWS Pricing API and cache them")
     p.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
     p.add_argument("--spot", action="store_true", help="also latest spot prices (cheapest AZ)")
+    p.add_argument("--provider", default=None, metavar="gpuhunt[:P,...]",
+                   help="other clouds' GPU offers through gpuhunt (probecast[gpuhunt]), e.g. "
+                        "gpuhunt:lambdalabs,runpod; with --refresh: read and cache them")
     p.add_argument("--json", action="store_true", help="JSON list of catalog rows")
     p.set_defaults(func=cmd_prices)
 
     p = sub.add_parser("cleanup", help="terminate instances probecast launched (any session of yours)")
     p.add_argument("--region", default="us-east-1", help="AWS region (default us-east-1)")
     p.add_argument("--owner", default=None, help="probecast:owner tag (default: user@host)")
+    p.add_argument("--skypilot", action="store_true",
+                   help="SkyPilot clusters named probecast-<owner>-... instead (sky down)")
     p.add_argument("--dry-run", action="store_true", help="list them, terminate nothing")
     p.add_argument("--yes", action="store_true", help="do not ask")
     p.set_defaults(func=cmd_cleanup)

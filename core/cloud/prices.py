@@ -138,18 +138,37 @@ def save_price_cache(rows: list[InstanceType], region: str, spot: dict[str, floa
 
 
 def cached_spot_prices(region: str) -> dict[str, float]:
-    """Spot prices saved by the last `prices --refresh --spot` for the region (else empty)."""
+    """Spot prices saved by the last `prices --refresh --spot` for the region (else empty),
+    with the spot offers of fresh gpuhunt caches (named ``<instance>@<provider>/<region>``)."""
+    from .gpuhunt_prices import cached_spot
+
+    out = cached_spot()
     try:
         spot = json.loads((cache_dir() / f"prices-{region}.json").read_text()).get("spot", {})
     except (OSError, ValueError):
-        return {}
-    return {str(k): float(v) for k, v in spot.items()}
+        return out
+    out.update({str(k): float(v) for k, v in spot.items()})
+    return out
 
 
 def current_catalog(region: str = "us-east-1", max_age_days: int = 30) -> Catalog:
-    """The embedded catalog, updated by a fresh price cache for the region when there is one.
+    """The embedded catalog, updated by a fresh price cache for the region when there is one,
+    plus the rows of fresh gpuhunt caches (``<instance>@<provider>/<region>``: other clouds).
 
     ``Catalog.source`` says which was used, with its date."""
+    aws = _aws_catalog(region, max_age_days)
+    from .gpuhunt_prices import cached_rows
+
+    extra = cached_rows(max_age_days)
+    if not extra:
+        return aws
+    rows = {i.instance: i for i in aws}
+    for i in extra:
+        rows.setdefault(i.instance, i)
+    return Catalog(list(rows.values()), date=aws.date, source=f"{aws.source} + gpuhunt caches")
+
+
+def _aws_catalog(region: str, max_age_days: int) -> Catalog:
     embedded = Catalog.embedded()
     path = cache_dir() / f"prices-{region}.json"
     try:
