@@ -72,7 +72,8 @@ def options_from(ns: argparse.Namespace, **override: Any) -> RankOptions:
         use_validation=not ns.no_validation, equation=ns.equation, statistic=ns.statistic,
         epoch_plan=epoch_plan_from(getattr(ns, "epochs_from", None),
                                    getattr(ns, "metric", "val_accuracy")),
-        min_accuracy=getattr(ns, "min_accuracy", None), workload=getattr(ns, "workload", None))
+        min_accuracy=getattr(ns, "min_accuracy", None), workload=getattr(ns, "workload", None),
+        with_setup=getattr(ns, "with_setup", False))
     values.update(override)
     return RankOptions(**values)
 
@@ -131,5 +132,8 @@ def add_estimate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs-from", nargs="+", metavar="FULL_RUN", default=None,
                    help="methodology 1: N_ep per batch size from full runs (where validation "
                         "stabilises, else predicted); Eq. 5.1 where two epochs were seen")
+    p.add_argument("--with-setup", action="store_true",
+                   help="add each host's measured [probe] setup time to its job and cost (a "
+                        "fresh instance pays it; read from <host>.setup.json beside the logs)")
     p.add_argument("--min-accuracy", type=float, default=None,
                    help="leave out batch sizes whose full runs reach less than this accuracy")

@@ -265,7 +265,8 @@ def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Config, epochs: 
                    if h.price_per_hour is not None})
     options = RankOptions(epochs=epochs, by=ns.by,
                           epoch_plan=epoch_plan_from(epochs_from),
-                          min_accuracy=getattr(ns, "min_accuracy", None))
+                          min_accuracy=getattr(ns, "min_accuracy", None),
+                          with_setup=getattr(ns, "with_setup", False))
     pricing = Pricing(Catalog.embedded(), prices or None)
     return rank_and_print(load_records(logs), pricing, options, out,
                           fmt="json" if getattr(ns, "json", False) else "text")
@@ -350,6 +351,8 @@ def add_probe_parser(sub: Any) -> None:
     p.add_argument("--epochs", type=int, default=None, help="planned epochs N_ep")
     p.add_argument("--by", choices=("time", "cost"), default="time",
                    help="rank the results by time or cost (default time)")
+    p.add_argument("--with-setup", action="store_true",
+                   help="rank with each host's measured [probe] setup time added to its job")
     p.add_argument("--yes", action="store_true", help="launch cloud instances without asking")
     p.add_argument("--full-on-cheapest", action="store_true",
                    help="methodology 1: first train every batch size to the end on the cheapest "

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -41,7 +43,30 @@ class ProbeRecord:
     def candidate(self) -> Candidate:
         return Candidate(key=str(self.path), label=self.label, state=self.state, path=str(self.path),
                          truncated=self.report.truncated,
-                         malformed_lines=len(self.report.malformed))
+                         malformed_lines=len(self.report.malformed),
+                         setup_s=setup_seconds(self.path))
+
+
+_BATCH_SUFFIX = re.compile(r"-b\d+$")
+
+
+def setup_seconds(log: Path) -> float | None:
+    """The measured `[probe] setup` of the host a probe log belongs to: ``<host>.setup.json``
+    beside ``<host>-b<batch>.jsonl`` (core/run/prepare.py writes it); None when there was none
+    or it failed."""
+    stem = log.name.split(".jsonl")[0]
+    host = _BATCH_SUFFIX.sub("", stem)
+    if host == stem:
+        return None
+    record = log.with_name(f"{host}.setup.json")
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    seconds = data.get("seconds") if isinstance(data, dict) else None
+    if data.get("exit_status") != 0 or not isinstance(seconds, (int, float)):
+        return None
+    return float(seconds)
 
 
 def discover_logs(paths: list[str]) -> tuple[list[Path], list[str]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..agent.steady import DEFAULT_STATISTIC
@@ -64,6 +64,7 @@ class RankOptions:
     epoch_plan: EpochPlan | None = None  # methodology 1: N_ep per (workload, batch) from full runs
     min_accuracy: float | None = None
     workload: str | None = None  # rank only this workload
+    with_setup: bool = False  # add each host's measured setup to its job (a fresh instance pays it)
 
     def __post_init__(self) -> None:
         if self.by not in VIEWS:
@@ -129,7 +130,13 @@ def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
     start = state.start
     assert start is not None
     notes = list(est.notes)
+    if options.with_setup and candidate.setup_s:
+        notes.append(f"includes the host's setup, {candidate.setup_s:.0f} s (measured once)")
     probe_s = state.end.t if state.end is not None else state.last_t
+    setup = candidate.setup_s if options.with_setup and candidate.setup_s else 0.0
+    if setup:
+        est = replace(est, runtime_s=est.runtime_s + setup, low_s=est.low_s + setup,
+                      high_s=est.high_s + setup)
     if probe_s and est.runtime_s < 1.5 * probe_s and state.end is not None \
             and state.end.status == "probe-done":
         notes.insert(0, "shorter than a probe - just run it")
@@ -142,7 +149,7 @@ def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
         cost_high_usd=_cost(price, est.high_s, rule), price_per_hour=price,
         price_source=price_source, billing=rule, equation=est.equation,
         terms=est.terms.as_dict(), uncertainty=dict(est.uncertainty), formula=est.formula(),
-        notes=notes, probe_s=probe_s,
+        notes=notes, probe_s=probe_s, setup_s=candidate.setup_s, with_setup=bool(setup),
         status=candidate.status or state.status, steps_observed=state.steps,
         path=candidate.path, truncated=candidate.truncated,
         malformed_lines=candidate.malformed_lines,
@@ -171,7 +178,8 @@ def _estimate_one(c: Candidate, pricing: Pricing, options: RankOptions,
     """Warnings and the row (None: no estimate, the reason among the warnings), from the cache
     when neither the candidate nor anything its estimate depends on changed."""
     stamp = (c.version, c.status, id(pricing), options.epochs, options.use_validation,
-             options.equation, options.statistic, id(options.epoch_plan))
+             options.equation, options.statistic, id(options.epoch_plan), options.with_setup,
+             c.setup_s)
     if cache is not None and c.version is not None:
         hit = cache.get(c.key)
         if hit is not None and hit[0] == stamp:

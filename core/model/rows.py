@@ -26,6 +26,7 @@ class Candidate:
     truncated: bool = False
     malformed_lines: int = 0
     version: int | None = None  # bumps on every change (a live board); None: never cached
+    setup_s: float | None = None  # the host's `[probe] setup`, once (logstore.setup_seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +95,8 @@ class RankedRow:
     p_cheaper: float | None = None  # P(the leader of this ranking is cheaper than this row)
     decision_basis: str = ""  # what P(leader ahead) in this view rests on, in words
     probe_s: float = 0.0  # what the probe itself ran (wall seconds)
+    setup_s: float | None = None  # the host's setup (seconds), measured once per host
+    with_setup: bool = False  # runtime, bounds and cost include setup_s (RankOptions.with_setup)
 
     @property
     def mark(self) -> str:

@@ -20,6 +20,7 @@ from ..model.epochs import EpochsInfo
 from ..model.ranking import Candidate, EstimateCache, Pricing, RankedRow, Ranking, RankOptions, build_ranking
 from .runners import LineBatch, ProbeSpec, Runner, RunnerStatus
 from ..model.events import EventReader
+from ..model.logstore import setup_seconds
 from ..model.state import ProbeState, fold_lines
 
 CHART_POINTS = 240
@@ -66,6 +67,7 @@ class Board:
         self.entries: dict[str, ProbeEntry] = {}
         self.version = 0
         self._estimates: EstimateCache = {}  # per probe: re-estimated only when it changed
+        self._setups: dict[Path, float] = {}  # each host's measured setup, by probe log
 
     def add(self, spec: ProbeSpec, log_path: Path | None = None) -> ProbeEntry:
         entry = ProbeEntry(spec, log_path=log_path)
@@ -139,8 +141,20 @@ class Board:
     def candidates(self) -> list[Candidate]:
         """Every probe that can support an estimate yet (two steps or more)."""
         return [Candidate(e.key, e.spec.label, e.state, status=e.status,
-                          path=str(e.log_path) if e.log_path else None, version=e.version)
+                          path=str(e.log_path) if e.log_path else None, version=e.version,
+                          setup_s=self._setup_s(e.log_path))
                 for e in self.entries.values() if e.state.steps >= 2]
+
+    def _setup_s(self, log: Path | None) -> float | None:
+        """The host's measured setup, read once it exists (it is written before the probes)."""
+        if log is None:
+            return None
+        if log not in self._setups:
+            found = setup_seconds(log)
+            if found is None:
+                return None
+            self._setups[log] = found
+        return self._setups[log]
 
     def ranking(self, options: RankOptions) -> Ranking:
         """The ranking as it stands: the same pipeline as `probecast rank`."""
