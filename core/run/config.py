@@ -21,6 +21,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
 from ..agent.workloads import WORKLOADS
+from .sky_settings import SkyPilotSettings, check_skypilot
 from .tomlpos import TomlPositions, dotted, parse_error_path
 
 SEARCH_PATHS = ("probecast.toml", "~/.config/probecast/config.toml")
@@ -121,6 +122,7 @@ class ConfigFile(msgspec.Struct, forbid_unknown_fields=True):
     probe: ProbeSettings = msgspec.field(default_factory=ProbeSettings)
     prices: dict[str, Price] = msgspec.field(default_factory=dict)
     aws: AwsSettings | None = None
+    skypilot: SkyPilotSettings | None = None
 
 
 @dataclass
@@ -130,6 +132,7 @@ class Config:
     prices: dict[str, float] = field(default_factory=dict)
     path: Path | None = None
     aws: AwsSettings | None = None
+    skypilot: SkyPilotSettings | None = None
 
     def host(self, name: str) -> Host | None:
         return next((h for h in self.hosts if h.name == name), None)
@@ -177,7 +180,7 @@ _SECTIONS = {f.name for f in msgspec.structs.fields(ConfigFile)}
 def _allowed(path: tuple[str | int, ...]) -> str:
     """The keys allowed where an unknown key was found."""
     kinds: dict[str, type[msgspec.Struct]] = {"hosts": Host, "probe": ProbeSettings,
-                                              "aws": AwsSettings}
+                                              "aws": AwsSettings, "skypilot": SkyPilotSettings}
     struct = kinds.get(str(path[0])) if path else ConfigFile
     if struct is None:
         return ""
@@ -221,7 +224,7 @@ def parse_config(text: str, path: Path | str = "<config>") -> Config:
             key = unknown.group(1)
             if not where:
                 raise fail((key,), f"unknown top-level key {key!r}; allowed: [[hosts]], [probe], "
-                                   "[prices], [aws]") from None
+                                   "[prices], [aws], [skypilot]") from None
             raise fail((*where, key), f"unknown key {dotted(where)}.{key!r}{_allowed(where)}") \
                 from None
         explained = _explain(what, where)
@@ -249,9 +252,14 @@ def parse_config(text: str, path: Path | str = "<config>") -> Config:
         if not (aws.ami or aws.ami_ssm_parameter):
             raise fail(("aws",), "aws.ami or aws.ami_ssm_parameter is required "
                                  "(e.g. a Deep Learning AMI's SSM parameter)")
-    if not hosts and aws is None:
+    if doc.skypilot is not None:
+        problem = check_skypilot(doc.skypilot)
+        if problem:
+            raise fail(("skypilot", "accelerators"), problem)
+    if not hosts and aws is None and doc.skypilot is None:
         hosts = [local_host()]
-    return Config(hosts=hosts, probe=settings, prices=dict(doc.prices), path=Path(path), aws=aws)
+    return Config(hosts=hosts, probe=settings, prices=dict(doc.prices), path=Path(path), aws=aws,
+                  skypilot=doc.skypilot)
 
 
 # What a value must be, said for a person, by key (msgspec names only the bound that failed).
@@ -266,6 +274,7 @@ _MUST = {
     "hosts": "must be an array of tables: write each host as a [[hosts]] section",
     "probe": "must be a table: [probe]",
     "aws": "must be a table: [aws]",
+    "skypilot": "must be a table: [skypilot]",
     "prices": "must be a table: [prices] with INSTANCE = USD_PER_HOUR lines",
 }
 _TYPES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
