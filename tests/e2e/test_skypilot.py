@@ -172,6 +172,8 @@ def test_a_real_launch_with_no_cloud_enabled_is_one_line(sky_home, run_cli, tmp_
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the API server's ~/.sky goes there too
     cfg = tmp_path / "probecast.toml"
     cfg.write_text('[skypilot]\naccelerators = ["A10G:1"]\ninfra = "aws/us-east-1"\n'
                    'max_spend = 5\n\n[probe]\ncommand = "python3 train.py"\nbatch_sizes = [8]\n')
