@@ -74,15 +74,23 @@ def install() -> None:
     _SESSION = session = session_from_config(cfg, client, t0)
     session_module.CURRENT = session  # StepTimer / ProbeCallback in the program join it
 
+    def hook_failed(module: str, exc: Exception) -> None:
+        session.log("warning", f"probecast could not hook {module} ({type(exc).__name__}: {exc}); "
+                    "the program runs on, but this process's training is not timed by the hook "
+                    "(a framework version probecast does not know? StepTimer still works)",
+                    code="hook-failed")
+
     from .keras_probe import KerasHook, install_import_hook
 
     install_import_hook(KerasHook(session, val_batches=int(cfg.get("val_batches", 5)),
-                                  steps_per_epoch=cfg.get("steps_per_epoch")))
+                                  steps_per_epoch=cfg.get("steps_per_epoch")),
+                        on_error=hook_failed)
     from .imports import when_imported
     from .torch_probe import TorchHook, watch_trainers
 
-    when_imported("torch", TorchHook(session, steps_per_epoch=cfg.get("steps_per_epoch")).install)
-    watch_trainers()
+    when_imported("torch", TorchHook(session, steps_per_epoch=cfg.get("steps_per_epoch")).install,
+                  on_error=hook_failed)
+    watch_trainers(on_error=hook_failed)
     _quiet_probe_exits()
 
 

@@ -8,14 +8,31 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+OnError = Callable[[str, Exception], None]
 
-def when_imported(name: str, callback: Callable[[], None]) -> None:
+
+def when_imported(name: str, callback: Callable[[], None], on_error: OnError | None = None) -> None:
     """``callback()`` right after the module ``name`` executes (now, if it already has).
 
     Frameworks probe for each other with find_spec() before importing, so the finder stays in
-    place until the module really executes, and wraps each spec it hands out."""
+    place until the module really executes, and wraps each spec it hands out.
+
+    The callback runs inside the program's own ``import``: if it fails (a framework renamed
+    something the hook patches), the import must still succeed and the program run on, untimed.
+    The failure goes to ``on_error(name, exc)`` - the hook logs it - never to the program."""
+
+    def guarded() -> None:
+        try:
+            callback()
+        except Exception as exc:  # noqa: BLE001 - never break the program's import
+            if on_error is not None:
+                try:
+                    on_error(name, exc)
+                except Exception:  # noqa: BLE001 - nor by reporting it
+                    pass
+
     if name in sys.modules:
-        callback()
+        guarded()
         return
 
     class _Finder(importlib.abc.MetaPathFinder):
@@ -39,7 +56,7 @@ def when_imported(name: str, callback: Callable[[], None]) -> None:
                 exec_module(module)
                 if finder in sys.meta_path:
                     sys.meta_path.remove(finder)
-                callback()
+                guarded()
 
             loader.exec_module = exec_and_call  # type: ignore[method-assign]
             return spec

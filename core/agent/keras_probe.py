@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .imports import OnError
 from .session import ProbeSession, ProbeStop
 
 
@@ -327,8 +328,9 @@ def _history(keras: Any, model: Any, metrics: dict[str, Any]) -> Any:
     return history
 
 
-def install_import_hook(hook: KerasHook) -> None:
-    """Patch Model.fit as soon as the user's script imports keras (or tensorflow)."""
+def install_import_hook(hook: KerasHook, on_error: OnError | None = None) -> None:
+    """Patch Model.fit as soon as the user's script imports keras (or tensorflow); a patch that
+    fails goes to ``on_error`` (imports.when_imported), never to the program's import."""
     from .imports import when_imported
 
-    when_imported("keras", hook.install)
+    when_imported("keras", hook.install, on_error)

@@ -72,6 +72,9 @@ class Launcher:
         self.cancel_reason: str | None = None
         self.post_cut = False
         self.output_tail: deque[str] = deque(maxlen=40)
+        # hook failures (any process, often before anything trained): said once each, after start
+        self.hook_failures: set[str] = set()
+        self.pending_logs: list[str] = []
         self.proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -87,6 +90,9 @@ class Launcher:
             return
         with self._lock:
             ev = obj.get("ev")
+            if ev == "log" and obj.get("code") == "hook-failed":
+                self._hook_failed(line, str(obj.get("msg", "")))
+                return
             if self.lead is None and ev == "start" and not obj.get("rank"):
                 self.lead = cid  # the first process to train; of a distributed job, rank 0
             if cid != self.lead:
@@ -101,8 +107,26 @@ class Launcher:
                 self.done = obj
                 self._wake.set()
             self.emitter.write_line(line)
+            if ev == "start":
+                self._flush_pending()
         if ev == "done" and obj.get("status") == "probe-done":
             self.server.send("stop")  # other processes of the job stop with the lead
+
+    def _hook_failed(self, line: str, msg: str) -> None:
+        """A process could not hook its framework: the log says so once (every rank of a job
+        says the same), after `start` - which may come from another process, or at the end."""
+        if msg in self.hook_failures:
+            return
+        self.hook_failures.add(msg)
+        if self.lead_started or self.emitter.started:
+            self.emitter.write_line(line)
+        else:
+            self.pending_logs.append(line)
+
+    def _flush_pending(self) -> None:
+        for line in self.pending_logs:
+            self.emitter.write_line(line)
+        self.pending_logs.clear()
 
     # ---- the run ---------------------------------------------------------------------------
 
@@ -236,6 +260,8 @@ class Launcher:
     def _start_if_needed(self) -> None:
         if not self.lead_started:
             self.emitter.fallback_start()
+        with self._lock:
+            self._flush_pending()
 
     def _tail(self, n: int = 3) -> str:
         lines = [line for line in self.output_tail if line]

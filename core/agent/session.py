@@ -17,8 +17,12 @@ from .policy import StopPolicy
 from .sampler import HardwareSampler, describe_devices
 
 
-class ProbeStop(Exception):
-    """Raised out of the training loop when the probe has seen enough (a clean stop)."""
+class ProbeStop(BaseException):
+    """Raised out of the training loop when the probe has seen enough (a clean stop).
+
+    A BaseException, as KeyboardInterrupt is: a program's own ``except Exception:`` around a
+    training step (retry on a bad batch, say) must not swallow the stop and train on unobserved.
+    """
 
 
 @dataclass

@@ -106,7 +106,7 @@ class StepTimer:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc is not None:
+        if exc is not None and not isinstance(exc, ProbeStop):
             self.finish("failed", f"{exc_type.__name__}: {exc}")
         elif not self.session.ended:
             self.finish()

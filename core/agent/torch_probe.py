@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .imports import OnError
 from .session import ProbeSession, ProbeStop
 
 MAX_EMPTY_PASSES = 10_000  # a loop that re-iterates its finished loaders forever is stopped
@@ -215,8 +216,6 @@ def _agree(stop: bool) -> bool:
         flag = torch.tensor([1 if stop and dist.get_rank() == 0 else 0], device=device)
         dist.all_reduce(flag, op=dist.ReduceOp.MAX)
         return bool(flag.item())
-    except ProbeStop:
-        raise
     except Exception:  # noqa: BLE001 - never break the program's own collectives
         return stop
 
@@ -285,8 +284,9 @@ def _stop_frameworks() -> None:
             control.should_training_stop = True  # Hugging Face Trainer
 
 
-def watch_trainers() -> None:
-    """Remember Lightning and Hugging Face trainers as the program makes them."""
+def watch_trainers(on_error: OnError | None = None) -> None:
+    """Remember Lightning and Hugging Face trainers as the program makes them (a patch that
+    fails goes to ``on_error``, never to the program's import)."""
     from .imports import when_imported
 
     def patch(module_name: str, attr: str) -> None:
@@ -309,4 +309,4 @@ def watch_trainers() -> None:
     for module_name, attr in (("lightning.pytorch.trainer.trainer", "Trainer"),
                               ("pytorch_lightning.trainer.trainer", "Trainer"),
                               ("transformers.trainer", "Trainer")):
-        when_imported(module_name, lambda m=module_name, a=attr: patch(m, a))
+        when_imported(module_name, lambda m=module_name, a=attr: patch(m, a), on_error)

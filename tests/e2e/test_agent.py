@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from probecast.core.model.events import Done, End, Init, Start, Step, Val, read_log
+from probecast.core.model.events import Done, End, Init, Log, Start, Step, Val, read_log
 
 TINY_KERAS = """
 import sys
@@ -231,6 +231,81 @@ def test_step_timer_adaptive_stop_on_tight_interval(tmp_path: Path) -> None:
     n = len([e for e in events if isinstance(e, Step)])
     assert 10 <= n < 50  # stops after min-steps once the 95% CI is within 5 %
     assert "ci" in events[-1].reason
+
+
+# A loop that wraps its training in `except Exception` (a retry on a bad batch, say): the
+# probe's stop must still end it - ProbeStop is a BaseException, like KeyboardInterrupt.
+SWALLOWING_LOOP = """
+import time
+from probecast.core.agent import StepTimer
+probe = StepTimer(steps_per_epoch=20, batch_size=16, framework="plain")
+swallowed = 0
+for epoch in range(200):
+    try:
+        for batch in probe.steps(range(20), epoch):
+            time.sleep(0.001)
+    except Exception:
+        swallowed += 1
+print("after the loop: swallowed", swallowed, flush=True)
+"""
+
+
+def test_probe_stop_is_not_swallowed_by_except_exception(tmp_path: Path) -> None:
+    (tmp_path / "loop.py").write_text(SWALLOWING_LOOP)
+    log = tmp_path / "loop.jsonl"
+    r = agent("run", "--max-steps", "5", "--boundary-budget", "0", "--out", str(log), "--",
+              sys.executable, "loop.py", cwd=tmp_path, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "after the loop" not in r.stderr  # unwound through the user's except Exception
+    events, _ = read_log(log)
+    assert len([e for e in events if isinstance(e, Step)]) == 5
+    assert any(isinstance(e, Log) and e.code == "no-post" for e in events)
+    assert isinstance(events[-1], End) and events[-1].status == "probe-done"
+    from probecast.core.agent.session import ProbeStop
+
+    assert not issubclass(ProbeStop, Exception) and issubclass(ProbeStop, BaseException)
+
+
+# Stand-ins for frameworks that renamed what the hook patches: keras without Model, torch
+# without torch.optim. Their import must succeed and the program run on, with one clear line in
+# the log per framework - however many processes hit it.
+HOOK_FAILS = """
+import subprocess, sys, time
+import keras, torch
+print("imported", keras.__name__, torch.__version__, flush=True)
+subprocess.run([sys.executable, "-c", "import torch; print('child imported', torch.__version__)"],
+               check=True)
+from probecast.core.agent import StepTimer
+probe = StepTimer(steps_per_epoch=10, batch_size=8, framework="stand-in")
+for epoch in probe.epochs(range(3)):
+    for batch in probe.steps(range(10), epoch):
+        time.sleep(0.001)
+print("post-training work ran", flush=True)
+"""
+
+
+def test_a_failing_framework_hook_leaves_the_program_running_and_says_so_once(tmp_path: Path) -> None:
+    for name, body in (("keras", "__version__ = '0.0-stand-in'\n"),
+                       ("torch", "__version__ = '0.0-stand-in'\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(body)
+    (tmp_path / "train.py").write_text(HOOK_FAILS)
+    log = tmp_path / "train.jsonl"
+    r = agent("run", "--max-steps", "5", "--boundary-budget", "0", "--out", str(log), "--",
+              sys.executable, "train.py", cwd=tmp_path, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "imported keras 0.0-stand-in" in r.stderr and "child imported 0.0-stand-in" in r.stderr
+    assert "post-training work ran" in r.stderr and "Traceback" not in r.stderr
+    events, report = read_log(log)
+    assert not report.malformed and isinstance(events[0], Start)
+    failed = [e for e in events if isinstance(e, Log) and e.code == "hook-failed"]
+    assert len(failed) == 2, failed  # keras once, torch once (two processes imported torch)
+    keras_line, torch_line = sorted(failed, key=lambda e: e.msg)
+    assert keras_line.level == "warning" and "keras" in keras_line.msg
+    assert "AttributeError" in keras_line.msg and "runs on" in keras_line.msg
+    assert "torch" in torch_line.msg and "ModuleNotFoundError" in torch_line.msg
+    assert len([e for e in events if isinstance(e, Step)]) == 5
+    assert isinstance(events[-1], End) and events[-1].status == "probe-done"
 
 
 def start_training_loop(tmp: Path, sleep: str, *extra: str) -> tuple[subprocess.Popen[str], Path]:

@@ -82,6 +82,30 @@ def test_a_loop_with_no_dataloader_is_unwound_and_says_what_was_not_timed(tmp_pa
     assert isinstance(events[-1], End) and events[-1].status == "probe-done"
 
 
+def test_a_step_wrapped_in_except_exception_is_still_stopped(tmp_path: Path) -> None:
+    """ProbeStop leaves through the program's own `except Exception:` around its step (it is a
+    BaseException): the loop does not train on, unobserved, for all its 50 epochs."""
+    script = tmp_path / "guarded.py"
+    script.write_text((SCRIPTS / "no_loader.py").read_text().replace(
+        "        opt.zero_grad()\n"
+        "        nn.functional.cross_entropy(model(x[i:i + 32]), y[i:i + 32]).backward()\n"
+        "        opt.step()\n",
+        "        try:\n"
+        "            opt.zero_grad()\n"
+        "            nn.functional.cross_entropy(model(x[i:i + 32]), y[i:i + 32]).backward()\n"
+        "            opt.step()\n"
+        "        except Exception:  # a bad batch is skipped\n"
+        "            pass\n"))
+    assert "except Exception" in script.read_text()
+    log, output = agent(tmp_path, PY, str(script), extra=("--max-steps", "20",
+                                                          "--boundary-budget", "0"), timeout=120)
+    events, _ = read_log(log)
+    assert len([e for e in events if isinstance(e, Step)]) == 20
+    assert "no-post" in {e.code for e in events if isinstance(e, Log)}
+    assert "never printed" not in output
+    assert isinstance(events[-1], End) and events[-1].status == "probe-done"
+
+
 def test_torchrun_two_ranks_stop_together_and_rank_0_is_timed(tmp_path: Path) -> None:
     log, output = agent(tmp_path, TORCHRUN, "--nproc_per_node", "2", "--master_port", "29531",
                         str(SCRIPTS / "ddp.py"))
