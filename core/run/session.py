@@ -104,13 +104,16 @@ class Session:
     def has_probes(self) -> bool:
         return bool(self.runners or self._live)
 
+    def is_running(self, key: str) -> bool:
+        """A live probe that can be cancelled."""
+        entry = self.board.entries.get(key)
+        return entry is not None and entry.active and key in self._live
+
     async def cancel(self, key: str) -> bool:
         """Stop one probe; False when it is not running (the others go on)."""
-        entry = self.board.entries.get(key)
-        runner = self._live.get(key)
-        if entry is None or runner is None or not entry.active:
+        if not self.is_running(key):
             return False
-        await runner.cancel()
+        await self._live[key].cancel()
         return True
 
     async def stop_all(self, wait: float = 20.0) -> None:

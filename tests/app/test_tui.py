@@ -188,6 +188,62 @@ async def test_setup_pick_start_rows_appear_then_cancel(size, tmp_path, monkeypa
         assert app.session.board.entries["p3-a-b64"].status == "done"
 
 
+class SlowCancelRunner(GatedRunner):
+    """A probe whose cancel takes long (an SSH host's grace period), released by the test."""
+
+    def __init__(self, spec: ProbeSpec, step: float = 0.1) -> None:
+        super().__init__(spec, step=step)
+        self.cancel_started = asyncio.Event()
+        self.release = asyncio.Event()
+        self.cancel_done = False
+
+    async def cancel(self) -> None:
+        self.cancel_started.set()
+        try:
+            await asyncio.wait_for(self.release.wait(), 5)  # bounded: a test must end
+        except asyncio.TimeoutError:
+            pass
+        self.cancel_done = True
+        await super().cancel()
+
+
+async def test_keys_act_while_a_cancel_is_under_way(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    runners: dict[str, GatedRunner] = {}
+    app = live_app(runners)
+    app.session.factory = lambda host, spec, path: runners.setdefault(  # type: ignore[assignment]
+        spec.key, SlowCancelRunner(spec, step=0.05 if host.name == "p3-a" else 0.1))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("slash", *"g5", "enter", "space")
+        await pilot.press("slash", "ctrl+a", "ctrl+k", *"p3.2x", "enter", "space", "s")
+        await pilot.pause()
+        for _ in range(50):  # bounded: the panels and rows of both probes appear
+            await pilot.pause()
+            if all(e.state.steps >= 2 for e in app.session.board.entries.values()):
+                break
+        app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
+        await pilot.pause()
+        table = app.screen.query_one(RankingTable)
+        table.move_cursor(row=table.get_row_index("g5-a-b64"))
+        slow = runners["g5-a-b64"]
+        assert isinstance(slow, SlowCancelRunner)
+        await pilot.press("x")
+        await asyncio.wait_for(slow.cancel_started.wait(), 5)
+        await pilot.press("v")  # another key, while the cancel waits
+        assert "cheapest" in title(app)
+        assert not slow.cancel_done  # it acted before the cancel was over
+        slow.release.set()
+        await app.workers.wait_for_complete([w for w in app.workers if w.group == "cancel"])
+        assert slow.cancel_done
+        runners["p3-a-b64"].gate.set()  # the other probe ends: the run is over
+        for _ in range(50):
+            await pilot.pause()
+            if not app.session.board.active:
+                break
+        assert app.session.board.entries["g5-a-b64"].status == "stopped"
+        assert app.session.board.entries["p3-a-b64"].status == "done"
+
+
 async def test_quit_asks_while_probes_run_and_stops_them(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
     runners: dict[str, GatedRunner] = {}

@@ -61,6 +61,7 @@ class RunScreen(Screen[None]):
         self.every = redraw_interval()
         self._rows: dict[str, RankedRow] = {}
         self._panels: dict[str, ProbePanel] = {}
+        self._cancelling: set[str] = set()  # probes whose cancel is under way
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -256,15 +257,30 @@ class RunScreen(Screen[None]):
         path = output_path(entry.log_path) if entry.log_path else None
         self.app.push_screen(OutputScreen(entry.spec.label, path))
 
-    async def action_cancel_probe(self) -> None:
+    def action_cancel_probe(self) -> None:
         key = self.query_one(RankingTable).selected_key()
         if key is None:
             self.notify("Select a probe in the ranking first.", severity="warning")
             return
-        if await self.session.cancel(key):
-            self.notify(f"Cancelling {key}…")
-        else:
+        if not self.session.is_running(key):
             self.notify(f"{key} is not running.", severity="warning")
+            return
+        if key in self._cancelling:
+            self.notify(f"{key} is being cancelled.")
+            return
+        # A cancel waits for the probe to stop (the agent's grace period, an SSH round trip:
+        # seconds): in a worker, so every key stays live meanwhile. Its failure is told by the
+        # app's one Worker.StateChanged handler.
+        self._cancelling.add(key)
+        self.notify(f"Cancelling {key}…")
+        self.app.run_worker(self._cancel(key), exclusive=False, group="cancel",
+                            exit_on_error=False, description=f"cancel {key}")
+
+    async def _cancel(self, key: str) -> None:
+        try:
+            await self.session.cancel(key)
+        finally:
+            self._cancelling.discard(key)
 
     def action_export(self) -> None:
         rows = self.session.board.ranking(self.options()).rows
