@@ -244,6 +244,79 @@ async def test_keys_act_while_a_cancel_is_under_way(tmp_path, monkeypatch) -> No
         assert app.session.board.entries["p3-a-b64"].status == "done"
 
 
+class LengthRunner:
+    """A probe as long as its spec asks (max_steps), 2 % apart between hosts and noisy, so the
+    ranking cannot tell them apart and the adaptive probe runs them again, longer."""
+
+    STEP = {"g5.xlarge": 1.00, "p3.2xlarge": 1.02}
+
+    def __init__(self, spec: ProbeSpec, again: asyncio.Event) -> None:
+        self.spec = spec
+        self.again = again  # a re-probe (longer than the first 12 steps) waits for it
+
+    async def stream(self) -> AsyncIterator[RunnerItem]:
+        import random
+
+        from probecast.core.model.events import End, Init, Start, Step
+
+        if (self.spec.max_steps or 0) > 12:
+            await self.again.wait()
+        rng = random.Random(f"{self.spec.key}-{self.spec.max_steps}")
+        yield RunnerStatus("running")
+        yield Start(0.0, probe=self.spec.key, instance=self.spec.instance, batch_size=64,
+                    workload="w", steps_per_epoch=1000, epochs=10)
+        t = 1.0
+        yield Init(t, 1.0)
+        for i in range(self.spec.max_steps or 30):
+            dt = self.STEP[self.spec.instance] * (1 + 0.3 * rng.uniform(-1, 1))
+            t += dt
+            yield Step(t, dt, 0, i)
+        yield End(t + 0.1, 0.1, "probe-done")
+        yield RunnerStatus("done")
+
+    async def cancel(self) -> None:
+        pass
+
+
+async def test_a_probe_panel_follows_its_re_probe(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The adaptive probe restarts a probe on the board (a new entry, same key): its panel must
+    show the new probe, not keep drawing the superseded one."""
+    from probecast.core.run.plan import plan_probes
+    from probecast.tui.messages import StartProbes
+    from probecast.tui.widgets.probe_panel import ProbePanel
+
+    hosts = [Host(name="g5-a", instance="g5.xlarge", kind="local"),
+             Host(name="p3-a", instance="p3.2xlarge", kind="local")]
+    settings = ProbeSettings(batch_sizes=[64], max_steps=12, adaptive_budget=1e6)
+    config = Config(hosts=hosts, probe=settings, path=Path("t.toml"))
+    again = asyncio.Event()
+    session = Session(Board(Pricing(Catalog.embedded())), config=config,
+                      factory=lambda host, spec, path: LengthRunner(spec, again))
+    app = ProbecastApp(session)
+    async with app.run_test(size=(80, 40)) as pilot:
+        app.post_message(StartProbes(plan_probes(hosts, settings, tmp_path), 2, 60))
+        for _ in range(100):  # bounded: the first probes end and the re-probes are waiting
+            await pilot.pause()
+            entries = session.board.entries.values()
+            if (tmp_path / "superseded").exists() and all(e.status == "pending" for e in entries):
+                break
+        app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert len(app.screen.query(ProbePanel)) == 2  # drawn before the re-probe
+        again.set()
+        await app.workers.wait_for_complete()
+        assert session.adaptive is not None and session.adaptive.reprobed  # probed again
+        app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
+        await pilot.pause()
+        panels = {p.id: p for p in app.screen.query(ProbePanel)}
+        for key, entry in session.board.entries.items():
+            assert entry.state.steps >= 18  # the re-probe's, longer than the first 12 steps
+            panel = panels[f"probe-{key}"]
+            assert panel.entry is entry
+            headline = str(panel.query_one(".headline").render())
+            assert f"{entry.state.steps:>5} steps" in headline, headline
+
+
 async def test_quit_asks_while_probes_run_and_stops_them(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
     runners: dict[str, GatedRunner] = {}

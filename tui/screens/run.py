@@ -134,10 +134,10 @@ class RunScreen(Screen[None]):
     def update_panels(self) -> None:
         container = self.query_one("#probes", VerticalScroll)
         entries = self.session.board.entries
-        for key, entry in list(entries.items())[:MAX_PANELS]:
+        for key in list(entries)[:MAX_PANELS]:
             panel = self._panels.get(key)
             if panel is None:
-                panel = ProbePanel(entry)
+                panel = ProbePanel(self.session.board, key)
                 self._panels[key] = panel
                 container.mount(panel)
             elif panel.is_mounted and panel.region.area:

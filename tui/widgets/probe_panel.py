@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
-from probecast.core.run.board import ProbeEntry
+from probecast.core.run.board import Board, ProbeEntry
 from probecast.core.report.fmt import fmt_ms
 
 STATUS_STYLE = {
@@ -43,12 +43,19 @@ class ProbePanel(Vertical):
 
     CHART_EVERY = 2.0  # seconds: a shifting chart redraws whole lines - the costliest output
 
-    def __init__(self, entry: ProbeEntry) -> None:
-        super().__init__(id=f"probe-{_css_id(entry.key)}")
-        self.entry = entry
-        self.seen_version = -1
+    def __init__(self, board: Board, key: str) -> None:
+        super().__init__(id=f"probe-{_css_id(key)}")
+        self.board = board
+        self.key = key
+        self.seen: tuple[int, int] = (-1, -1)  # (id, version) of the entry last drawn
         self._chart_at = 0.0
-        self.border_title = entry.spec.label
+        self.border_title = self.entry.spec.label
+
+    @property
+    def entry(self) -> ProbeEntry:
+        """The board's entry for this probe, looked up each time: a re-probe (the adaptive
+        probe's board.restart) replaces the entry, and the panel must show the new one."""
+        return self.board.entries[self.key]
 
     def compose(self) -> ComposeResult:
         yield Static(classes="headline")
@@ -60,9 +67,10 @@ class ProbePanel(Vertical):
 
     def refresh_from_entry(self) -> None:
         e = self.entry
-        if e.version == self.seen_version:
+        seen = (id(e), e.version)
+        if seen == self.seen:
             return
-        self.seen_version = e.version
+        self.seen = seen
         st = e.state
         head = Text()
         head.append(f"{e.status:<9}", STATUS_STYLE.get(e.status, ""))
