@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -143,4 +144,20 @@ def test_the_readme_config_examples_parse() -> None:
     assert len(blocks) >= 2
     for block in blocks:
         cfg = parse_config(block, "README.md")
-        assert cfg.hosts or cfg.aws is not None
+        assert cfg.hosts or cfg.aws is not None or cfg.skypilot is not None
+
+
+def test_skypilot_section_is_checked_with_file_and_line() -> None:
+    cfg = parse_config('[skypilot]\naccelerators = ["A10G:1", "L4:1"]\ninfra = "aws/us-east-1"\n'
+                       "use_spot = true\n", "c.toml")
+    assert cfg.skypilot is not None and cfg.skypilot.accelerators == ["A10G:1", "L4:1"]
+    assert cfg.skypilot.use_spot and cfg.hosts == []  # no implicit local host
+    for text, message in [
+        ('[skypilot]\naccelerators = []\n', "c.toml:2: skypilot.accelerators must list"),
+        ('[skypilot]\naccelerators = ["A10G:one"]\n', "NAME:COUNT"),
+        ('[skypilot]\naccelerators = ["L4"]\ninfra = "aws us-east-1"\n', "CLOUD[/REGION[/ZONE]]"),
+        ('[skypilot]\naccelerators = ["L4"]\nautodown = 5\n', "unknown key skypilot.'autodown'"),
+        ('[skypilot]\naccelerators = ["L4"]\nautodown_minutes = 0\n', "skypilot.autodown_minutes"),
+    ]:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            parse_config(text, "c.toml")
