@@ -7,7 +7,7 @@ import sys
 
 from probecast.core.run.board import Board
 from probecast.core.run.config import ConfigError, load_config
-from probecast.core.model.logstore import discover_logs
+from probecast.core.model.logstore import discover_logs, log_name
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.ranking import Pricing
 from probecast.core.run.runners import ProbeSpec, ReplayRunner
@@ -41,11 +41,11 @@ def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | Non
     runners = []
     seen: set[str] = set()
     for f in files:
-        key = f.stem
+        key = name = log_name(f)
         while key in seen:
             key += "'"
         seen.add(key)
-        runners.append(ReplayRunner(ProbeSpec(key=key, label=f.stem), f, speed=speed))
+        runners.append(ReplayRunner(ProbeSpec(key=key, label=name), f, speed=speed))
     where = paths[0] if len(paths) == 1 else f"{len(files)} logs"
     return ProbecastApp(Session.replay(board, runners, title=f"replay of {where}"))
 

@@ -21,6 +21,14 @@ def is_log(path: Path) -> bool:
     return path.name.endswith(LOG_SUFFIXES)
 
 
+def log_name(path: Path) -> str:
+    """A log's name without its suffix (``x.jsonl.gz`` -> ``x``, as ``x.jsonl`` -> ``x``)."""
+    for suffix in LOG_SUFFIXES[::-1]:  # the longest, .jsonl.gz, first
+        if path.name.endswith(suffix):
+            return path.name[: -len(suffix)]
+    return path.stem
+
+
 def open_log(path: str | os.PathLike[str]) -> IO[str]:
     """A log as text lines; gzipped logs (``.jsonl.gz``, the corpus) are read as they are."""
     if str(path).endswith(".gz"):

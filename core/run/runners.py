@@ -18,6 +18,7 @@ from typing import Protocol, Union
 
 from ..agent.bundle import local_agent_zip
 from ..model.events import End, Event, EventReader
+from ..model.logstore import open_log
 from .sinks import LogSink, OutputSink, output_path
 from .status import STATUSES, RunnerStatus
 
@@ -274,7 +275,7 @@ class ReplayRunner:
         last_t: float | None = None
         saw_end = False
         try:
-            fh = open(self.path, encoding="utf-8", errors="replace")
+            fh = open_log(self.path)  # as `rank` reads it: gzipped logs (the corpus) too
         except OSError as exc:
             yield RunnerStatus("failed", f"cannot read {self.path}: {exc.strerror or exc}")
             return

@@ -12,7 +12,10 @@ from .status import RunnerStatus
 
 
 def output_path(log_path: Path) -> Path:
-    """Where a probe's program output is kept: beside its log (``x.jsonl`` -> ``x.output``)."""
+    """Where a probe's program output is kept: beside its log (``x.jsonl`` -> ``x.output``;
+    a gzipped log's, ``x.jsonl.gz``, is ``x.output.gz``, as the corpus keeps them)."""
+    if log_path.name.endswith(".gz"):
+        return log_path.with_name(log_path.name[:-3]).with_suffix(".output.gz")
     return log_path.with_suffix(".output")
 
 

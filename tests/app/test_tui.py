@@ -70,6 +70,34 @@ async def test_replay_to_the_end_matches_cli_rank_and_views_toggle(size) -> None
         assert table_order(table) == cli_order(*SEISMIC, "--epochs", "20")
 
 
+async def test_a_replay_of_gzipped_logs_ranks_them_as_rank_does(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The corpus is committed as .jsonl.gz: replay reads it as `rank` does (not as malformed
+    text), names each probe without the suffix, and `o` finds its .output.gz."""
+    import gzip
+
+    from textual.widgets import Log
+
+    from probecast.tui.screens.output import OutputScreen
+
+    for src in SEISMIC:
+        name = Path(src).name
+        (tmp_path / f"{name}.gz").write_bytes(gzip.compress(Path(src).read_bytes()))
+    first = tmp_path / f"{Path(SEISMIC[0]).stem}.output.gz"
+    first.write_bytes(gzip.compress(b"Epoch 1/3\nhello from a gzipped output\n"))
+    app = make_replay_app([str(tmp_path)], speed=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await finished_replay(app, pilot)
+        entries = app.session.board.entries
+        assert all("malformed" not in e.detail and e.status == "done" for e in entries.values())
+        assert table_order(table) == cli_order(str(tmp_path)) == cli_order(*SEISMIC)
+        table.move_cursor(row=table.get_row_index(Path(SEISMIC[0]).stem))
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, OutputScreen)
+        text = "\n".join(str(line) for line in app.screen.query_one(Log).lines)
+        assert "hello from a gzipped output" in text
+
+
 async def test_cursor_stays_on_its_row_when_the_order_changes() -> None:
     app = make_replay_app(SEISMIC, speed=0)
     async with app.run_test(size=(80, 24)) as pilot:

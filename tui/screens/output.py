@@ -18,12 +18,20 @@ TAIL_BYTES = 256 * 1024
 def read_tail(path: Path, limit: int = TAIL_BYTES) -> str:
     """The last ``limit`` bytes as lines; a progress bar's carriage returns keep its last state."""
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            size = fh.tell()
-            fh.seek(max(0, size - limit))
-            data = fh.read()
-    except OSError:
+        if path.name.endswith(".gz"):  # a recorded corpus: read through, keep the tail
+            import gzip
+
+            with gzip.open(path, "rb") as gz:
+                data = b""
+                while chunk := gz.read(1 << 20):
+                    data = (data + chunk)[-limit:]
+        else:
+            with open(path, "rb") as fh:
+                fh.seek(0, 2)
+                size = fh.tell()
+                fh.seek(max(0, size - limit))
+                data = fh.read()
+    except (OSError, EOFError):
         return ""
     text = data.decode("utf-8", "replace")
     lines = [line.rsplit("\r", 1)[-1] for line in text.replace("\r\n", "\n").split("\n")]
