@@ -51,6 +51,9 @@ ACTIONS: tuple[KeyAction, ...] = (
     KeyAction("weight", "left_square_bracket,right_square_bracket", "weight", "Weight",
               "weighted view: score = w·rel time + (1−w)·rel cost; move w towards cost / time",
               "run", footer=False),
+    KeyAction("toggle-setup", "u", "toggle_setup", "Setup time",
+              "include each host's measured setup ([probe] setup) in runtime and cost: a fresh "
+              "instance pays it", "run", footer=False),
     KeyAction("show-output", "o", "show_output", "Output",
               "the selected probe's program output (prints, progress bars), kept beside its log",
               "run"),

@@ -54,6 +54,7 @@ class RunScreen(Screen[None]):
         self.weight = 0.5
         self.horizon_index = 0
         self.workload: str | None = None
+        self.with_setup = False  # u: each host's measured setup in runtime and cost
         self._seen_board = -1  # the board version the ranking shows
         self._panels_version = -1  # ... and the panels
         self._last_rank_at = 0.0
@@ -95,7 +96,7 @@ class RunScreen(Screen[None]):
 
     def options(self) -> RankOptions:
         return RankOptions(epochs=self.epochs, by=self.by, weight=self.weight,
-                           workload=self.workload)
+                           workload=self.workload, with_setup=self.with_setup)
 
     def horizon_label(self) -> str:
         return "planned epochs" if self.epochs is None else f"{self.epochs:g} epochs"
@@ -104,6 +105,7 @@ class RunScreen(Screen[None]):
         view = {"time": "fastest", "cost": "cheapest"}.get(
             self.by, f"weighted {self.weight:.1f}·time+{1 - self.weight:.1f}·cost ([ ])")
         workload = f" · {self.workload} (w)" if self.workload else ""
+        workload += " · + setup (u)" if self.with_setup else ""
         self.query_one("#ranking-box").border_title = (
             f"Ranking: {view} first · {self.horizon_label()}{workload}  [dim](v: view, h: horizon)[/]")
 
@@ -218,6 +220,14 @@ class RunScreen(Screen[None]):
 
         self.app.push_screen(ChartScreen(self.session, self.epochs, self.workload,
                                          self.query_one(RankingTable).selected_key()))
+
+    def action_toggle_setup(self) -> None:
+        self.with_setup = not self.with_setup
+        rows = self.session.board.ranking(self.options()).rows
+        if self.with_setup and not any(r.setup_s for r in rows):
+            self.notify("No host ran a [probe] setup: nothing to add.", severity="warning")
+        self.update_title()
+        self.update_ranking()
 
     def action_cycle_horizon(self) -> None:
         self.horizon_index = (self.horizon_index + 1) % len(self.horizons)
