@@ -8,8 +8,7 @@ import sys
 from probecast.core.run.board import Board
 from probecast.core.run.config import ConfigError, load_config
 from probecast.core.model.logstore import discover_logs, log_name
-from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing
+from probecast.core.cloud.price_lookup import pricing_for
 from probecast.core.run.runners import ProbeSpec, ReplayRunner
 from probecast.core.run.session import Session
 
@@ -29,14 +28,17 @@ def epoch_plan(paths: list[str]) -> dict | None:  # type: ignore[type-arg]
     return epochs_from_runs([load_probe(f).state for f in files]) or None
 
 
-def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | None = None) -> ProbecastApp:
+def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | None = None,
+                    config_path: str | None = None) -> ProbecastApp:
+    """Saved logs through the live path, priced as `rank` and the app price them (the config's
+    hosts and [prices], the refreshed cache, the catalog, then the log's own price)."""
     files, errors = discover_logs(paths)
     for e in errors:
         print(f"probecast: {e}", file=sys.stderr)
     if not files:
         raise SystemExit("probecast: nothing to replay - give probe logs or a directory of them "
                          "(try: probecast replay sample_logs/)")
-    pricing = Pricing(Catalog.embedded())
+    pricing = pricing_for(load_config(config_path))
     board = Board(pricing, epoch_plan=epoch_plan(epochs_from or []))
     runners = []
     seen: set[str] = set()
@@ -52,7 +54,7 @@ def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | Non
 
 def make_live_app(config_path: str | None) -> ProbecastApp:
     config = load_config(config_path)
-    pricing = Pricing(Catalog.embedded(), config.prices or None)
+    pricing = pricing_for(config)  # the one price lookup, as every command
     board = Board(pricing, epoch_plan=epoch_plan(config.probe.epochs_from))
     where = str(config.path) if config.path else "no config: this machine, built-in workload"
     return ProbecastApp(Session(board, config=config, title=where,
@@ -61,14 +63,14 @@ def make_live_app(config_path: str | None) -> ProbecastApp:
 
 def run_app(ns: argparse.Namespace) -> int:
     """The app for a parsed command line: ``probecast [--config F]`` or ``probecast replay ...``."""
-    if ns.cmd == "replay":
-        app = make_replay_app(ns.logs, ns.speed, ns.epochs_from)
-    else:
-        try:
+    try:
+        if ns.cmd == "replay":
+            app = make_replay_app(ns.logs, ns.speed, ns.epochs_from, getattr(ns, "config", None))
+        else:
             app = make_live_app(ns.config)
-        except ConfigError as exc:
-            print(f"probecast: {exc}", file=sys.stderr)
-            return 2
+    except ConfigError as exc:
+        print(f"probecast: {exc}", file=sys.stderr)
+        return 2
     app.run()
     return app.return_code or 0
 

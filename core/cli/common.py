@@ -101,17 +101,23 @@ def warn_unpriced(rows: Sequence[RankedRow]) -> None:
 
 
 def pricing_from(ns: argparse.Namespace) -> Pricing:
-    from ..cloud.prices import cached_spot_prices, current_catalog
+    """The one price lookup (core/cloud/price_lookup.py) with the app's config and this command
+    line's --price, --spot, --region and --billing."""
+    from ..cloud.price_lookup import pricing_for, region_for
+    from ..cloud.prices import cached_spot_prices
+    from ..run.config import ConfigError, load_config
 
-    region = getattr(ns, "region", None) or "us-east-1"
-    overrides: dict[str, float] = {}
-    if getattr(ns, "spot", False):
-        overrides = cached_spot_prices(region)
-        if not overrides:
-            warn(f"--spot: no cached spot prices for {region}; run "
-                  f"`probecast prices --refresh --spot --region {region}` (on-demand used)")
-    overrides.update(parse_prices(ns.price))
-    return Pricing(current_catalog(region), overrides or None, ns.billing)
+    try:
+        config = load_config(getattr(ns, "config", None))
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    region = region_for(config, getattr(ns, "region", None))
+    spot = bool(getattr(ns, "spot", False))
+    if spot and not cached_spot_prices(region):
+        warn(f"--spot: no cached spot prices for {region}; run "
+             f"`probecast prices --refresh --spot --region {region}` (on-demand used)")
+    return pricing_for(config, region=region, cli_prices=parse_prices(ns.price), spot=spot,
+                       billing=ns.billing)
 
 
 def add_estimate_options(p: argparse.ArgumentParser) -> None:
@@ -122,8 +128,12 @@ def add_estimate_options(p: argparse.ArgumentParser) -> None:
                    help="auto: 5.1 when two whole epochs were seen, else 5.3 (5.4 without validation)")
     p.add_argument("--statistic", choices=STATISTICS, default=DEFAULT_STATISTIC,
                    help="steady-state step time statistic (second = the dissertation's 2nd iteration)")
+    p.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE",
+                   help="prices from this config's [[hosts]] and [prices] (default: the app's: "
+                        "./probecast.toml, ~/.config/probecast/config.toml)")
     p.add_argument("--price", action="append", metavar="INSTANCE=USD",
-                   help="price per hour for an instance (repeatable); wins over log and catalog")
+                   help="price per hour for an instance (repeatable); wins over every other "
+                        "price (config, cache, catalog, log)")
     p.add_argument("--billing", choices=BILLING_RULES, default=None,
                    help="billing rule for every row (default: the catalog's per instance)")
     p.add_argument("--spot", action="store_true",

@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="recorded pace x SPEED (0: as fast as possible; default 1)")
     p.add_argument("--epochs-from", nargs="+", default=None, metavar="FULL_RUN",
                    help="N_ep per batch size from full-run logs (methodology 1)")
+    p.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE",
+                   help="prices from this config's [[hosts]] and [prices] (default: the app's)")
     add_logging_options(p)
 
     p = sub.add_parser("estimate", help="estimate runtime and cost from probe logs")

@@ -21,8 +21,9 @@ from ..report.fmt import fmt_ms
 from ..run.prepare import Preparation
 from ..run.plan import (check_log_dir, finish_preparations, host_preps, plan_probes, run_plan,
                         session_dir)
+from ..cloud.price_lookup import price_catalog, pricing_for
 from ..model.pricing import Catalog
-from ..model.ranking import Pricing, RankOptions
+from ..model.ranking import RankOptions
 from .analyze import rank_and_print
 from .common import CliError, epoch_plan_from, load_records
 
@@ -173,8 +174,8 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
         out, ranking_out = sys.stderr, out
     else:
         ranking_out = out
-    catalog = Catalog.embedded()
-    board = Board(Pricing(catalog, config.prices or None))
+    pricing = pricing_for(config)  # the one price lookup, as rank and the app
+    board = Board(pricing)
     if config.aws is not None and not ns.local:
         return _probe_on_aws(ns, config, settings, board, log_dir, out, ranking_out)
     if config.skypilot is not None and not ns.local:
@@ -187,7 +188,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     if ns.full_on_cheapest:
         # Methodology 1 (Malta 2021, ch. 4): full trainings on the cheapest host, one per batch
         # size, give N_ep per batch size; the other hosts only need short probes.
-        cheapest = _cheapest(hosts, catalog, config.prices)
+        cheapest = _cheapest(hosts, pricing.catalog)
         full_plan = plan_probes([cheapest], settings, log_dir / "full-runs", config.hosts, prep)
         for p in full_plan:
             p.spec.full = True
@@ -266,14 +267,11 @@ def _log_to(log_dir: Path) -> None:
 def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Config, epochs: int | None,
                out: TextIO, epochs_from: list[str] | None = None) -> int:
     """The same ranking as `probecast rank` on the logs just written, with the config's prices."""
-    prices = dict(config.prices)
-    prices.update({h.instance: h.price_per_hour for h in config.hosts
-                   if h.price_per_hour is not None})
     options = RankOptions(epochs=epochs, by=ns.by,
                           epoch_plan=epoch_plan_from(epochs_from),
                           min_accuracy=getattr(ns, "min_accuracy", None),
                           with_setup=getattr(ns, "with_setup", False))
-    pricing = Pricing(Catalog.embedded(), prices or None)
+    pricing = pricing_for(config)
     return rank_and_print(load_records(logs), pricing, options, out,
                           fmt="json" if getattr(ns, "json", False) else "text")
 
@@ -282,14 +280,11 @@ def _probe_on_aws(ns: argparse.Namespace, config: Config, settings: ProbeSetting
                   log_dir: Path, out: TextIO, ranking_out: TextIO) -> int:
     """[aws] in the config: launch the instance types, probe them, terminate them."""
     from ..cloud.client import AwsError, client
-    from ..cloud.prices import current_catalog
     from ..cloud.provision import worst_case_cost
     from ..cloud.session import run_provisioned
     aws = config.aws
     assert aws is not None
-    catalog = current_catalog(aws.region)
-    if config.prices:
-        catalog = catalog.with_prices(config.prices)
+    catalog = price_catalog(config, region=aws.region)
     worst, unknown = worst_case_cost(aws.instance_types, catalog, aws.deadman_minutes)
     out.write(f"will launch {len(aws.instance_types)} instance(s) in {aws.region}: "
               f"{', '.join(aws.instance_types)}; worst case ${worst:.2f} (each at most "
@@ -318,13 +313,11 @@ def _probe_on_aws(ns: argparse.Namespace, config: Config, settings: ProbeSetting
     return _rank_logs(logs, ns, config, ns.epochs or settings.epochs, ranking_out)
 
 
-def _cheapest(hosts: list[Any], catalog: Catalog, prices: dict[str, float]) -> Any:
+def _cheapest(hosts: list[Any], catalog: Catalog) -> Any:
     def price(h: Any) -> float:
         if h.price_per_hour is not None:
             return float(h.price_per_hour)
-        if h.instance in prices:
-            return prices[h.instance]
-        p, _ = catalog.price(h.instance)
+        p, _ = catalog.price(h.instance)  # the one lookup's catalog: [prices], cache, embedded
         return p if p is not None else float("inf")
 
     return min(hosts, key=price)

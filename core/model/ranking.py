@@ -39,15 +39,16 @@ class Pricing:
     billing: str | None = None
 
     def price_for(self, state: ProbeState) -> tuple[float | None, str, str]:
-        """($/h, source, billing rule) for a probe's instance: the one price lookup."""
+        """($/h, source, billing rule) for a probe's instance: the one price lookup (its
+        precedence: core/cloud/price_lookup.py). The log's own price is the last resort."""
         instance = state.start.instance if state.start else ""
         inst = self.catalog.get(instance)
         rule = self.billing or (inst.billing if inst else "exact")
         if self.overrides and instance in self.overrides:
             return self.overrides[instance], "user", rule
-        if state.start and state.start.price_per_hour is not None:
-            return state.start.price_per_hour, "log", rule
         price, source = self.catalog.price(instance)
+        if price is None and state.start and state.start.price_per_hour is not None:
+            return state.start.price_per_hour, "log", rule
         return price, source, rule
 
 

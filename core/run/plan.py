@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..model.pricing import Catalog
 from .board import Board
-from .config import Config, Host, ProbeSettings
+from .config import Host, ProbeSettings
 from .prepare import HostPrep, Preparation
 from .runners import LocalRunner, ProbeSpec, Runner, RunnerStatus
 from .sinks import make_reserve, release_reserve
@@ -135,11 +136,14 @@ def runner_factory(hosts: list[Host]) -> RunnerFactory:
     return make
 
 
-def worst_case_probe_cost(plan: list[PlannedProbe], config: Config, timeout: float) -> float | None:
-    """Every probe running to its timeout, billed with a 60 s minimum; None if a price is unknown."""
-    from ..model.pricing import Catalog, cost_usd
+def worst_case_probe_cost(plan: list[PlannedProbe], catalog: Catalog,
+                          timeout: float) -> float | None:
+    """Every probe running to its timeout, billed with a 60 s minimum; None if a price is unknown.
 
-    catalog = Catalog.embedded().with_prices(config.prices) if config.prices else Catalog.embedded()
+    ``catalog``: the one price lookup's (core/cloud/price_lookup.py), which the session's board
+    prices with; a host's own price comes first, as there."""
+    from ..model.pricing import cost_usd
+
     total = 0.0
     for p in plan:
         price = p.host.price_per_hour

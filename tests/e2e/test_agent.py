@@ -518,6 +518,60 @@ def test_headless_probe_stopped_by_a_signal_exits_130_with_logs_ending_in_end(tm
                                            text=True).stdout
 
 
+async def test_the_app_probe_headless_and_rank_give_the_same_prices_and_order(
+        tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """One price lookup: a host's own price over [prices], [prices] over the catalog - the same
+    in `probe --headless`, `rank` and the app (its replay and its live board)."""
+    import json
+
+    from probecast.core.model.ranking import RankOptions
+    from probecast.tui.main import make_live_app, make_replay_app
+
+    cache = tmp_path / "cache"  # no refreshed price cache of this machine's
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    p = tmp_path / "loop.py"
+    p.write_text(LOOP.replace("from probecast.core.agent import StepTimer",
+                              "from probecast_agent import StepTimer"))
+    cfg = tmp_path / "probecast.toml"
+    cfg.write_text(
+        '[[hosts]]\nname = "a"\nkind = "local"\ninstance = "g5.xlarge"\nprice_per_hour = 0.5\n'
+        '[[hosts]]\nname = "b"\nkind = "local"\ninstance = "p3.2xlarge"\n'
+        f'[probe]\ncommand = "{sys.executable} {p} 0.01"\nbatch_sizes = [16]\nmax_steps = 8\n'
+        'boundary_budget = 0\nadaptive_budget = 0\n'
+        '[prices]\n"g5.xlarge" = 9.0\n"p3.2xlarge" = 2.0\n')
+    logs = tmp_path / "logs"
+    r = subprocess.run([sys.executable, "-m", "probecast.tui", "probe", "--config", str(cfg),
+                        "--headless", "--json", "--out", str(logs)], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+    def seen(rows: list[dict]) -> list[tuple[str, float, float]]:  # type: ignore[type-arg]
+        return [(row["instance"], row["price_per_hour"], round(row["cost_usd"], 9)) for row in rows]
+
+    headless = seen(json.loads(r.stdout))
+    assert [(i, price) for i, price, _ in sorted(headless)] == [("g5.xlarge", 0.5),
+                                                                  ("p3.2xlarge", 2.0)]
+    r = subprocess.run([sys.executable, "-m", "probecast.tui", "rank", str(logs), "--config",
+                        str(cfg), "--json"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert seen(json.loads(r.stdout)) == headless
+    app = make_replay_app([str(logs)], 0, config_path=str(cfg))
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(100):  # bounded: both replayed to their end
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            entries = app.session.board.entries.values()
+            if len(entries) == 2 and all(e.status == "done" for e in entries):
+                break
+        rows = app.session.board.ranking(RankOptions()).rows
+        assert [(row.instance, row.price_per_hour, round(row.cost_usd or 0, 9)) for row in rows] \
+            == headless
+    live = make_live_app(str(cfg)).session.board.pricing.catalog
+    assert live.price("g5.xlarge")[0] == 0.5 and live.price("p3.2xlarge")[0] == 2.0
+
+
 def test_sampler_reads_gpus_through_nvml_when_pynvml_is_there(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """NVML needs a GPU driver, which this machine has not: a stand-in pynvml with the real
     module's calls and return shapes (bytes names in older releases, str in newer)."""

@@ -41,14 +41,34 @@ def test_estimate_json_contract(run_cli, log_builder, tmp_path) -> None:  # type
     assert [h["epochs"] for h in obj["horizons"]] == [1, 2]
 
 
-def test_price_in_log_overrides_catalog_and_cli_price_overrides_log(run_cli, log_builder, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    p = probe_log(log_builder, tmp_path, instance="p3.2xlarge", price_per_hour=1.0)
-    obj = json.loads(run_cli("estimate", str(p), "--json", "--billing", "exact")[1])[0]
-    assert obj["cost_usd"] == pytest.approx(obj["runtime_s"] / 3600)
-    assert obj["price_source"] == "log"
-    obj = json.loads(run_cli("estimate", str(p), "--json", "--billing", "exact",
-                             "--price", "p3.2xlarge=2")[1])[0]
-    assert obj["cost_usd"] == pytest.approx(2 * obj["runtime_s"] / 3600)
+def test_one_price_precedence_price_host_prices_catalog_log(run_cli, log_builder, tmp_path,
+                                                             monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """--price, then the host's own price, then [prices], then the (cached or embedded) catalog,
+    then the log's own price: core/cloud/price_lookup.py, for every command and the app."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no refreshed cache here
+    known = probe_log(log_builder, tmp_path, "known.jsonl", instance="p3.2xlarge", price_per_hour=1.0)
+    unknown = probe_log(log_builder, tmp_path, "mine.jsonl", instance="my-box", price_per_hour=0.25)
+
+    def price(*args: str) -> list[tuple[float, str]]:
+        code, out, err = run_cli("estimate", str(known), str(unknown), "--json", *args)
+        assert code == 0, err
+        return [(o["price_per_hour"], o["price_source"]) for o in json.loads(out)]
+
+    no_config = str(tmp_path / "none.toml")
+    (tmp_path / "none.toml").write_text("")
+    # the catalog knows p3.2xlarge: it wins over the log; my-box only the log knows
+    (catalog, source), log = price("--config", no_config)
+    assert catalog == 3.06 and "2021" in source and log == (0.25, "log")
+    cfg = tmp_path / "probecast.toml"
+    cfg.write_text('[prices]\n"p3.2xlarge" = 2.0\n"my-box" = 0.3\n')
+    assert price("--config", str(cfg)) == [(2.0, f"[prices] in {cfg}"), (0.3, f"[prices] in {cfg}")]
+    cfg.write_text('[[hosts]]\nname = "mine"\nkind = "local"\ninstance = "my-box"\n'
+                   'price_per_hour = 0.4\n[prices]\n"p3.2xlarge" = 2.0\n"my-box" = 0.3\n')
+    assert price("--config", str(cfg))[1] == (0.4, f"host mine in {cfg}")
+    assert price("--config", str(cfg), "--price", "my-box=0.5")[1] == (0.5, "--price")
+    # the top-level --config (as the app takes it) is the same
+    code, out, _ = run_cli("--config", str(cfg), "estimate", str(unknown), "--json")
+    assert json.loads(out)[0]["price_per_hour"] == 0.4
 
 
 def test_unknown_instance_has_null_cost_and_a_message(run_cli, log_builder, tmp_path) -> None:  # type: ignore[no-untyped-def]

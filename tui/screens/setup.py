@@ -15,7 +15,6 @@ from probecast.core.agent.workloads import WORKLOADS
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.report.fmt import fmt_cost
 from probecast.core.run.plan import plan_probes, session_dir, worst_case_probe_cost
-from probecast.core.model.pricing import Catalog
 from probecast.core.run.session import Session
 
 from ..actions import bindings
@@ -130,7 +129,7 @@ class SetupScreen(Screen[None]):
         table.clear()
         q = query.lower().strip()
         by_instance = self.hosts_by_instance()
-        catalog = Catalog.embedded()
+        catalog = self.session.board.pricing.catalog  # the one price lookup's
         names = list(by_instance) + [i.instance for i in catalog if i.instance not in by_instance]
         for name in names:
             inst = catalog.get(name)
@@ -140,9 +139,7 @@ class SetupScreen(Screen[None]):
             hay = " ".join([name, gpus, mem, *(h.name for h in hosts)]).lower()
             if q and q not in hay:
                 continue
-            price = next((h.price_per_hour for h in hosts if h.price_per_hour is not None), None)
-            if price is None and inst is not None:
-                price = inst.price_per_hour
+            price = inst.price_per_hour if inst is not None else None  # host, [prices], cache…
             picked = any(h.name in self.selected_hosts for h in hosts)
             host_text = (Text(", ".join(h.name for h in hosts), style="green") if hosts
                          else Text("— add a host", style="dim"))
@@ -223,7 +220,7 @@ class SetupScreen(Screen[None]):
     def update_summary(self) -> None:
         plan = self.plan()
         s = self.settings()
-        worst = worst_case_probe_cost(plan, self.config, s.timeout)
+        worst = worst_case_probe_cost(plan, self.session.board.pricing.catalog, s.timeout)
         hosts = len(self.selected_hosts)
         stop = f"{s.max_steps} steps" if s.max_steps else f"CI ≤ {s.target_ci:.0%}"
         text = Text()
