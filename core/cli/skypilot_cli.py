@@ -24,10 +24,16 @@ def probe_on_skypilot(ns: argparse.Namespace, config: Config, settings: ProbeSet
     sky = config.skypilot
     assert sky is not None
     try:
-        offers = {acc: catalog_offers(sky, acc)[0] for acc in sky.accelerators}
+        offers, unread = {}, set()
+        for acc in sky.accelerators:
+            offers[acc], failed = catalog_offers(sky, acc)
+            unread.update(failed)
     except SkyPilotError as exc:
         print(f"probecast: {exc}", file=sys.stderr)
         return 1
+    if unread:
+        print(f"probecast: SkyPilot's catalog of {', '.join(sorted(unread))} could not be read "
+              "(offline? unknown cloud?): not priced from it", file=sys.stderr)
     worst, unknown = worst_case(sky, offers)
     where = sky.infra or "any cloud SkyPilot can use"
     out.write(f"will launch {len(sky.accelerators)} SkyPilot cluster(s) on {where}: "
