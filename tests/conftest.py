@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +12,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_LOGS = ROOT / "sample_logs"
+
+
+async def until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Poll ``condition`` every 50 ms: a polling loop with a deadline, so a probe that never
+    gets there fails its test (saying what it waited for) instead of hanging the suite."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {timeout:g}s for {what}")
+        await asyncio.sleep(0.05)
 
 
 def write_log(path: Path, events: list[dict[str, Any]], raw: list[str] | None = None) -> Path:

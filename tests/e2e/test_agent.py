@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, until
 from probecast.core.model.events import Done, End, Init, Log, Start, Step, Val, read_log
 
 TINY_KERAS = """
@@ -400,6 +400,7 @@ def test_sampler_reads_nvidia_smi_and_proc(tmp_path: Path) -> None:
 
 
 @pytest.mark.tensorflow
+@pytest.mark.timeout(900)  # two headless probes of real TensorFlow, up to 300 s each
 def test_probe_local_headless_writes_logs_and_ranks(tmp_path: Path) -> None:
     out_dir = tmp_path / "logs"
     r = subprocess.run([sys.executable, "-m", "probecast.tui", "probe", "--local", "--headless",
@@ -475,8 +476,7 @@ async def test_a_stopped_local_probe_leaves_a_log_ending_in_end(tmp_path: Path, 
     board.add(spec, log)
     runner = LocalRunner(spec, log)
     task = asyncio.create_task(board.drive(runner))
-    while board.entries["slow"].state.steps < 3:
-        await asyncio.sleep(0.05)
+    await until(lambda: board.entries["slow"].state.steps >= 3, "3 steps")
     if how == "cancel":
         await runner.cancel()
         await asyncio.wait_for(task, 30)

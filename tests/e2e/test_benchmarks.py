@@ -20,12 +20,15 @@ def run(*args: str, timeout: float = 300) -> str:
 
 def test_ingest_benchmark_smoke() -> None:
     out = run("benchmarks/ingest.py", "--events", "20000", "--repeat", "1")
-    rate = float(re.search(r"= (\d+) k events/s", out).group(1))  # type: ignore[union-attr]
-    assert rate > 1
+    # what it read, not how fast: speed targets are the benchmark's, never a test's threshold
+    events = int(re.search(r"log: (\d+) events", out).group(1))  # type: ignore[union-attr]
+    assert events >= 20000
+    assert re.search(r"parse\+fold: median [0-9.]+s = \d+ k events/s", out)
     assert re.search(r"replay to ranking \(headless\): median [0-9.]+s", out)
 
 
 @pytest.mark.tensorflow
+@pytest.mark.timeout(1200)  # records real TensorFlow runs (up to 600 s), then reads them
 def test_accuracy_benchmark_smoke(tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = run("benchmarks/record_runs.py", str(tmp_path), "--quick", timeout=600)
     assert "full  mnist-cnn-b128-cpu-1core" in out and "probe tabular-mlp-b64-cpu-1core" in out

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import sshd as sshd_mod
+from conftest import until
 from probecast.core.model.ranking import RankOptions
 from probecast.core.run.board import Board
 from probecast.core.run.config import Host, ProbeSettings
@@ -182,13 +183,12 @@ async def test_sshd_killed_mid_stream_keeps_data_and_others_finish(world, tmp_pa
         board = Board(Pricing(Catalog.embedded()))
         plan = plan_probes([hv, ok], s, tmp_path)
         task = asyncio.create_task(run_plan(board, plan, factory=lambda h, sp, p: SshRunner(h, sp, p)))
-        while board.entries.get("victim-b8") is None or board.entries["victim-b8"].state.steps < 5:
-            await asyncio.sleep(0.05)
+        await until(lambda: board.entries.get("victim-b8") is not None
+                    and board.entries["victim-b8"].state.steps >= 5, "5 steps on the victim")
         t0 = time.monotonic()
         victim.signal_sessions(signal.SIGKILL)  # the connection's sshd processes, then the server
         victim.proc.kill()
-        while board.entries["victim-b8"].active:
-            await asyncio.sleep(0.05)
+        await until(lambda: not board.entries["victim-b8"].active, "the cut to be noticed")
         DETECTION["sshd killed mid-stream"] = time.monotonic() - t0
         await asyncio.wait_for(task, 60)
         e = board.entries["victim-b8"]
@@ -223,8 +223,8 @@ async def test_hung_host_is_detected_by_keepalive(world, tmp_path) -> None:  # t
     board = Board(Pricing(Catalog.embedded()))
     plan = plan_probes([h], s, tmp_path)
     task = asyncio.create_task(run_plan(board, plan, factory=lambda hh, sp, p: SshRunner(hh, sp, p)))
-    while board.entries.get("hung-b8") is None or board.entries["hung-b8"].state.steps < 3:
-        await asyncio.sleep(0.05)
+    await until(lambda: board.entries.get("hung-b8") is not None
+                and board.entries["hung-b8"].state.steps >= 3, "3 steps on the hung host")
     t0 = time.monotonic()
     world["b"].signal_sessions(signal.SIGSTOP)  # the host stops answering, TCP stays up
     try:
@@ -264,8 +264,7 @@ async def test_cancel_leaves_no_remote_process(world, tmp_path, user) -> None:  
     board.add(plan[0].spec, plan[0].log_path)
     task = asyncio.create_task(board.drive(runner))
     key = plan[0].spec.key
-    while board.entries[key].state.steps < 3:
-        await asyncio.sleep(0.05)
+    await until(lambda: board.entries[key].state.steps >= 3, "3 steps")
     assert remote_leftovers(user), "the agent should be running remotely"
     t0 = time.monotonic()
     await runner.cancel()
