@@ -1,4 +1,4 @@
-"""Schema-v1 event emission on the probe host: stdlib only (this file is shipped to remote hosts).
+"""Schema-v2 event emission on the probe host: stdlib only (this file is shipped to remote hosts).
 
 The Emitter owns the clock. ``t`` is seconds since the probe process started; every timed event's
 ``dt`` is the wall time since the previous timed event ended, so the ``dt`` of a complete log add

@@ -49,7 +49,7 @@ def _make_callback_class() -> type:
     keras = _keras()
 
     class ProbeCallback(keras.callbacks.Callback):  # type: ignore[misc, name-defined]
-        """Add to ``callbacks=[...]`` to emit schema-v1 timing events for this fit.
+        """Add to ``callbacks=[...]`` to emit schema-v2 timing events for this fit.
 
         In explicit use the stop policy ends training through ``model.stop_training``; the hook
         (zero-code mode) raises ProbeStop instead, so the validation can be timed on a bounded

@@ -10,7 +10,7 @@
     probe.finish()
 
 A step's ``dt`` ends when the loop asks for the next batch, so loading the batch, the step and
-anything else in the loop body are all counted, as schema v1 requires.
+anything else in the loop body are all counted, as the event schema requires.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Event log schema v1: typed records (msgspec), a streaming reader and an appending writer.
+"""Event log schema v2 (v1 logs read too): typed records (msgspec), a streaming reader and an
+appending writer.
 
 One JSON object per line. Every line has ``ev`` (kind) and ``t`` (seconds since the probe
 process started). Timed events (init, step, val, end) also carry ``dt``: wall seconds since the
@@ -130,7 +131,7 @@ _ENCODER = msgspec.json.Encoder()
 
 
 class MalformedLine(ValueError):
-    """A line that is not a valid schema-v1 event."""
+    """A line that is not a valid schema event."""
 
 
 class _Kind(msgspec.Struct):
@@ -159,7 +160,7 @@ def dumps(event: Event) -> str:
 
 
 def event_to_dict(event: Event) -> dict[str, object]:
-    """The schema-v1 JSON object for an event."""
+    """The schema JSON object for an event."""
     out: dict[str, object] = msgspec.json.decode(_ENCODER.encode(event))
     return out
 

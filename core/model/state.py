@@ -1,4 +1,4 @@
-"""Per-probe state: fold schema-v1 events one at a time into what the estimator needs.
+"""Per-probe state: fold schema-v2 events (v1 logs too) one at a time into what the estimator needs.
 
 Folding is O(1) per event (appends and running sums); order statistics for the steady-state step
 time are computed on demand and cached until the next step arrives.

@@ -1,6 +1,6 @@
 """Runners: where a probe's events come from. Local subprocess, saved log (replay), SSH (sshrun).
 
-Every runner yields schema-v1 events and RunnerStatus updates through one async iterator, so the
+Every runner yields schema-v2 events and RunnerStatus updates through one async iterator, so the
 board, the app, the headless CLI and the tests consume live probes and replays the same way.
 Live runners append every line to the probe's log file the moment it arrives.
 """

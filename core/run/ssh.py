@@ -269,7 +269,7 @@ class SshRunner:
 
     async def _upload(self, conn: Any) -> str:
         """The agent into a fresh directory: /tmp, else ~/.cache/probecast, else /var/tmp (a full
-        or read-only /tmp is said, not fatal); by SFTP, else through the exec channel. Stale
+        or read-only /tmp is said, not fatal), through the exec channel (mkdir + cat: no SFTP). Stale
         directories of earlier sessions (over a day old, ours) are swept first."""
         await self._sweep(conn)
         data = zipapp_bytes()
