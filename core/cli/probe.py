@@ -280,15 +280,12 @@ def _probe_on_aws(ns: argparse.Namespace, config: Config, settings: ProbeSetting
                   log_dir: Path, out: TextIO, ranking_out: TextIO) -> int:
     """[aws] in the config: launch the instance types, probe them, terminate them."""
     from ..cloud.client import AwsError, client
-    from ..cloud.provision import worst_case_cost
+    from ..cloud.provision import quote
     from ..cloud.session import run_provisioned
     aws = config.aws
     assert aws is not None
     catalog = price_catalog(config, region=aws.region)
-    worst, unknown = worst_case_cost(aws.instance_types, catalog, aws.deadman_minutes)
-    out.write(f"will launch {len(aws.instance_types)} instance(s) in {aws.region}: "
-              f"{', '.join(aws.instance_types)}; worst case ${worst:.2f} (each at most "
-              f"{aws.deadman_minutes} min, dead-man timer), cap ${aws.max_spend:.2f}\n")
+    out.write(quote(aws, aws.instance_types, catalog).describe() + "\n")  # as the app's dialog
     if not ns.yes:
         if not sys.stdin.isatty():
             raise CliError("launching instances needs confirmation: add --yes")

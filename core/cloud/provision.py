@@ -5,6 +5,7 @@ from __future__ import annotations
 import getpass
 import asyncio
 import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -43,6 +44,42 @@ def worst_case_cost(types: list[str], catalog: Catalog, minutes: int) -> tuple[f
     return total, unknown
 
 
+@dataclass(frozen=True)
+class LaunchQuote:
+    """What a launch would cost at worst: every instance running until its dead-man deadline
+    (the bound ``max_spend`` is checked against - ``Provisioner.check_budget``)."""
+
+    region: str
+    types: tuple[str, ...]
+    worst_usd: float
+    unknown: tuple[str, ...]  # types without a price: the worst case cannot be bounded
+    minutes: int
+    max_spend: float
+
+    @property
+    def problem(self) -> str | None:
+        """Why it may not launch (None: it may)."""
+        if self.unknown:
+            return (f"no price for {', '.join(self.unknown)}: add them under [prices] so the "
+                    "worst case can be checked against max_spend")
+        if self.worst_usd > self.max_spend:
+            return (f"worst case ${self.worst_usd:.2f} ({len(self.types)} instance(s) for "
+                    f"{self.minutes} min) exceeds max_spend ${self.max_spend:.2f}: raise "
+                    "aws.max_spend or lower aws.deadman_minutes")
+        return None
+
+    def describe(self) -> str:
+        return (f"will launch {len(self.types)} instance(s) in {self.region}: "
+                f"{', '.join(self.types)}; worst case ${self.worst_usd:.2f} (each at most "
+                f"{self.minutes} min, dead-man timer), cap ${self.max_spend:.2f}")
+
+
+def quote(aws: AwsSettings, types: list[str], catalog: Catalog) -> LaunchQuote:
+    worst, unknown = worst_case_cost(types, catalog, aws.deadman_minutes)
+    return LaunchQuote(aws.region, tuple(types), worst, tuple(unknown), aws.deadman_minutes,
+                       aws.max_spend)
+
+
 class Provisioner:
     """Launches tagged probe hosts and guarantees their termination."""
 
@@ -54,18 +91,17 @@ class Provisioner:
         self.session = session or f"pc-{uuid.uuid4().hex[:10]}"
         self.owner = owner()
         self.launched: list[Launched] = []
+        self.closed = False  # terminate_all ran: a launch answering after it is undone at once
+        self._lock = threading.Lock()
 
-    def check_budget(self, catalog: Catalog) -> float:
-        s = self.settings
-        total, unknown = worst_case_cost(s.instance_types, catalog, s.deadman_minutes)
-        if unknown:
-            raise AwsError(f"no price for {', '.join(unknown)}: add them under [prices] so the "
-                           "worst case can be checked against max_spend")
-        if total > s.max_spend:
-            raise AwsError(f"worst case ${total:.2f} ({len(s.instance_types)} instance(s) for "
-                           f"{s.deadman_minutes} min) exceeds max_spend ${s.max_spend:.2f}: raise "
-                           "aws.max_spend or lower aws.deadman_minutes")
-        return total
+    def check_budget(self, catalog: Catalog, types: list[str] | None = None) -> float:
+        """The worst case of launching ``types`` (default: aws.instance_types), refused when it
+        cannot be bounded or exceeds max_spend."""
+        q = quote(self.settings, self.settings.instance_types if types is None else types,
+                  catalog)
+        if q.problem:
+            raise AwsError(q.problem)
+        return q.worst_usd
 
     def image_id(self) -> str:
         s = self.settings
@@ -117,7 +153,12 @@ class Provisioner:
             item = Launched(inst["InstanceId"], instance_type,
                             zone=inst.get("Placement", {}).get("AvailabilityZone", ""),
                             host_key=host_key)
-            self.launched.append(item)
+            with self._lock:
+                self.launched.append(item)
+                late = self.closed
+            if late:  # the session ended while this call was in flight (a cancel, a quit)
+                terminate(self.ec2, [item.instance_id])
+                raise AwsError(f"{item.instance_id} launched after the session ended: terminated")
             return item
         raise explain(last or AwsError("no subnet"), "ec2:RunInstances")
 
@@ -148,7 +189,9 @@ class Provisioner:
 
     def terminate_all(self) -> list[str]:
         """Terminate everything this session launched (idempotent)."""
-        ids = [i.instance_id for i in self.launched]
+        with self._lock:
+            self.closed = True
+            ids = [i.instance_id for i in self.launched]
         if ids:
             try:
                 self.ec2.terminate_instances(InstanceIds=ids)

@@ -24,6 +24,8 @@ from ..model.logstore import setup_seconds
 from ..model.state import ProbeState, fold_lines
 
 CHART_POINTS = 240
+# a probe not yet ended: "launching" while its host (a launched instance) comes up
+ACTIVE_STATUSES = ("pending", "launching", "connecting", "uploading", "running")
 
 
 @dataclass
@@ -55,7 +57,7 @@ class ProbeEntry:
 
     @property
     def active(self) -> bool:
-        return self.status in ("pending", "connecting", "uploading", "running")
+        return self.status in ACTIVE_STATUSES
 
 
 class Board:

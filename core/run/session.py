@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +43,9 @@ class Session:
     title: str = ""
     factory: RunnerFactory | None = None  # how a live plan's probes are started (tests: fakes)
     runners: list[Runner] = field(default_factory=list)  # given up front (replay, or tests)
+    # a probe's host in one line, where its provider knows more (a launched instance's phase
+    # and cost so far); None: nothing to add
+    host_caption: Callable[[str], str | None] | None = None
     _live: dict[str, Runner] = field(default_factory=dict, init=False)
     adaptive: AdaptiveReport | None = field(default=None, init=False)  # after a live plan
 
