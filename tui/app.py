@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App
@@ -17,6 +19,9 @@ from .commands import ProbecastCommands
 from .messages import StartProbes
 from .screens.run import RunScreen
 
+if TYPE_CHECKING:
+    from probecast.core.cloud.launch import AwsLaunch, AwsProvider
+
 
 class ProbecastApp(App[None]):
     CSS_PATH = Path(__file__).parent / "probecast.tcss"  # absolute: subclasses live elsewhere
@@ -24,9 +29,12 @@ class ProbecastApp(App[None]):
     COMMANDS = App.COMMANDS | {ProbecastCommands}
     BINDINGS = bindings("app")
 
-    def __init__(self, session: Session, *, setup: bool = False) -> None:
+    def __init__(self, session: Session, *, setup: bool = False,
+                 provider: AwsProvider | None = None) -> None:
         super().__init__()
         self.session = session
+        self.provider = provider  # [aws]: picked instance types without a host are launched
+        self.launch: AwsLaunch | None = None
         self.start_with_setup = setup and not session.is_replay
         self.sub_title = session.title
 
@@ -40,7 +48,7 @@ class ProbecastApp(App[None]):
         if self.start_with_setup:
             from .screens.setup import SetupScreen
 
-            self.push_screen(SetupScreen(self.session))
+            self.push_screen(SetupScreen(self.session, self.provider))
         else:
             self.push_screen(RunScreen(self.session))
             if self.session.runners:  # after the first frame: 10 000 logs load behind it
@@ -52,9 +60,20 @@ class ProbecastApp(App[None]):
 
     @on(StartProbes)
     def _start_probes(self, message: StartProbes) -> None:
-        self.run_worker(self.session.run(message.plan, message.concurrency, message.timeout),
-                        exclusive=True, group="probes", exit_on_error=False,
-                        description="run probes")
+        def probes() -> Coroutine[Any, Any, None]:
+            return self.session.run(message.plan, message.concurrency, message.timeout)
+
+        launch = message.launch
+        if launch is not None:  # launched first; terminated when the probes end, or on quit
+            self.launch = launch
+            self.session.host_caption = launch.caption
+            self.session.log_dir = launch.log_dir
+            self.run_worker(launch.run(self.session.board, message.plan, probes),
+                            exclusive=True, group="probes", exit_on_error=False,
+                            description="launch and probe")
+        else:
+            self.run_worker(probes(), exclusive=True, group="probes", exit_on_error=False,
+                            description="run probes")
         self.switch_screen(RunScreen(self.session))
 
     @on(Worker.StateChanged)
@@ -68,11 +87,17 @@ class ProbecastApp(App[None]):
             msg = "All probes ended." + (f" Failed: {', '.join(failed)}" if failed else "")
             if self.session.adaptive is not None and self.session.adaptive.reprobed:
                 msg += " " + self.session.adaptive.describe()
+            if self.launch is not None and self.launch.launched:
+                msg += f" Terminated {len(self.launch.launched)} launched instance(s)."
             self.notify(msg, severity="warning" if failed else "information")
 
     async def stop_all(self) -> None:
-        await self.session.stop_all()
-        self.workers.cancel_group(self, "probes")
+        try:
+            await self.session.stop_all()
+        finally:
+            self.workers.cancel_group(self, "probes")
+            if self.launch is not None:  # every exit path: nothing launched outlives the app
+                await self.launch.close()
 
     # ---- actions ------------------------------------------------------------------------------
 
@@ -83,12 +108,14 @@ class ProbecastApp(App[None]):
 
     @work(exclusive=True, group="quit", exit_on_error=False, description="quit")
     async def action_quit(self) -> None:  # type: ignore[override]
-        running = self.session.board.active if self.session.has_probes else 0
+        running = self.session.board.active if self.session.has_probes or self.launch else 0
         if running and not self.session.is_replay:
             from .screens.dialogs import ConfirmScreen
 
+            launched = (f"\nTheir {len(self.launch.hosts)} launched instance(s) are terminated."
+                        if self.launch is not None else "")
             ok = await self.push_screen_wait(
-                ConfirmScreen(f"{running} probe(s) still running.\nStop them and quit?"))
+                ConfirmScreen(f"{running} probe(s) still running.\nStop them and quit?{launched}"))
             if not ok:
                 return
         await self.stop_all()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from probecast.core.run.board import Board
 from probecast.core.run.config import ConfigError, load_config
@@ -13,6 +14,9 @@ from probecast.core.run.runners import ProbeSpec, ReplayRunner
 from probecast.core.run.session import Session
 
 from .app import ProbecastApp
+
+if TYPE_CHECKING:
+    from probecast.core.cloud.launch import AwsProvider
 
 
 def epoch_plan(paths: list[str]) -> dict | None:  # type: ignore[type-arg]
@@ -52,13 +56,20 @@ def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | Non
     return ProbecastApp(Session.replay(board, runners, title=f"replay of {where}"))
 
 
-def make_live_app(config_path: str | None) -> ProbecastApp:
+def make_live_app(config_path: str | None, provider: AwsProvider | None = None) -> ProbecastApp:
+    """The app on a config. With [aws], an AwsProvider made here (or the one given: tests pass
+    one whose instances are loopback sshd servers) launches picked types that have no host."""
     config = load_config(config_path)
     pricing = pricing_for(config)  # the one price lookup, as every command
     board = Board(pricing, epoch_plan=epoch_plan(config.probe.epochs_from))
     where = str(config.path) if config.path else "no config: this machine, built-in workload"
+    if provider is None and config.aws is not None:  # picked types without a host: launched
+        from probecast.core.cloud.launch import AwsProvider
+
+        provider = AwsProvider(config.aws, pricing.catalog)  # priced in the [aws] region
     return ProbecastApp(Session(board, config=config, title=where,
-                                horizons=tuple(config.probe.horizons)), setup=True)
+                                horizons=tuple(config.probe.horizons)), setup=True,
+                        provider=provider)
 
 
 def run_app(ns: argparse.Namespace) -> int:

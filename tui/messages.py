@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from probecast.core.run.plan import PlannedProbe
+
+if TYPE_CHECKING:
+    from probecast.core.cloud.launch import AwsLaunch
 
 
 @dataclass
@@ -16,3 +20,4 @@ class StartProbes(Message):
     plan: list[PlannedProbe]
     concurrency: int
     timeout: float
+    launch: AwsLaunch | None = None  # instances to launch first; their probes are in ``plan``

@@ -138,7 +138,8 @@ def test_cleanup_finds_leftovers_of_any_session(moto_url, run_cli, monkeypatch) 
     assert "no probecast instances" in out
 
 
-def _play_cloud_init(ec2, item, base: Path, pub: str, name: str, port: int, tamper: bool = False):  # type: ignore[no-untyped-def]
+def _play_cloud_init(ec2, item, base: Path, pub: str, name: str, port: int, tamper: bool = False,  # type: ignore[no-untyped-def]
+                     address: str = "127.0.0.5"):
     """Start the 'instance': an sshd serving the host key its user data carries (or, tampered,
     another key - a machine in the middle)."""
     import base64
@@ -151,7 +152,7 @@ def _play_cloud_init(ec2, item, base: Path, pub: str, name: str, port: int, tamp
     data = base64.b64decode(raw["UserData"]["Value"]).decode()
     key = HostKey.generate() if tamper else host_key_from_user_data(data)
     assert "text/x-shellscript" in data and "probecast-deadline" in data  # the dead-man part too
-    return sshd_mod.start_sshd(base / name, "127.0.0.5", port, pub, host_key_pair=(key.private, key.public))
+    return sshd_mod.start_sshd(base / name, address, port, pub, host_key_pair=(key.private, key.public))
 
 
 @pytest.mark.faults('launched instance answers with another host key (moto + sshd)',

@@ -139,7 +139,7 @@ class RunScreen(Screen[None]):
         for key in list(entries)[:MAX_PANELS]:
             panel = self._panels.get(key)
             if panel is None:
-                panel = ProbePanel(self.session.board, key)
+                panel = ProbePanel(self.session.board, key, self.session.host_caption)
                 self._panels[key] = panel
                 container.mount(panel)
             elif panel.is_mounted and panel.region.area:

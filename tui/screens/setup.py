@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -20,18 +20,24 @@ from probecast.core.run.session import Session
 from ..actions import bindings
 from ..messages import StartProbes
 
+if TYPE_CHECKING:
+    from probecast.core.cloud.launch import AwsProvider
+
 PRESET_BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048)
-ADD_HOST_HINT = ('no host: add [[hosts]] with instance = "{name}" and its address to '
-                 "probecast.toml (README: Config)")
+ADD_HOST_HINT = ('no host for {name}: add [[hosts]] with instance = "{name}" and its address '
+                 "to probecast.toml, or an [aws] section to launch it from here "
+                 "(README: Config, Launching on AWS)")
 
 
 class SetupScreen(Screen[None]):
     BINDINGS = bindings("setup")
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, provider: AwsProvider | None = None) -> None:
         super().__init__()
         self.session = session
+        self.provider = provider  # [aws]: picked types without a host are launched
         self.selected_hosts: set[str] = set()
+        self.selected_launch: list[str] = []  # instance types to launch, in the order picked
 
     @property
     def config(self) -> Config:
@@ -90,7 +96,7 @@ class SetupScreen(Screen[None]):
         self.fill_instances("")
         table.focus()
         self.update_summary()
-        if self.config.aws is not None:
+        if self.provider is not None:
             self.check_leftovers()
         if self.config.path is None:
             self.notify("No config: probing this machine with a built-in workload. "
@@ -101,12 +107,12 @@ class SetupScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="aws", exit_on_error=False,
           description="look for leftover instances")
     def check_leftovers(self) -> None:
-        from probecast.core.cloud.client import AwsError, client
-        from probecast.core.cloud.provision import find_leftovers
+        from probecast.core.cloud.client import AwsError
 
-        aws = self.config.aws
+        assert self.provider is not None
+        aws = self.provider.aws
         try:
-            left = find_leftovers(client("ec2", aws.region, aws.endpoint_url))
+            left = self.provider.find_leftovers()
         except AwsError as exc:
             self.app.call_from_thread(self.notify, str(exc), severity="warning", timeout=10)
             return
@@ -140,8 +146,10 @@ class SetupScreen(Screen[None]):
             if q and q not in hay:
                 continue
             price = inst.price_per_hour if inst is not None else None  # host, [prices], cache…
-            picked = any(h.name in self.selected_hosts for h in hosts)
+            picked = (any(h.name in self.selected_hosts for h in hosts) if hosts
+                      else name in self.selected_launch)
             host_text = (Text(", ".join(h.name for h in hosts), style="green") if hosts
+                         else Text("launch (aws)", style="yellow") if self.provider is not None
                          else Text("— add a host", style="dim"))
             table.add_row(
                 Text("✓" if picked else "", style="bold green"), name, gpus, mem,
@@ -170,16 +178,23 @@ class SetupScreen(Screen[None]):
         row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
         name = str(row_key.value)
         hosts = self.hosts_by_instance().get(name, [])
-        if not hosts:
+        if not hosts and self.provider is None:
             self.notify(ADD_HOST_HINT.format(name=name), severity="warning", timeout=8)
             return
-        names = {h.name for h in hosts}
-        if names & self.selected_hosts:
-            self.selected_hosts -= names
+        if not hosts:  # launched on AWS when the probes start (after a confirmation)
+            if name in self.selected_launch:
+                self.selected_launch.remove(name)
+            else:
+                self.selected_launch.append(name)
+            picked = name in self.selected_launch
         else:
-            self.selected_hosts |= names
-        table.update_cell(row_key, "pick", Text("✓" if names & self.selected_hosts else "",
-                                                style="bold green"))
+            names = {h.name for h in hosts}
+            if names & self.selected_hosts:
+                self.selected_hosts -= names
+            else:
+                self.selected_hosts |= names
+            picked = bool(names & self.selected_hosts)
+        table.update_cell(row_key, "pick", Text("✓" if picked else "", style="bold green"))
         self.update_summary()
 
     # ---- settings -----------------------------------------------------------------------------
@@ -222,24 +237,58 @@ class SetupScreen(Screen[None]):
         s = self.settings()
         worst = worst_case_probe_cost(plan, self.session.board.pricing.catalog, s.timeout)
         hosts = len(self.selected_hosts)
+        launch = self.selected_launch
         stop = f"{s.max_steps} steps" if s.max_steps else f"CI ≤ {s.target_ci:.0%}"
         text = Text()
-        text.append(f" {len(plan)} probes", "bold")
-        text.append(f" ({hosts} host × {len(s.batch_sizes)} batch) · {stop} · worst ")
+        text.append(f" {len(plan) + len(launch) * len(s.batch_sizes)} probes", "bold")
+        where = f"{hosts} host" + (f" + {len(launch)} to launch" if launch else "")
+        text.append(f" ({where} × {len(s.batch_sizes)} batch) · {stop} · worst ")
         priced = any(p.host.kind != "local" or p.host.price_per_hour is not None for p in plan)
         text.append(("free (this machine)" if not priced else fmt_cost(worst)) if worst is not None
                     else "? (no price)")
         text.append(f" (≤{s.timeout / 60:g} min each)", "dim")
+        if launch and self.provider is not None:  # the launch's own worst case, as confirmed
+            q = self.provider.quote(launch)
+            text.append(f" · launch ≤ ${q.worst_usd:.2f} of ${q.max_spend:.2f}",
+                        "bold red" if q.problem else "")
         self.query_one("#summary", Static).update(text)
 
     def action_start(self) -> None:
-        plan = self.plan()
-        if not plan:
-            self.notify("Pick at least one instance with a host (space) and one batch size.",
+        s = self.settings()
+        if not s.batch_sizes or not (self.selected_hosts or self.selected_launch):
+            self.notify("Pick at least one instance (space) and one batch size.",
                         severity="warning")
             return
+        if not self.selected_launch:
+            self.post_message(StartProbes(self.plan(), s.concurrency, s.timeout))
+            return
+        assert self.provider is not None
+        q = self.provider.quote(self.selected_launch)
+        if q.problem:
+            self.notify(f"Nothing launched: {q.problem}", severity="error", timeout=12)
+            return
+        self.confirm_launch(q)
+
+    @work(exclusive=True, group="confirm-launch", exit_on_error=False,
+          description="confirm the launch")
+    async def confirm_launch(self, q: Any) -> None:
+        """Nothing is launched before this is answered yes; no is nothing launched."""
+        from .dialogs import ConfirmScreen
+
         s = self.settings()
-        self.post_message(StartProbes(plan, s.concurrency, s.timeout))
+        question = (f"{q.describe()}.\n\n{len(q.types) * len(s.batch_sizes)} probe(s) on them; "
+                    "they are terminated when the probes end, on q and on every exit "
+                    f"(else by their dead-man timer after {q.minutes} min).\n\nLaunch them?")
+        if not await self.app.push_screen_wait(ConfirmScreen(question)):
+            self.notify("Nothing launched.")
+            return
+        assert self.provider is not None
+        log_dir = session_dir()
+        hosts = [h for h in self.config.hosts if h.name in self.selected_hosts]
+        launch = self.provider.launch(list(self.selected_launch), log_dir,
+                                      taken={h.name for h in self.config.hosts})
+        self.post_message(StartProbes(launch.plan(s, hosts, self.config.hosts), s.concurrency, s.timeout,
+                                      launch=launch))
 
     def action_replay_hint(self) -> None:
         self.notify("Quit (q) and run: probecast replay sample_logs/reconstructed-dissertation "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections.abc import Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,7 +16,7 @@ from probecast.core.run.board import Board, ProbeEntry
 from probecast.core.report.fmt import fmt_ms
 
 STATUS_STYLE = {
-    "pending": "dim", "connecting": "yellow", "uploading": "yellow", "running": "cyan",
+    "pending": "dim", "launching": "yellow", "connecting": "yellow", "uploading": "yellow", "running": "cyan",
     "done": "green", "failed": "bold red", "stopped": "magenta",
 }
 
@@ -43,10 +44,12 @@ class ProbePanel(Vertical):
 
     CHART_EVERY = 2.0  # seconds: a shifting chart redraws whole lines - the costliest output
 
-    def __init__(self, board: Board, key: str) -> None:
+    def __init__(self, board: Board, key: str,
+                 caption: Callable[[str], str | None] | None = None) -> None:
         super().__init__(id=f"probe-{_css_id(key)}")
         self.board = board
         self.key = key
+        self.caption = caption  # the host's provider: a launched instance's phase and cost
         self.seen: tuple[int, int] = (-1, -1)  # (id, version) of the entry last drawn
         self._chart_at = 0.0
         self.border_title = self.entry.spec.label
@@ -64,6 +67,15 @@ class ProbePanel(Vertical):
 
     def on_mount(self) -> None:
         self.refresh_from_entry()
+        if self.caption is not None and self.caption(self.key) is not None:
+            # the phase and the price tick while the board may be still (booting, terminating)
+            self.set_interval(max(1.0, getattr(self.screen, "every", 1.0)), self.show_caption)
+
+    def show_caption(self) -> None:
+        text = (self.caption(self.key) if self.caption is not None else None) or \
+            self.entry.instance or ""
+        if self.border_subtitle != text:
+            self.border_subtitle = text
 
     def refresh_from_entry(self) -> None:
         e = self.entry
@@ -95,8 +107,7 @@ class ProbePanel(Vertical):
         _set(self.query_one(".hardware", Static), hardware_line(e))
         self.set_class(e.status == "failed", "-failed")
         self.set_class(e.status == "done", "-done")
-        if self.border_subtitle != (e.instance or ""):
-            self.border_subtitle = e.instance or ""
+        self.show_caption()
 
 
 def hardware_line(e: ProbeEntry) -> Text:
