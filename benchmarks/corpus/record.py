@@ -34,8 +34,10 @@ CORES = {1: "1", 2: "0,1"}
 RUNS: dict[str, tuple[str, int, int, int, int]] = {}
 
 
-def _add(program: str, batch: int, epochs: int, samples: int, cores: int) -> None:
-    RUNS[f"{program}-b{batch}-e{epochs}-c{cores}"] = (program, batch, epochs, samples, cores)
+def _add(program: str, batch: int, epochs: int, samples: int, cores: int, tag: str = "") -> str:
+    name = f"{program}-b{batch}-e{epochs}-c{cores}{tag}"
+    RUNS[name] = (program, batch, epochs, samples, cores)
+    return name
 
 
 for c in (1, 2):
@@ -68,6 +70,17 @@ for c in (1, 2):
                  ("workload:torch-cnn", 64, 3, 5000, c), ("workload:torch-cnn", 256, 5, 5000, c)):
         _add(*args)
         TORCH_RUNS.append(f"{args[0]}-b{args[1]}-e{args[2]}-c{args[4]}")
+
+
+# Long jobs (recorded into runs-long/, held out): what users run - epochs of one to two minutes,
+# 10-25 minutes in all, one core (taskset on CPU 1, so the machine's other core can do other work
+# without sharing this one). Two Keras programs (fit on NumPy arrays, a tf.data pipeline) and one
+# PyTorch program, each at two batch sizes.
+LONG_RUNS: list[str] = []
+for args in (("mnist_convnet", 64, 10, 216000, 1), ("mnist_convnet", 256, 10, 216000, 1),
+             ("cifar_tfdata", 64, 10, 56000, 1), ("cifar_tfdata", 256, 10, 56000, 1),
+             ("torch_mnist", 64, 10, 36000, 1), ("torch_mnist", 256, 10, 36000, 1)):
+    LONG_RUNS.append(_add(*args, tag="-long"))
 
 
 def command(name: str, out: Path, probe: bool = False) -> list[str]:
@@ -105,10 +118,13 @@ def main() -> int:
     ap.add_argument("--list", action="store_true", help="list the runs and stop")
     ap.add_argument("--torch", action="store_true",
                     help="the PyTorch settings (default: the Keras ones)")
+    ap.add_argument("--long", action="store_true",
+                    help="the long jobs (10-25 minutes each, about 95 minutes in all)")
     ap.add_argument("--probes", action="store_true",
                     help="record probes (default stop policy) of the settings instead of full runs")
     ns = ap.parse_args()
-    names = TORCH_RUNS if ns.torch else [n for n in RUNS if n not in TORCH_RUNS]
+    names = (LONG_RUNS if ns.long else TORCH_RUNS if ns.torch
+             else [n for n in RUNS if n not in TORCH_RUNS and n not in LONG_RUNS])
     if ns.list:
         print("\n".join(names))
         return 0
