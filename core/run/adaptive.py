@@ -140,35 +140,8 @@ async def settle(board: Board, plan: list[PlannedProbe], options: RankOptions, *
         report.settled = False
         if round_no == 1:
             report.budget_s = sum(_budget(rows, budget_s) for rows in groups)
-        wanted: list[tuple[RankedRow, PlannedProbe]] = []
-        skipped_noise: list[str] = []
-        for rows in groups:
-            for row in contenders(rows):
-                planned = by_key.get(row.key)
-                if planned is None or board.entries[row.key].status != "done":
-                    continue
-                if reducible(row):
-                    wanted.append((row, planned))
-                else:
-                    skipped_noise.append(row.name)
-        if not wanted:
-            report.why = ("more probing would not narrow the bounds of "
-                          f"{', '.join(skipped_noise) or 'the contenders'}: they come from "
-                          "start-up variance, the noise floor and stalls a probe cannot rule out")
-            return report
-        # cost of probing again: about three times what each probe took
-        cost = {row.key: 3 * (row.probe_s or 0.0) for row, _ in wanted}
-        left = report.budget_s - report.spent_s
-        chosen = []
-        for row, planned in sorted(wanted, key=lambda rp: cost[rp[0].key]):
-            if cost[row.key] <= left:
-                chosen.append((row, planned))
-                left -= cost[row.key]
+        chosen = _choose(board, groups, by_key, report)
         if not chosen:
-            need = min(cost.values())
-            report.why = (f"probing a contender again would take ~{need:.0f} s, over the budget "
-                          f"({report.budget_s - report.spent_s:.0f} s left of {report.budget_s:.0f} s;"
-                          " set probe.adaptive_budget for more)")
             return report
         again = []
         for row, planned in chosen:
@@ -177,11 +150,7 @@ async def settle(board: Board, plan: list[PlannedProbe], options: RankOptions, *
             again.append(longer(planned, row))
             if row.name not in report.reprobed:
                 report.reprobed.append(row.name)
-        for rows in groups:
-            for row in rows[1:]:
-                prob = _p_ahead(row, options.by)
-                if row.undecided and prob is not None and row.name not in report.before:
-                    report.before[row.name] = prob
+        _record_before(report, groups, options.by)
         await run_plan(board, again, concurrency=concurrency, timeout=timeout, factory=factory,
                        finish=False)  # the caller releases the hosts' project copies
         report.rounds = round_no
@@ -194,6 +163,50 @@ async def settle(board: Board, plan: list[PlannedProbe], options: RankOptions, *
     if not report.settled:
         report.why = f"after {MAX_ROUNDS} rounds"
     return report
+
+
+def _choose(board: Board, groups: list[list[RankedRow]], by_key: dict[str, PlannedProbe],
+            report: AdaptiveReport) -> list[tuple[RankedRow, PlannedProbe]]:
+    """The contenders worth probing again this round, cheapest first within what is left of
+    the budget; none (and the reason in the report) when nothing qualifies."""
+    wanted: list[tuple[RankedRow, PlannedProbe]] = []
+    skipped_noise: list[str] = []
+    for rows in groups:
+        for row in contenders(rows):
+            planned = by_key.get(row.key)
+            if planned is None or board.entries[row.key].status != "done":
+                continue
+            if reducible(row):
+                wanted.append((row, planned))
+            else:
+                skipped_noise.append(row.name)
+    if not wanted:
+        report.why = ("more probing would not narrow the bounds of "
+                      f"{', '.join(skipped_noise) or 'the contenders'}: they come from "
+                      "start-up variance, the noise floor and stalls a probe cannot rule out")
+        return []
+    # cost of probing again: about three times what each probe took
+    cost = {row.key: 3 * (row.probe_s or 0.0) for row, _ in wanted}
+    left = report.budget_s - report.spent_s
+    chosen = []
+    for row, planned in sorted(wanted, key=lambda rp: cost[rp[0].key]):
+        if cost[row.key] <= left:
+            chosen.append((row, planned))
+            left -= cost[row.key]
+    if not chosen:
+        need = min(cost.values())
+        report.why = (f"probing a contender again would take ~{need:.0f} s, over the budget "
+                      f"({report.budget_s - report.spent_s:.0f} s left of {report.budget_s:.0f} s;"
+                      " set probe.adaptive_budget for more)")
+    return chosen
+
+
+def _record_before(report: AdaptiveReport, groups: list[list[RankedRow]], by: str) -> None:
+    for rows in groups:
+        for row in rows[1:]:
+            prob = _p_ahead(row, by)
+            if row.undecided and prob is not None and row.name not in report.before:
+                report.before[row.name] = prob
 
 
 def _record_after(report: AdaptiveReport, groups: Iterable[list[RankedRow]], by: str) -> None:
