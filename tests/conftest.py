@@ -113,3 +113,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for layer in LAYERS:
             if f"/tests/{layer}/" in str(item.path):
                 item.add_marker(getattr(pytest.mark, layer))
+
+
+@pytest.fixture(autouse=True)
+def _app_tests_price_without_a_local_cache(request: pytest.FixtureRequest,
+                                           tmp_path_factory: pytest.TempPathFactory,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's tests price from the embedded catalog: a price cache refreshed on this machine
+    (`probecast prices --refresh`, which the one price lookup prefers) must not change what a
+    snapshot shows."""
+    if "app" in request.node.path.relative_to(ROOT / "tests").parts[:1]:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
