@@ -163,7 +163,9 @@ async def test_two_picked_types_launch_probe_rank_and_are_terminated(moto_url, t
             rows = app.screen._rows  # type: ignore[attr-defined]
             assert {r.instance for r in rows.values()} == set(TYPES)  # ranked
             panel = app.screen.query_one("#probes").children[0]
-            assert "terminated" in str(panel.border_subtitle)
+            # the panel's subtitle follows on its own timer (the board is still by now)
+            await wait_for(pilot, lambda: "terminated" in str(panel.border_subtitle), 5)
+            assert "$" in str(panel.border_subtitle)
             await pilot.press("q")
             await pilot.pause()
         assert states(cloud.ec2, ids) <= {"shutting-down", "terminated"}
