@@ -254,10 +254,15 @@ class AwsLaunch:
             lh.phase = "terminating"
         try:
             await asyncio.to_thread(self.prov.terminate_all)
-        finally:
+        except BaseException:
+            for lh in live:  # still billed, maybe: said so, and `probecast cleanup` finds them
+                lh.phase = "terminate failed: run probecast cleanup"
+            raise
+        else:
             now = time.monotonic()
             for lh in live:
                 lh.phase, lh.ended = "terminated", now
+        finally:
             for lh in self.hosts:
                 if not lh.instance_id and lh.phase in ("waiting", "launching"):
                     lh.phase = "not launched"
