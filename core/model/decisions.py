@@ -209,8 +209,7 @@ def verdict(rows: Sequence[RankedRow], by: str, pc: PairConstants | None = None,
     if p >= pc.threshold:
         line = f"{lead.name} is {word}: {fmt_p(p)} against {nearest.name}"
     else:
-        line = (f"undecided: {fmt_p(p)} that {lead.name} beats {nearest.name} "
-                f"(a claim needs {fmt_p(pc.threshold)})")
+        line = f"undecided: {fmt_p(p)} that {lead.name} beats {nearest.name}"
     return line + still
 
 

@@ -18,6 +18,7 @@ from ..agent.steady import DEFAULT_STATISTIC
 from .epochs import EpochsInfo
 from .estimate import Estimate, NoEstimate, estimate_runtime
 from .pricing import Catalog, cost_usd
+from .bounds import describe_mechanism
 from .decisions import decision_lines, is_pareto, mark_undecided, undecided_pairs, verdict
 from .rows import Candidate, CrossingNote, Horizon, JsonValue, RankedRow
 from .state import ProbeState
@@ -151,6 +152,7 @@ def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
         price_source=price_source, billing=rule, equation=est.equation,
         terms=est.terms.as_dict(), uncertainty=dict(est.uncertainty), formula=est.formula(),
         notes=notes, probe_s=probe_s, setup_s=candidate.setup_s, with_setup=bool(setup),
+        mechanism=describe_mechanism(state),
         status=candidate.status or state.status, steps_observed=state.steps,
         path=candidate.path, truncated=candidate.truncated,
         malformed_lines=candidate.malformed_lines,

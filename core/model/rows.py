@@ -94,6 +94,7 @@ class RankedRow:
     p_faster: float | None = None  # P(the leader of this ranking is faster than this row)
     p_cheaper: float | None = None  # P(the leader of this ranking is cheaper than this row)
     decision_basis: str = ""  # what P(leader ahead) in this view rests on, in words
+    mechanism: str = ""  # what drives the epochs and whose bound constants apply (bounds.py)
     probe_s: float = 0.0  # what the probe itself ran (wall seconds)
     setup_s: float | None = None  # the host's setup (seconds), measured once per host
     with_setup: bool = False  # runtime, bounds and cost include setup_s (RankOptions.with_setup)

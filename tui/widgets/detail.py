@@ -48,6 +48,14 @@ def render_detail(row: RankedRow | None) -> Any:
     out = Table.grid()
     out.add_row(Text.assemble((f"{row.instance} · batch {row.batch_size} · {row.workload}  ", "bold"),
                               (f"Eq. {row.equation}: {EQUATIONS.get(row.equation, '')}", "cyan")))
+    for by, p, word in (("time", row.p_faster, "faster"), ("cost", row.p_cheaper, "cheaper")):
+        if p is None:
+            continue
+        verdict = "undecided" if p < DECIDED else "decided"
+        out.add_row(Text(f"P(the leader is {word} than this): {fmt_p(p)} - {verdict}",
+                         style="bold" if p < DECIDED else ""))
+    if row.decision_basis:
+        out.add_row(Text(f"  rests on: {row.decision_basis}", style="dim"))
     terms = [(label, text) for key, label in TERM_LABELS
              if key not in ("n_it", "n_ep") and (text := _term(t, key, row)) is not None]
     grid = Table.grid(padding=(0, 2))
@@ -71,14 +79,8 @@ def render_detail(row: RankedRow | None) -> Any:
                          f" from: {', '.join(parts)}"
                          + (f" · fit alone {fmt_duration(float(fit))}" if isinstance(fit, float) else ""),
                          style="dim"))
-    for by, p, word in (("time", row.p_faster, "faster"), ("cost", row.p_cheaper, "cheaper")):
-        if p is None:
-            continue
-        verdict = "undecided" if p < DECIDED else "decided"
-        out.add_row(Text(f"P(the leader is {word} than this): {fmt_p(p)} - {verdict}",
-                         style="bold" if p < DECIDED else ""))
-    if row.decision_basis:
-        out.add_row(Text(f"  rests on: {row.decision_basis}", style="dim"))
+    if row.mechanism:
+        out.add_row(Text(f"epochs: {row.mechanism}", style="dim"))
     price = row.price_per_hour
     cost_line = (f"cost {fmt_cost(row.cost_usd)} = ${price}/h × {fmt_duration(row.runtime_s)}"
                  f" ({row.billing}, price: {row.price_source})" if price is not None
