@@ -525,6 +525,23 @@ def report(title: str, results: list[Result], made: list[Decision], markdown: bo
     return lines
 
 
+def table(judged: dict[str, tuple[list[Result], list[Decision]]]) -> list[str]:
+    """One Markdown table: a column per corpus, and one for all of them together."""
+    columns = {title.split(" (")[0]: v for title, v in judged.items() if v[0]}
+    columns["all"] = ([r for res, _ in columns.values() for r in res],
+                      [d for _, made in columns.values() for d in made])
+    cells = {name: dict(summary(res, made)) for name, (res, made) in columns.items()}
+    counts = {name: f"{len(res)} runs, {len(made) // 2} pairs"
+              for name, (res, made) in columns.items()}
+    names = list(columns)
+    lines = ["| measure | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|",
+             "| runs judged | " + " | ".join(counts[n] for n in names) + " |"]
+    for measure in cells[names[-1]]:
+        lines.append(f"| {measure} | " + " | ".join(cells[n].get(measure, "-") for n in names)
+                     + " |")
+    return lines
+
+
 def corpus_title(path: str) -> str:
     return Path(path).name
 
@@ -560,22 +577,24 @@ def main() -> int:
     for variant in variants:
         cut = variant == "cut"
         what = ("probes cut from the full runs" if cut else "the recorded probes")
-        print(f"=== from {what}\n")
+        judged: dict[str, tuple[list[Result], list[Decision]]] = {}
+        everything = [p for ps in corpora.values() for p in ps]
+        res_all, made_all = cross_validate(everything, cut)
         for name, pairs in corpora.items():
-            res, made = cross_validate([*pairs, *(p for n, ps in corpora.items() if n != name
-                                                  for p in ps)], cut)
-            mine = {id(p) for p in pairs}
-            res = [r for r in res if id(r.pair.full) in {id(p.full) for p in pairs}]
-            made = [d for d in made if id(d.lead.pair.full) in {id(p.full) for p in pairs}]
-            del mine
-            print("\n".join(report(f"{name} (each program held out)", res, made, ns.markdown,
-                                   ns.detail)))
-            print()
+            fulls = {id(p.full) for p in pairs}
+            judged[f"{name} (each program held out)"] = (
+                [r for r in res_all if id(r.pair.full) in fulls],
+                [d for d in made_all if id(d.lead.pair.full) in fulls])
         for name, pairs in held_out.items():
-            held = [p.as_cut() if cut else p for p in pairs]
-            res = evaluate(held, all_cals)
-            print("\n".join(report(f"{name} (never calibrated on)", res, decisions(res, all_pc),
-                                   ns.markdown, ns.detail)))
+            res = evaluate([p.as_cut() if cut else p for p in pairs], all_cals)
+            judged[f"{name} (never calibrated on)"] = (res, decisions(res, all_pc))
+        print(f"=== from {what}\n")
+        if ns.markdown:
+            print("\n".join(table(judged)) + "\n")
+        for title, (res, made) in judged.items():
+            if ns.markdown and not ns.detail:
+                continue
+            print("\n".join(report(title, res, made, False, ns.detail)))
             print()
     return 0
 
