@@ -488,6 +488,9 @@ def summary(results: list[Result], made: list[Decision]) -> list[tuple[str, str]
                      f"{decided_big}/{len(big)} = {_pct(decided_big, len(big))}"))
         rows.append((f"wrong claims among decided pairs ({word})",
                      f"{wrong}/{len(decided)} = {_pct(wrong, len(decided))}"))
+        apart = sum(_vals(d.lead, view)[2] < _vals(d.other, view)[1] for d in big)
+        rows.append((f"... decided by the old rule, intervals apart ({word})",
+                     f"{apart}/{len(big)} = {_pct(apart, len(big))}"))
     return rows
 
 
