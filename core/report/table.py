@@ -44,7 +44,8 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
     line = verdict(rows, options.by)
     if line:
         out.write(line + "\n")
-    lines = decision_lines(rows, options.by, limit=len(rows))
+    # the leader against each row, when there is more than the one the verdict names
+    lines = decision_lines(rows, options.by, limit=len(rows)) if len(rows) > 2 else []
     for line in lines[:MAX_PAIRS]:
         out.write(f"  {line}\n")
     if len(lines) > MAX_PAIRS:
