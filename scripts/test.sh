@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install probecast with its test, agent and PyTorch-test extras into .venv, then run the whole
-# test suite.
+# Install probecast with its test, agent, PyTorch-test, SkyPilot and gpuhunt extras into .venv,
+# then run the whole test suite (arguments go to pytest: -m unit is the fast layer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
