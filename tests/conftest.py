@@ -124,3 +124,11 @@ def _app_tests_price_without_a_local_cache(request: pytest.FixtureRequest,
     snapshot shows."""
     if "app" in request.node.path.relative_to(ROOT / "tests").parts[:1]:
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
+
+
+@pytest.fixture(autouse=True)
+def _agent_lines_checked_against_the_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Emitter a test starts - in this process, or in an agent and its hooks started as
+    subprocesses - checks each line against core/agent/schema.py and fails loudly on a bad one
+    (on a user's job it would write the line as made)."""
+    monkeypatch.setenv("PROBECAST_STRICT_EVENTS", "1")

@@ -17,7 +17,12 @@ import time
 import uuid
 from typing import IO, Any
 
-SCHEMA_VERSION = 2
+from . import schema
+from .schema import SCHEMA_VERSION
+
+# Check every line against the schema and raise SchemaError on a bad one (the tests set it; on a
+# user's job a line is never worth their training run, so by default lines are written as made).
+ENV_STRICT = "PROBECAST_STRICT_EVENTS"
 
 
 def process_start_monotonic() -> float:
@@ -63,7 +68,9 @@ class Emitter:
         out: IO[str] | None = None,
         path: str | None = None,
         t0: float | None = None,
+        strict: bool | None = None,
     ) -> None:
+        self.strict = os.environ.get(ENV_STRICT, "") not in ("", "0") if strict is None else strict
         self.t0 = process_start_monotonic() if t0 is None else t0
         self._last_timed = self.t0
         self._outs: list[IO[str]] = [out if out is not None else sys.stdout]
@@ -118,7 +125,10 @@ class Emitter:
 
     def _write(self, obj: dict[str, Any]) -> dict[str, Any]:
         # JSON has no NaN/Infinity: a diverged loss is written as null, never as a bad line
-        self._write_raw(json.dumps(_finite(obj), separators=(",", ":"), allow_nan=False) + "\n")
+        written = _finite(obj)
+        if self.strict:
+            schema.check(written)
+        self._write_raw(json.dumps(written, separators=(",", ":"), allow_nan=False) + "\n")
         return obj
 
     def _write_raw(self, line: str) -> None:
@@ -173,6 +183,8 @@ class Emitter:
             self._last_timed = self.t0 + t
 
     def write_line(self, line: str) -> None:
+        if self.strict:
+            schema.check(json.loads(line))
         with self._lock:
             self._write_raw(line.rstrip("\n") + "\n")
 

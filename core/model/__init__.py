@@ -5,5 +5,6 @@ Owns the event schema (``events``), a probe's folded state (``state``), the runt
 candidates trade places (``crossover``), the price catalog (``pricing``) and the ranking pipeline
 (``ranking.build_ranking`` -> ``RankedRow``). Reading logs from disk is ``logstore``.
 
-May import: the agent's shared step statistics (``agent.steady``). Imported by every other stage.
+May import: the agent's shared step statistics (``agent.steady``) and the event schema the agent
+writes (``agent.schema``). Imported by every other stage.
 """

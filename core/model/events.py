@@ -22,9 +22,14 @@ from typing import Annotated, Literal, Union
 
 import msgspec
 
-SCHEMA_VERSION = 2  # v2: `done`, `end.exit_code`, `log.code`; v1 logs read as before
+# The schema is written down once, in the agent (which writes it and may import nothing of
+# ours); tests/unit/test_schema.py holds these records to every kind and field there.
+from ..agent.schema import END_STATUSES as END_STATUSES
+from ..agent.schema import EVENT_KINDS as EVENT_KINDS
+from ..agent.schema import LOG_CODES as LOG_CODES
+from ..agent.schema import SCHEMA_VERSION as SCHEMA_VERSION
 
-END_STATUSES = ("complete", "probe-done", "stopped", "failed")
+Status = Literal["complete", "probe-done", "stopped", "failed"]  # END_STATUSES, for the type checker
 
 # Times are seconds; anything beyond ~30 years is a corrupt line, and the bounds also refuse
 # inf (JSON has no NaN or Infinity, but 1e999 decodes to inf).
@@ -112,19 +117,25 @@ class Done(_Event, tag="done"):
 
     t: Time
     dt: Duration
-    status: Literal["complete", "probe-done", "stopped", "failed"] = "probe-done"
+    status: Status = "probe-done"
     reason: str = ""
 
 
 class End(_Event, tag="end"):
     t: Time
     dt: Duration
-    status: Literal["complete", "probe-done", "stopped", "failed"]
+    status: Status
     reason: str = ""
     exit_code: int | None = None  # the program's own exit status, when it exited by itself
 
 
 Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, Done, End]
+
+# kind (`ev`) -> its record, in the schema's order
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.__struct_config__.tag: cls  # type: ignore[misc]
+    for cls in (Start, Init, Step, Val, Epoch, Sample, Log, Done, End)
+}
 
 _DECODER: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
 _ENCODER = msgspec.json.Encoder()

@@ -1,0 +1,221 @@
+"""The event log schema (v2), written down once: what the agent writes and what readers accept.
+
+Stdlib only (this file is shipped to probe hosts with the rest of the agent). The emitter checks
+its lines against it (``Emitter(strict=True)`` or ``PROBECAST_STRICT_EVENTS=1``: the tests do);
+``core/model/events.py`` takes its version, kinds and statuses from here, and a unit test holds
+its msgspec records to every kind and field below, so the writer and the readers cannot drift.
+docs/ARCHITECTURE.md ("Event log: schema v2") describes each field.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+SCHEMA_VERSION = 2  # v2: `done`, `end.exit_code`, `log.code`; v1 logs read as before
+
+# How a run ended (`end.status`), and how training ended (`done.status`).
+END_STATUSES = ("complete", "probe-done", "stopped", "failed")
+
+LOG_LEVELS = ("info", "warning", "error")
+
+# `log.code`: machine-readable facts the estimate and the views act on.
+LOG_CODES: dict[str, str] = {
+    "fit-loop": "fit() was called more than once: epochs counted across calls, N_ep unknown",
+    "skipped-fit": "fit() called after the probe stopped training returned at once",
+    "early-stop": "EarlyStopping / TerminateOnNaN: the planned epochs are an upper bound",
+    "custom-loop": "a Keras custom training loop: each optimizer step is a step",
+    "torch-loop": "PyTorch: each optimizer step is a step",
+    "multi-process": "other processes of the command trained too (one was timed)",
+    "no-post": "the probe unwound a loop: the program's post-training code did not run",
+    "boundary-stall": "an epoch boundary cost far more than a step (tf.data teardown)",
+    "hook-failed": "a framework could not be hooked: that process is not timed",
+}
+
+# Field types, as JSON carries them ("number" is an int or a float; bool is neither).
+STR = "str"
+INT = "int"
+COUNT = "count"  # an int >= 0
+NUMBER = "number"
+TIME = "time"  # seconds, -1e9..1e9
+DURATION = "duration"  # seconds, 0..1e9
+BOOL = "bool"
+METRICS = "metrics"  # {name: number or null}
+NUMBERS = "numbers"  # [number, ...], one per GPU
+DEVICES = "devices"  # [{kind, name, memory_mb}, ...]
+STATUS = "status"  # one of END_STATUSES
+LEVEL = "level"  # one of LOG_LEVELS
+CODE = "code"  # one of LOG_CODES
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: str
+    required: bool = False  # the agent always writes it
+    nullable: bool = False  # readers accept null
+    read: bool = True  # False: information for people; readers ignore it
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    timed: bool  # carries `dt`
+    fields: tuple[Field, ...] = ()
+    open: bool = False  # may carry further fields (start: the user's ProbeMeta.extra)
+
+    def field(self, name: str) -> Field | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+
+# Every line: `ev` (the kind) and `t`; timed kinds also `dt`.
+COMMON = (Field("t", TIME, required=True),)
+TIMED = (Field("dt", DURATION, required=True),)
+
+DEVICE_FIELDS = (Field("kind", STR, required=True), Field("name", STR, required=True),
+                 Field("memory_mb", NUMBER, nullable=True))
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("start", timed=False, open=True, fields=(
+        Field("v", INT, required=True),
+        Field("probe", STR, required=True),
+        Field("time", STR, required=True),
+        Field("host", STR, required=True),
+        Field("instance", STR),
+        Field("batch_size", COUNT),
+        Field("workload", STR),
+        Field("steps_per_epoch", COUNT),
+        Field("val_steps", COUNT),
+        Field("epochs", COUNT, nullable=True),
+        Field("framework", STR),
+        Field("devices", DEVICES),
+        Field("price_per_hour", NUMBER, nullable=True),
+        Field("note", STR),
+        # the built-in workloads' settings and a distributed job's rank: for people
+        Field("train_size", INT, read=False),
+        Field("val_size", INT, read=False),
+        Field("threads", INT, read=False),
+        Field("pipeline", STR, read=False),
+        Field("explicit_steps", BOOL, read=False),
+        Field("autotune", BOOL, read=False),
+        Field("rank", INT, read=False),
+    )),
+    Kind("init", timed=True),
+    Kind("step", timed=True, fields=(
+        Field("epoch", COUNT, required=True), Field("step", COUNT, required=True))),
+    Kind("val", timed=True, fields=(
+        Field("epoch", COUNT, required=True), Field("steps", COUNT, required=True),
+        Field("metrics", METRICS, required=True))),
+    Kind("epoch", timed=False, fields=(
+        Field("epoch", COUNT, required=True), Field("metrics", METRICS, required=True))),
+    Kind("sample", timed=False, fields=(
+        Field("gpu_util", NUMBERS, nullable=True),
+        Field("gpu_mem_mb", NUMBERS, nullable=True),
+        Field("gpu_mem_total_mb", NUMBERS, nullable=True),
+        Field("cpu_util", NUMBER, nullable=True),
+        Field("rss_mb", NUMBER, nullable=True),
+        Field("swap_mb", NUMBER, nullable=True),
+    )),
+    Kind("log", timed=False, fields=(
+        Field("level", LEVEL, required=True), Field("msg", STR, required=True),
+        Field("code", CODE))),
+    Kind("done", timed=True, fields=(
+        Field("status", STATUS, required=True), Field("reason", STR))),
+    Kind("end", timed=True, fields=(
+        Field("status", STATUS, required=True), Field("reason", STR),
+        Field("exit_code", INT, nullable=True))),
+)}
+
+EVENT_KINDS = tuple(KINDS)
+
+
+class SchemaError(ValueError):
+    """An event the schema does not allow (raised by a strict Emitter: a bug in the agent)."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _type_problem(type_: str, value: Any) -> str | None:
+    if type_ == STR:
+        ok = isinstance(value, str)
+    elif type_ == BOOL:
+        ok = isinstance(value, bool)
+    elif type_ == INT:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif type_ == COUNT:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    elif type_ == NUMBER:
+        ok = _is_number(value)
+    elif type_ == TIME:
+        ok = _is_number(value) and -1e9 <= value <= 1e9
+    elif type_ == DURATION:
+        ok = _is_number(value) and 0 <= value <= 1e9
+    elif type_ == STATUS:
+        ok = value in END_STATUSES
+    elif type_ == LEVEL:
+        ok = value in LOG_LEVELS
+    elif type_ == CODE:
+        ok = value in LOG_CODES
+    elif type_ == METRICS:
+        ok = isinstance(value, dict) and all(
+            isinstance(k, str) and (v is None or _is_number(v)) for k, v in value.items())
+    elif type_ == NUMBERS:
+        ok = isinstance(value, (list, tuple)) and all(_is_number(v) for v in value)
+    elif type_ == DEVICES:
+        if not isinstance(value, (list, tuple)):
+            return "not a list"
+        for device in value:
+            problems = _check_fields(device, DEVICE_FIELDS, open_=False)
+            if problems:
+                return "device: " + "; ".join(problems)
+        return None
+    else:
+        return f"unknown type {type_}"
+    return None if ok else f"not {type_}: {value!r}"
+
+
+def _check_fields(obj: Any, fields: tuple[Field, ...], open_: bool) -> list[str]:
+    if not isinstance(obj, dict):
+        return ["not an object"]
+    problems: list[str] = []
+    known = {f.name: f for f in fields}
+    for f in fields:
+        if f.required and f.name not in obj:
+            problems.append(f"{f.name}: missing")
+    for name, value in obj.items():
+        field = known.get(name)
+        if field is None:
+            if not open_:
+                problems.append(f"{name}: not a field of this kind")
+            continue
+        if value is None and field.nullable:
+            continue
+        problem = _type_problem(field.type, value)
+        if problem:
+            problems.append(f"{name}: {problem}")
+    return problems
+
+
+def problems(event: Any) -> list[str]:
+    """What is wrong with an event object (as written: after JSON's NaN -> null); [] if nothing."""
+    if not isinstance(event, dict):
+        return ["not an object"]
+    kind = KINDS.get(event.get("ev"))  # type: ignore[arg-type]
+    if kind is None:
+        return [f"ev: unknown kind {event.get('ev')!r}"]
+    fields = COMMON + (TIMED if kind.timed else ()) + kind.fields
+    body = {k: v for k, v in event.items() if k != "ev"}
+    return [f"{kind.name}.{p}" for p in _check_fields(body, fields, kind.open)]
+
+
+def check(event: Any) -> None:
+    """Raise SchemaError naming every problem of an event object."""
+    found = problems(event)
+    if found:
+        raise SchemaError("; ".join(found))
