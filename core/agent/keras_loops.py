@@ -74,9 +74,10 @@ class LoopHook:
         if self._installed:
             return
         self._installed = True
-        from keras.src.optimizers.base_optimizer import BaseOptimizer
+        from .compat import KERAS_OPTIMIZER_APPLY, owner
 
-        original_apply = BaseOptimizer.apply
+        optimizer_class, apply_name = owner(KERAS_OPTIMIZER_APPLY)  # BaseOptimizer.apply
+        original_apply = getattr(optimizer_class, apply_name)
         hook = self
 
         def apply(optimizer: Any, grads: Any, trainable_variables: Any = None) -> Any:
@@ -92,17 +93,20 @@ class LoopHook:
                 tf.py_function(func=_graph_step(hook), inp=[], Tout=[])
             return out
 
-        BaseOptimizer.apply = apply
+        setattr(optimizer_class, apply_name, apply)
         self._patch_datasets()
 
     def _patch_datasets(self) -> None:
+        from .compat import TF_DATASET_ITER, TF_ITERATOR_NEXT, owner
+
         try:
-            from tensorflow.python.data.ops import dataset_ops, iterator_ops
+            dataset_class, iter_name = owner(TF_DATASET_ITER)  # DatasetV2.__iter__
+            iterator_class, next_name = owner(TF_ITERATOR_NEXT)  # OwnedIterator.__next__
         except ImportError:  # not TensorFlow's backend: epochs from --steps-per-epoch only
             return
         hook = self
-        original_iter = dataset_ops.DatasetV2.__iter__
-        original_next = iterator_ops.OwnedIterator.__next__
+        original_iter = getattr(dataset_class, iter_name)
+        original_next = getattr(iterator_class, next_name)
 
         def dataset_iter(ds: Any) -> Any:
             it = original_iter(ds)
@@ -124,8 +128,8 @@ class LoopHook:
                 hook.checkpoint()
             return original_next(it)
 
-        dataset_ops.DatasetV2.__iter__ = dataset_iter
-        iterator_ops.OwnedIterator.__next__ = iterator_next
+        setattr(dataset_class, iter_name, dataset_iter)
+        setattr(iterator_class, next_name, iterator_next)
 
 
 def _graph_step(hook: LoopHook) -> Any:

@@ -253,8 +253,11 @@ class KerasHook:
     def install(self) -> None:
         if self.installed:
             return
+        from .compat import KERAS_FIT, owner
+
         keras = _keras()
-        original = keras.Model.fit
+        model_class, fit_name = owner(KERAS_FIT)  # keras.Model.fit
+        original = getattr(model_class, fit_name)
         hook = self
         if self.session.under_agent:
             try:
@@ -314,7 +317,7 @@ class KerasHook:
             return history
 
         fit.__wrapped__ = original  # type: ignore[attr-defined]
-        keras.Model.fit = fit
+        setattr(model_class, fit_name, fit)
         self.installed = True
 
 

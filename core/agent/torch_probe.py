@@ -60,18 +60,20 @@ class TorchHook:
             return
         self._installed = True
         import torch
-        from torch.optim.optimizer import register_optimizer_step_post_hook
-        from torch.utils.data import DataLoader
-        from torch.utils.data.dataloader import _BaseDataLoaderIter
 
+        from .compat import TORCH_LOADER_ITER, TORCH_LOADER_NEXT, TORCH_STEP_HOOK, owner, resolve
+
+        register_optimizer_step_post_hook = resolve(TORCH_STEP_HOOK)
+        loader_class, iter_name = owner(TORCH_LOADER_ITER)  # DataLoader.__iter__
+        iterator_class, next_name = owner(TORCH_LOADER_NEXT)  # _BaseDataLoaderIter.__next__
         self.framework = f"torch {torch.__version__}"
         register_optimizer_step_post_hook(self._after_step)
         import atexit
 
         atexit.register(self._at_exit)
         hook = self
-        original_iter = DataLoader.__iter__
-        original_next = _BaseDataLoaderIter.__next__
+        original_iter = getattr(loader_class, iter_name)
+        original_next = getattr(iterator_class, next_name)
 
         def loader_iter(loader: Any) -> Any:
             key = id(loader)
@@ -107,8 +109,8 @@ class TorchHook:
             hook._batch(key)
             return batch
 
-        DataLoader.__iter__ = loader_iter  # type: ignore[method-assign]
-        _BaseDataLoaderIter.__next__ = iter_next  # type: ignore[method-assign]
+        setattr(loader_class, iter_name, loader_iter)
+        setattr(iterator_class, next_name, iter_next)
 
     # ---- data ------------------------------------------------------------------------------
 
@@ -306,7 +308,7 @@ def watch_trainers(on_error: OnError | None = None) -> None:
 
     # the modules that define the classes: importing a framework does not import them, and
     # reaching for them early would (transformers loads its Trainer lazily)
-    for module_name, attr in (("lightning.pytorch.trainer.trainer", "Trainer"),
-                              ("pytorch_lightning.trainer.trainer", "Trainer"),
-                              ("transformers.trainer", "Trainer")):
+    from .compat import TRAINERS
+
+    for module_name, attr in TRAINERS:  # Lightning (both names), the Hugging Face Trainer
         when_imported(module_name, lambda m=module_name, a=attr: patch(m, a), on_error)
