@@ -26,6 +26,7 @@ collective for one that already left.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
@@ -311,4 +312,4 @@ def watch_trainers(on_error: OnError | None = None) -> None:
     from .compat import TRAINERS
 
     for module_name, attr in TRAINERS:  # Lightning (both names), the Hugging Face Trainer
-        when_imported(module_name, lambda m=module_name, a=attr: patch(m, a), on_error)
+        when_imported(module_name, functools.partial(patch, module_name, attr), on_error)
