@@ -365,10 +365,12 @@ def _vals(r: Result, view: str) -> tuple[float, float, float]:
 
 def decisions(results: list[Result], pc: PairConstants) -> list[Decision]:
     out = []
-    by_program: dict[str, list[Result]] = {}
+    # the runs a user would compare: one program in one corpus (a corpus's runs of a program
+    # share its data set; the long jobs run the same scripts on far more data)
+    by_program: dict[tuple[str, str], list[Result]] = {}
     for r in results:
-        by_program.setdefault(r.pair.program, []).append(r)
-    for program, rs in by_program.items():
+        by_program.setdefault((r.pair.corpus, r.pair.program), []).append(r)
+    for (_, program), rs in by_program.items():
         for a, b in itertools.combinations(rs, 2):
             for view in ("time", "cost"):
                 lead, other = (a, b) if _vals(a, view)[0] <= _vals(b, view)[0] else (b, a)
@@ -442,7 +444,8 @@ def _corr(xy: list[tuple[float, float]]) -> float:
 
 def cross_validate(pairs: list[Pair], cut: bool) -> tuple[list[Result], list[Decision]]:
     """Every program judged with constants measured on the others (always on recorded probes;
-    ``cut``: the judged program's probes are cut from its full runs)."""
+    ``cut``: the judged program's probes are cut from its full runs). A program is held out from
+    every corpus at once (the long jobs run some of the same scripts on more data)."""
     results, made = [], []
     programs = sorted({p.program for p in pairs})
     for program in programs:
