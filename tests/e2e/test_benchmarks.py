@@ -35,11 +35,12 @@ def test_accuracy_benchmark_smoke(tmp_path) -> None:  # type: ignore[no-untyped-
     out = run("benchmarks/step_statistics.py", str(tmp_path))
     m = re.search(r"trimmed \+boundary\s+median\s+([0-9.]+)%", out)
     assert m and 0 <= float(m.group(1)) < 100
-    # the trust report: real probes against their full runs, coverage and errors
+    # the trust report: real probes against their full runs, coverage, errors and decisions
     out = run("benchmarks/accuracy.py", str(tmp_path))
     m = re.search(r"real total inside \[low, high\]\s+(\d+)/(\d+)", out)
     assert m and int(m.group(2)) >= 1
-    assert "point error vs whole process" in out and "picks:" in out
+    assert "point error vs whole process" in out and "pairs differing >= 10 %" in out
+    assert "wrong claims among decided pairs" in out
 
 
 def test_ui_benchmark_smoke() -> None:
