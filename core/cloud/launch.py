@@ -5,6 +5,12 @@ The launched hosts exist before the instances do (placeholders named by instance
 address filled in once they run), so their probes are planned - and shown on the board - from
 the start: ``launching``, then the probe's own statuses (copying the project, setup, probing),
 and each host's phase with what it has cost so far (elapsed x hourly price) in ``caption``.
+
+Each launched host is on its own (DESIGN: one failing probe never takes down the others): the
+plan runs at once - configured hosts probe straight away - and a launched host's probes wait at
+its gate (``HostGate``, their ``prep``) until that instance is up; an instance that cannot be
+launched or reached fails its own probes, with why, and nothing else.
+
 Whatever happens, every instance launched is terminated when ``run`` ends (success, failure,
 cancel) or when ``close`` is called (the app's quit); the dead-man timer and `probecast cleanup`
 cover a probecast that was killed.
@@ -13,11 +19,13 @@ cover a probecast that was killed.
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..model.pricing import Catalog
 from ..run.board import ACTIVE_STATUSES, Board
@@ -26,10 +34,16 @@ from ..run.plan import PlannedProbe, plan_probes
 from ..run.runners import RunnerStatus
 from .client import AwsError
 from .deadman import DEADMAN_FILE, extend_command
-from .provision import Launched, LaunchQuote, Provisioner, quote, wait_ssh_ready
-
-__all__ = ["AwsLaunch", "AwsProvider", "LaunchQuote", "LaunchedHost", "quote"]
+from .gate import HostGate
+from .provision import Launched, LaunchQuote, Provisioner, quote, terminate, wait_ssh_ready
 from .userdata import known_hosts_line, write_known_hosts
+
+if TYPE_CHECKING:
+    from ..run.prepare import HostPrep
+
+__all__ = ["AwsLaunch", "AwsProvider", "HostGate", "LaunchQuote", "LaunchedHost", "quote"]
+
+log = logging.getLogger("probecast.cloud")
 
 
 @dataclass
@@ -38,7 +52,8 @@ class LaunchedHost:
 
     host: Host  # a placeholder until the instance runs: then its address, key and user
     price_per_hour: float | None
-    phase: str = "waiting"  # launching, booting, up, terminating, terminated, failed
+    phase: str = "waiting"  # launching, booting, up, failed, terminating, terminated
+    error: str = ""  # why it never came up (its probes failed with it)
     instance_id: str = ""
     zone: str = ""
     started: float | None = None  # monotonic: run_instances answered (billing starts)
@@ -81,8 +96,10 @@ class AwsLaunch:
             price, _ = provider.catalog.price(t)
             self.hosts.append(LaunchedHost(host, price))
         self._by_key: dict[str, LaunchedHost] = {}
+        self._gates = {lh.host.name: HostGate(lh.host) for lh in self.hosts}
+        self._pinned: dict[str, str] = {}  # known_hosts lines of the hosts reached so far
+        self._keepers: list[asyncio.Task[None]] = []  # dead-man pushers, one per host up
         self._closing: asyncio.Future[None] | None = None
-        self._items: dict[int, Launched] = {}
         self.board: Board | None = None
 
     @property
@@ -104,13 +121,21 @@ class AwsLaunch:
         return plan
 
     def adopt(self, plan: list[PlannedProbe]) -> None:
-        """Know which probes run on which launched host (for their statuses and captions)."""
+        """Know which probes run on which launched host (for their statuses and captions), and
+        put them behind its gate (their ``prep``, wrapping the host's own preparation)."""
         by_name = {h.host.name: h for h in self.hosts}
         for p in plan:
             lh = by_name.get(p.host.name)
-            if lh is not None and p.spec.key not in lh.keys:
+            if lh is None:
+                continue
+            if p.spec.key not in lh.keys:
                 lh.keys.append(p.spec.key)
                 self._by_key[p.spec.key] = lh
+            gate = self._gates[lh.host.name]
+            if p.prep is not cast("HostPrep", gate):
+                if p.prep is not None and gate.inner is None:
+                    gate.inner = p.prep
+                p.prep = cast("HostPrep", gate)  # duck-typed: what run_plan asks of a prep
 
     def caption(self, key: str) -> str | None:
         """A probe's launched host in one line: type, instance, phase, time, cost so far."""
@@ -156,8 +181,14 @@ class AwsLaunch:
 
     async def run(self, board: Board, plan: list[PlannedProbe],
                   probe: Callable[[], Awaitable[None]]) -> None:
-        """Launch every host, wait for SSH (its pinned key), run ``probe()`` while the dead-man
-        deadline is pushed back, then terminate them all - on every exit path."""
+        """Run ``probe()`` (the whole plan) at once while each host is launched and reached on
+        its own: a launched host's probes wait at its gate (their ``prep``) until it is up (its
+        pinned key in ``known_hosts``, SSH answering), and fail with the reason when it cannot be
+        (launch error, no capacity, no SSH) - the configured hosts' probes and the other
+        launched hosts' go on. Each host's dead-man deadline is pushed back from when it is up.
+        Everything launched is terminated when ``run`` ends, whichever way (a failed host's
+        instance at once). Raises only when nothing could run: the worst case is refused before
+        anything launches, or every host of the plan was launched and none came up."""
         self.board = board
         self.adopt(plan)
         for p in plan:
@@ -166,22 +197,23 @@ class AwsLaunch:
         try:
             if self.quote.problem:  # checked before anything launches, as the CLI does
                 raise AwsError(self.quote.problem)
-            await self._launch_all()
-            await self._reach_all()
-            extender = asyncio.create_task(self._keep_alive())
+            bring_up = [asyncio.create_task(self._bring_up(lh)) for lh in self.hosts]
             try:
-                for lh in self.hosts:
-                    self._say(lh, "pending", f"{lh.instance_id} up at {lh.host.address}")
                 await probe()
-            finally:
-                extender.cancel()
+            finally:  # a host still coming up has no probe left to serve
+                for task in [*bring_up, *self._keepers]:
+                    task.cancel()
+                if bring_up or self._keepers:
+                    await asyncio.wait([*bring_up, *self._keepers], timeout=10)
+            failed = [lh for lh in self.hosts if lh.error]
+            if self.hosts and len(failed) == len(self.hosts) and all(
+                    p.spec.key in self._by_key for p in plan):
+                raise AwsError("no launched instance came up: " + "; ".join(
+                    f"{lh.host.instance}: {lh.error}" for lh in failed))
         except asyncio.CancelledError:
             self._end_all(board, plan, "stopped", "cancelled")
             raise
         except Exception as exc:
-            for lh in self.hosts:
-                if lh.phase != "up":
-                    lh.phase = "failed"
             self._end_all(board, plan, "failed", f"launch failed: {exc}")
             raise
         finally:
@@ -195,51 +227,83 @@ class AwsLaunch:
             if entry is not None and entry.active:
                 board.feed(p.spec.key, RunnerStatus(status, detail))
 
-    async def _launch_all(self) -> None:
-        async def one(lh: LaunchedHost) -> Launched:
-            lh.phase = "launching"
-            self._say(lh, "launching", f"ec2:RunInstances {lh.host.instance} in {self.aws.region}")
-            item = await asyncio.to_thread(self.prov.launch, lh.host.instance)
-            lh.instance_id, lh.zone, lh.started = item.instance_id, item.zone, time.monotonic()
-            lh.phase = "booting"
-            self._say(lh, "launching", f"{item.instance_id} in {item.zone or self.aws.region}: "
-                                       "waiting for it to run")
-            return item
+    async def _bring_up(self, lh: LaunchedHost) -> None:
+        """One host: launched, running, reached - then its probes go; or failed, and only its
+        probes fail."""
+        gate = self._gates[lh.host.name]
+        try:
+            item = await self._launch(lh)
+            await self.prov.wait_running([item], 2 if self.aws.endpoint_url else 5)
+            await self._reach(lh, item)
+        except asyncio.CancelledError:
+            gate.settle("cancelled")
+            raise
+        except Exception as exc:  # noqa: BLE001 - this host's probes say it; the others go on
+            await self._fail(lh, gate, exc)
+            return
+        lh.phase = "up"
+        self._keepers.append(asyncio.create_task(self._keep_alive(lh)))
+        self._say(lh, "pending", f"{lh.instance_id} up at {lh.host.address}")
+        gate.settle(None)
 
-        launched = await asyncio.gather(*(one(lh) for lh in self.hosts))
-        await self.prov.wait_running(list(launched), 2 if self.aws.endpoint_url else 5)
-        self._items = dict(zip((id(lh) for lh in self.hosts), launched))
+    async def _launch(self, lh: LaunchedHost) -> Launched:
+        lh.phase = "launching"
+        self._say(lh, "launching", f"ec2:RunInstances {lh.host.instance} in {self.aws.region}")
+        item = await asyncio.to_thread(self.prov.launch, lh.host.instance)
+        lh.instance_id, lh.zone, lh.started = item.instance_id, item.zone, time.monotonic()
+        lh.phase = "booting"
+        self._say(lh, "launching", f"{item.instance_id} in {item.zone or self.aws.region}: "
+                                   "waiting for it to run")
+        return item
 
-    async def _reach_all(self) -> None:
+    async def _reach(self, lh: LaunchedHost, item: Launched) -> None:
+        """Its address, its host key pinned (the one it was given at boot), SSH answering."""
         provider = self.provider
-        pinned = []
-        for lh in self.hosts:
-            item = self._items[id(lh)]
-            address = provider.address_for(item) if provider.address_for else item.address
-            if not address:
-                raise AwsError(f"{item.instance_id} has no reachable address (public IP or VPN?)")
-            assert item.host_key is not None
-            lh.host.address, lh.host.port = address, provider.port
-            pinned.append(known_hosts_line(address, provider.port, item.host_key))
-            self._say(lh, "launching", f"{item.instance_id} running at {address}: waiting for SSH")
-        write_known_hosts(self.log_dir / "known_hosts", pinned)
-        await asyncio.gather(*(wait_ssh_ready(lh.host.address, lh.host.port or 22,
-                                              provider.ssh_timeout) for lh in self.hosts))
-        for lh in self.hosts:
-            lh.phase = "up"
+        address = provider.address_for(item) if provider.address_for else item.address
+        if not address:
+            raise AwsError(f"{item.instance_id} has no reachable address (public IP or VPN?)")
+        assert item.host_key is not None
+        lh.host.address, lh.host.port = address, provider.port
+        self._pinned[lh.host.name] = known_hosts_line(address, provider.port, item.host_key)
+        # replaced whole: the probes of hosts already up read it while this one comes up
+        path = self.log_dir / "known_hosts"
+        tmp = path.with_name(f".known_hosts.{os.getpid()}.tmp")
+        write_known_hosts(tmp, list(self._pinned.values()))
+        os.replace(tmp, path)
+        self._say(lh, "launching", f"{item.instance_id} running at {address}: waiting for SSH")
+        await wait_ssh_ready(address, provider.port or 22, provider.ssh_timeout)
 
-    async def _keep_alive(self) -> None:
+    async def _fail(self, lh: LaunchedHost, gate: HostGate, exc: Exception) -> None:
+        """This host's probes failed with why; its instance, of no use now, terminated at once
+        (``close`` terminates every instance again at the end, should this not answer)."""
+        lh.error = str(exc) if isinstance(exc, AwsError) else f"{type(exc).__name__}: {exc}"
+        lh.phase = "failed"
+        reason = f"launch failed: {lh.error}"
+        log.info("%s: %s", lh.host.name, reason)
+        self._say(lh, "failed", reason)
+        gate.settle(reason)
+        if lh.instance_id and not self.prov.closed:
+            try:
+                await asyncio.to_thread(terminate, self.prov.ec2, [lh.instance_id])
+            except Exception:  # noqa: BLE001 - close() terminates it with the rest
+                return
+            lh.phase, lh.ended = "terminated", time.monotonic()
+
+    async def _keep_alive(self, lh: LaunchedHost) -> None:
+        """Push the host's dead-man deadline back, from when it is up until ``run`` ends."""
         from ..run.ssh import connect
 
         cmd = extend_command(self.aws.deadman_minutes, self.provider.deadman_file)
         while True:
-            for lh in self.hosts:
-                try:
-                    conn = await connect(lh.host)
-                    async with conn:
-                        await conn.run(cmd, check=False)
-                except Exception:  # noqa: BLE001 - the probe reports the host's problems
-                    pass
+            try:
+                conn = await connect(lh.host)
+                async with conn:
+                    await conn.run(cmd, check=False)
+            except Exception:  # noqa: BLE001 - the probe reports the host's problems
+                pass
+            me = asyncio.current_task()
+            if me is not None and me.cancelling():  # a cancel the SSH library turned into an error
+                return
             await asyncio.sleep(max(30.0, self.aws.deadman_minutes * 60 / 3))
 
     async def close(self) -> None:

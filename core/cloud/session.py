@@ -19,7 +19,8 @@ async def run_provisioned(board: Any, settings: Any, aws: AwsSettings, ec2: Any,
                           port: int | None = None,
                           deadman_file: str = DEADMAN_FILE, ssh_timeout: float = 300) -> Provisioner:
     """Launch one instance per type of ``aws.instance_types``, probe them over SSH, terminate
-    them whatever happens.
+    them whatever happens. Each type is on its own: one that cannot be launched or reached fails
+    only its own probes (with why, on the board); AwsError when none came up.
 
     Each instance's SSH host key is made here and given to it at boot; the session's
     ``known_hosts`` (in the log directory) holds those keys only, and nothing else is trusted -

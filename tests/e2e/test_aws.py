@@ -422,3 +422,82 @@ def test_waiting_for_ssh_is_cancelled_at_once() -> None:
         assert took < 2 and time.monotonic() - t0 < 4
     finally:
         silent.close()
+
+
+@pytest.mark.faults("one of two launched types never offers SSH (moto + sshd)",
+                    checks="only its probes fail, with why; the configured host and the other "
+                           "type probe to done; both instances terminated")
+def test_one_unreachable_type_fails_only_its_probes(moto_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    import sshd as sshd_mod
+
+    from probecast.core.cloud.launch import AwsProvider
+    from probecast.core.run.config import Host
+    from probecast.core.run.plan import run_plan
+    from probecast.core.run.runners import RunnerStatus
+
+    if sshd_mod.available():
+        pytest.skip(sshd_mod.available())
+    base = Path(tempfile.mkdtemp(prefix="probecast-aws-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    key = sshd_mod.keygen(base / "client")
+    pub = key.with_suffix(".pub").read_text()
+    trainer = base / "trainer.py"
+    trainer.write_text("import time\nfrom probecast_agent import StepTimer\n"
+                       "p = StepTimer(steps_per_epoch=50, batch_size=8)\n"
+                       "for _ in p.epochs(range(1)):\n    for _ in p.steps(range(50)):\n"
+                       "        time.sleep(0.01)\n")
+    os.chmod(trainer, 0o644)
+    deadline_file = base / "deadline"
+    port = 2225
+    servers = []
+    ec2 = ec2_client(moto_url)
+
+    def address_for(item):  # type: ignore[no-untyped-def]
+        if item.instance_type == "g4dn.xlarge":
+            return "127.0.0.9"  # nothing listens there: SSH never becomes ready
+        servers.append(_play_cloud_init(ec2, item, base, pub, f"s-{item.instance_id}", port,
+                                        address="127.0.0.8"))
+        return "127.0.0.8"
+
+    settings = AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge", "g4dn.xlarge"],
+                           user="root", identity_file=str(key), python="/usr/bin/python3",
+                           endpoint_url=moto_url, max_spend=10)
+    probe = ProbeSettings(command=f"python3 {trainer}", batch_sizes=[8], max_steps=10,
+                          boundary_budget=0)
+    here = Host(name="here", kind="local", python=sys.executable)
+    board = Board(Pricing(Catalog.embedded()))
+    seen: list[tuple[str, str]] = []
+    feed = board.feed
+
+    def record(key, item):  # type: ignore[no-untyped-def]
+        if isinstance(item, RunnerStatus):
+            seen.append((key, item.status))
+        feed(key, item)
+
+    board.feed = record  # type: ignore[method-assign]
+    provider = AwsProvider(settings, Catalog.embedded(), address_for=address_for, port=port,
+                           deadman_file=str(deadline_file), ssh_timeout=8, ec2_client=ec2)
+    launch = provider.launch(list(settings.instance_types), tmp_path, taken={"here"})
+    plan = launch.plan(probe, [here])
+    try:
+        asyncio.run(launch.run(board, plan, lambda: run_plan(board, plan, timeout=120)))
+    finally:
+        for server in servers:
+            server.stop()
+    status = {k: (e.status, e.detail) for k, e in board.entries.items()}
+    assert status["here-b8"][0] == "done" and status["g5.xlarge-b8"][0] == "done", status
+    assert board.entries["g5.xlarge-b8"].state.steps == 10
+    assert status["g4dn.xlarge-b8"][0] == "failed", status
+    assert "launch failed" in status["g4dn.xlarge-b8"][1]
+    assert "did not offer SSH" in status["g4dn.xlarge-b8"][1], status
+    # the configured host did not wait for any launch
+    assert seen.index(("here-b8", "running")) < seen.index(("g5.xlarge-b8", "pending"))
+    assert int(deadline_file.read_text()) > dt.datetime.now().timestamp()  # pushed back
+    ids = [i.instance_id for i in launch.launched]
+    assert len(ids) == 2
+    states = {i["State"]["Name"] for r in ec2.describe_instances(InstanceIds=ids)["Reservations"]
+              for i in r["Instances"]}
+    assert states <= {"shutting-down", "terminated"}, states
+    assert all(lh.phase == "terminated" for lh in launch.hosts)
