@@ -304,6 +304,9 @@ def _probe_on_aws(ns: argparse.Namespace, config: Config, settings: ProbeSetting
         out.write("\ninterrupted: instances terminated\n")
         return 130
     out.write(f"terminated {len(prov.launched)} instance(s) of session {prov.session}\n")
+    for e in board.entries.values():  # a type that could not be launched or reached: said
+        if e.status == "failed":
+            print(f"probecast: {e.spec.label}: failed - {e.detail}", file=sys.stderr)
     logs = [str(p) for p in sorted(log_dir.glob("*.jsonl"))]
     if not logs:
         return 1
