@@ -147,3 +147,15 @@ def add_estimate_options(p: argparse.ArgumentParser) -> None:
                         "fresh instance pays it; read from <host>.setup.json beside the logs)")
     p.add_argument("--min-accuracy", type=float, default=None,
                    help="leave out batch sizes whose full runs reach less than this accuracy")
+
+
+def confirm_launch(ns: argparse.Namespace, what: str, out: Any) -> bool:
+    """Ask before launching anything billable (--yes skips it; no terminal: refuse, saying so)."""
+    if ns.yes:
+        return True
+    if not sys.stdin.isatty():
+        raise CliError(f"launching {what} needs confirmation: add --yes")
+    if input("launch them? [y/N] ").strip().lower() in ("y", "yes"):
+        return True
+    out.write("nothing launched\n")
+    return False

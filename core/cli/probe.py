@@ -25,7 +25,7 @@ from ..cloud.price_lookup import price_catalog, pricing_for
 from ..model.pricing import Catalog
 from ..model.ranking import RankOptions
 from .analyze import rank_and_print
-from .common import CliError, epoch_plan_from, load_records
+from .common import CliError, confirm_launch, epoch_plan_from, load_records
 
 T = TypeVar("T")
 
@@ -286,12 +286,8 @@ def _probe_on_aws(ns: argparse.Namespace, config: Config, settings: ProbeSetting
     assert aws is not None
     catalog = price_catalog(config, region=aws.region)
     out.write(quote(aws, aws.instance_types, catalog).describe() + "\n")  # as the app's dialog
-    if not ns.yes:
-        if not sys.stdin.isatty():
-            raise CliError("launching instances needs confirmation: add --yes")
-        if input("launch them? [y/N] ").strip().lower() not in ("y", "yes"):
-            out.write("nothing launched\n")
-            return 1
+    if not confirm_launch(ns, "instances", out):
+        return 1
     try:
         ec2 = client("ec2", aws.region, aws.endpoint_url)
         ssm = client("ssm", aws.region, aws.endpoint_url) if aws.ami_ssm_parameter else None

@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from ..run.board import Board
 from ..run.config import Config, ProbeSettings
-from .common import CliError
+from .common import confirm_launch
 
 
 def probe_on_skypilot(ns: argparse.Namespace, config: Config, settings: ProbeSettings,
@@ -48,12 +48,8 @@ def probe_on_skypilot(ns: argparse.Namespace, config: Config, settings: ProbeSet
         print(f"probecast: worst case ${worst:.2f} exceeds skypilot.max_spend "
               f"${sky.max_spend:.2f}: raise it or lower skypilot.autodown_minutes", file=sys.stderr)
         return 1
-    if not ns.yes:
-        if not sys.stdin.isatty():
-            raise CliError("launching clusters needs confirmation: add --yes")
-        if input("launch them? [y/N] ").strip().lower() not in ("y", "yes"):
-            out.write("nothing launched\n")
-            return 1
+    if not confirm_launch(ns, "clusters", out):
+        return 1
     try:
         sess = run(run_skypilot(board, settings, sky, log_dir, offers=offers))
     except SkyPilotError as exc:
