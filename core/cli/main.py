@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import Any
 from collections.abc import Callable
 
 from .analyze import cmd_estimate, cmd_plot, cmd_rank, cmd_stabilize
@@ -49,6 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_logging_options(parser)
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
 
+    _add_replay_parser(sub)
+    _add_analysis_parsers(sub)
+    _add_cloud_parsers(sub)
+    add_probe_parser(sub)
+    for action in sub.choices.values():
+        if action is not None and not any(a.dest == "verbose" for a in action._actions):
+            add_logging_options(action)
+    return parser
+
+
+def _add_replay_parser(sub: Any) -> None:
+    """`replay`: saved logs through the app."""
     p = sub.add_parser("replay", help="replay saved probe logs in the app")
     p.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="probe logs or directories of them")
     p.add_argument("--speed", type=float, default=1.0,
@@ -59,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="prices from this config's [[hosts]] and [prices] (default: the app's)")
     add_logging_options(p)
 
+
+def _add_analysis_parsers(sub: Any) -> None:
+    """`estimate`, `rank`, `plot`, `stabilize`: answers from saved logs."""
     p = sub.add_parser("estimate", help="estimate runtime and cost from probe logs")
     p.add_argument("logs", nargs="+", metavar="LOG", help="probe logs")
     p.add_argument("--horizons", default=None, help="epoch horizons, e.g. 5,10,20,25")
@@ -104,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON, one object per log")
     p.set_defaults(func=cmd_stabilize)
 
+
+def _add_cloud_parsers(sub: Any) -> None:
+    """`prices` and `cleanup`."""
     p = sub.add_parser("prices", help="show the price catalog (--refresh: live from AWS)")
     p.add_argument("--family", default=None, help="comma-separated families, e.g. p3,g5")
     p.add_argument("--refresh", action="store_true",
@@ -124,12 +143,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="list them, terminate nothing")
     p.add_argument("--yes", action="store_true", help="do not ask")
     p.set_defaults(func=cmd_cleanup)
-
-    add_probe_parser(sub)
-    for action in sub.choices.values():
-        if action is not None and not any(a.dest == "verbose" for a in action._actions):
-            add_logging_options(action)
-    return parser
 
 
 def add_logging_options(p: argparse.ArgumentParser) -> None:
