@@ -11,6 +11,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -199,49 +200,9 @@ def parse_config(text: str, path: Path | str = "<config>") -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{src}: not valid TOML: {exc}") from None
-    prices = data.get("prices")
-    if isinstance(prices, dict):  # msgspec does not name the key of a bad dict value
-        for name, value in prices.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not 0 <= value < 1e6:
-                raise fail(("prices", name), f"prices.{name} must be a price per hour in USD "
-                                             f"(a number >= 0), got {value!r}")
-    probe = data.get("probe")
-    env = probe.get("env") if isinstance(probe, dict) else None
-    if isinstance(env, dict):  # nor of a bad env value
-        for name, value in env.items():
-            if not (isinstance(value, str) or (isinstance(value, dict) and list(value) == ["from_env"]
-                                               and isinstance(value["from_env"], str))):
-                raise fail(("probe", "env", name), f"probe.env.{name} must be a string or "
-                                                   f'{{from_env = "LOCAL_VAR"}}, got {value!r}')
-    try:
-        doc = msgspec.convert(data, ConfigFile)
-    except msgspec.ValidationError as exc:
-        what, _, at = str(exc).partition(" - at `$")
-        where = parse_error_path(at.rstrip("`"))
-        unknown = re.match(r"Object contains unknown field `(.+)`", what)
-        if unknown:
-            key = unknown.group(1)
-            if not where:
-                raise fail((key,), f"unknown top-level key {key!r}; allowed: [[hosts]], [probe], "
-                                   "[prices], [aws], [skypilot]") from None
-            raise fail((*where, key), f"unknown key {dotted(where)}.{key!r}{_allowed(where)}") \
-                from None
-        explained = _explain(what, where)
-        if ", got" not in explained:
-            value = _value_at(data, where)
-            explained += f", got {value!r}" if value is not None else ""
-        raise fail(where, f"{dotted(where)} {explained}") from None
-    hosts = [_check_host(h, i, fail) for i, h in enumerate(doc.hosts)]
-    names = [h.name for h in hosts]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise fail(("hosts", names.index(dupes[0], names.index(dupes[0]) + 1), "name"),
-                   f"hosts: names must be unique; repeated: {', '.join(dupes)}")
-    for i, h in enumerate(hosts):
-        if h.jump and h.jump == h.name:
-            raise fail(("hosts", i, "jump"), f"hosts[{i}].jump: host {h.name!r} cannot be its own "
-                                             "jump host")
+    _check_dict_values(data, fail)
+    doc = _convert(data, fail)
+    hosts = _checked_hosts(doc, fail)
     settings = doc.probe
     _check_settings(settings, fail, Path(path).parent if path != "<config>" else None)
     aws = doc.aws
@@ -260,6 +221,64 @@ def parse_config(text: str, path: Path | str = "<config>") -> Config:
         hosts = [local_host()]
     return Config(hosts=hosts, probe=settings, prices=dict(doc.prices), path=Path(path), aws=aws,
                   skypilot=doc.skypilot)
+
+
+Fail = Callable[[tuple[str | int, ...], str], ConfigError]
+
+
+def _check_dict_values(data: dict[str, Any], fail: Fail) -> None:
+    """msgspec does not name the key of a bad value in a free-form table: [prices], probe.env."""
+    prices = data.get("prices")
+    if isinstance(prices, dict):
+        for name, value in prices.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not 0 <= value < 1e6:
+                raise fail(("prices", name), f"prices.{name} must be a price per hour in USD "
+                                             f"(a number >= 0), got {value!r}")
+    probe = data.get("probe")
+    env = probe.get("env") if isinstance(probe, dict) else None
+    if isinstance(env, dict):
+        for name, value in env.items():
+            if not (isinstance(value, str) or (isinstance(value, dict) and list(value) == ["from_env"]
+                                               and isinstance(value["from_env"], str))):
+                raise fail(("probe", "env", name), f"probe.env.{name} must be a string or "
+                                                   f'{{from_env = "LOCAL_VAR"}}, got {value!r}')
+
+
+def _convert(data: dict[str, Any], fail: Fail) -> ConfigFile:
+    """The typed config, or the first problem with its file, line and key."""
+    try:
+        return msgspec.convert(data, ConfigFile)
+    except msgspec.ValidationError as exc:
+        what, _, at = str(exc).partition(" - at `$")
+        where = parse_error_path(at.rstrip("`"))
+        unknown = re.match(r"Object contains unknown field `(.+)`", what)
+        if unknown:
+            key = unknown.group(1)
+            if not where:
+                raise fail((key,), f"unknown top-level key {key!r}; allowed: [[hosts]], [probe], "
+                                   "[prices], [aws], [skypilot]") from None
+            raise fail((*where, key), f"unknown key {dotted(where)}.{key!r}{_allowed(where)}") \
+                from None
+        explained = _explain(what, where)
+        if ", got" not in explained:
+            value = _value_at(data, where)
+            explained += f", got {value!r}" if value is not None else ""
+        raise fail(where, f"{dotted(where)} {explained}") from None
+
+
+def _checked_hosts(doc: ConfigFile, fail: Fail) -> list[Host]:
+    hosts = [_check_host(h, i, fail) for i, h in enumerate(doc.hosts)]
+    names = [h.name for h in hosts]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise fail(("hosts", names.index(dupes[0], names.index(dupes[0]) + 1), "name"),
+                   f"hosts: names must be unique; repeated: {', '.join(dupes)}")
+    for i, h in enumerate(hosts):
+        if h.jump and h.jump == h.name:
+            raise fail(("hosts", i, "jump"), f"hosts[{i}].jump: host {h.name!r} cannot be its own "
+                                             "jump host")
+    return hosts
 
 
 # What a value must be, said for a person, by key (msgspec names only the bound that failed).
