@@ -183,24 +183,23 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
 
         return probe_on_skypilot(ns, config, settings, board, log_dir, out, ranking_out,
                                  run=run_interruptible, rank=_rank_logs)
-    full_logs: list[str] = []
     hosts = list(config.hosts)
+    full_logs: list[str] = []
     if ns.full_on_cheapest:
-        # Methodology 1 (Malta 2021, ch. 4): full trainings on the cheapest host, one per batch
-        # size, give N_ep per batch size; the other hosts only need short probes.
         cheapest = _cheapest(hosts, pricing.catalog)
-        full_plan = plan_probes([cheapest], settings, log_dir / "full-runs", config.hosts, prep)
-        for p in full_plan:
-            p.spec.full = True
-        out.write(f"methodology 1: full runs of every batch size on the cheapest host, "
-                  f"{cheapest.name} ({cheapest.instance})\n")
-        try:
-            run_interruptible(_run(board, full_plan, settings, out))
-        except KeyboardInterrupt:
-            out.write("\ninterrupted\n")
+        ran = _full_runs_on(cheapest, config, settings, board, log_dir, prep, out)
+        if ran is None:
             return 130
-        full_logs = [str(p.log_path) for p in full_plan if p.log_path.exists()]
+        full_logs = ran
         hosts = [h for h in hosts if h.name != cheapest.name]
+    return _probe_and_rank(ns, config, settings, board, hosts, log_dir, prep, full_logs, out,
+                           ranking_out)
+
+
+def _probe_and_rank(ns: argparse.Namespace, config: Config, settings: ProbeSettings,
+                    board: Board, hosts: list[Any], log_dir: Path, prep: Preparation | None,
+                    full_logs: list[str], out: TextIO, ranking_out: TextIO) -> int:
+    """Probe the hosts, then rank what was measured; the exit status says how it went."""
     plan = plan_probes(hosts, settings, log_dir, config.hosts, prep)
     if ns.full:
         for p in plan:
@@ -228,6 +227,24 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     code = _rank_logs(logs, ns, config, epochs, ranking_out, epochs_from=full_logs or None)
     # exit status by convention: 130 after Ctrl-C, non-zero when no probe succeeded
     return 130 if interrupted else (code if ok else (code or 1))
+
+
+def _full_runs_on(cheapest: Any, config: Config, settings: ProbeSettings, board: Board,
+                  log_dir: Path, prep: Preparation | None, out: TextIO) -> list[str] | None:
+    """Methodology 1 (Malta 2021, ch. 4): full trainings on the cheapest host, one per batch
+    size, give N_ep per batch size; the other hosts only need short probes. The full runs'
+    logs, or None when interrupted."""
+    full_plan = plan_probes([cheapest], settings, log_dir / "full-runs", config.hosts, prep)
+    for p in full_plan:
+        p.spec.full = True
+    out.write(f"methodology 1: full runs of every batch size on the cheapest host, "
+              f"{cheapest.name} ({cheapest.instance})\n")
+    try:
+        run_interruptible(_run(board, full_plan, settings, out))
+    except KeyboardInterrupt:
+        out.write("\ninterrupted\n")
+        return None
+    return [str(p.log_path) for p in full_plan if p.log_path.exists()]
 
 
 def _check_project(settings: ProbeSettings, log_dir: Path, out: TextIO,
