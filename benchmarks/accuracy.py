@@ -1,7 +1,7 @@
 """Can a user bet on the number, and on the order? Real probes against the real whole runs.
 
     .venv/bin/python benchmarks/accuracy.py benchmarks/corpus/runs benchmarks/corpus/runs-torch \
-        --held-out benchmarks/corpus/runs-long [--fit] [--markdown]
+        benchmarks/corpus/runs-long [--fit] [--markdown] [--detail]
 
 Pairs every probe log (``probe-NAME``) with the full run of the same setting (``NAME``, or
 ``full-NAME`` as benchmarks/record_runs.py names them), estimates the full run's whole process -
@@ -17,9 +17,9 @@ corpus:
 
 Every figure is for a program the constants never saw: **leave one program out** - for each
 program, the constants (per mechanism: Keras/TensorFlow and PyTorch, core/model/bounds.py; the
-pair constants of decisions.py) are measured on all the *other* programs of the calibration
-corpora, then that program's runs and pairs are estimated and judged. ``--held-out`` corpora
-(the long jobs) are judged with the constants measured on every calibration program. Each figure
+pair constants of decisions.py) are measured on all the *other* programs of the corpora, then
+that program's runs and pairs are estimated and judged. ``--held-out`` corpora are judged with
+the constants measured on every program of the others (none is, in RESULTS). Each figure
 is given twice: from the real probes as recorded (another process, another moment: start-up
 varies), and from probes cut out of the full run's own log (``--cut``: what the default probe
 sees - start-up, the first epoch with its validation, one boundary, a few steps of the next).
@@ -558,7 +558,7 @@ def main() -> int:
     ap.add_argument("logs", nargs="+", help="calibration corpora: directories of full runs and "
                                             "probes (each one a corpus of its own)")
     ap.add_argument("--held-out", nargs="*", default=[], metavar="DIR",
-                    help="corpora never calibrated on (e.g. the long jobs)")
+                    help="corpora kept out of the calibration entirely (judged with constants from all the others)")
     ap.add_argument("--fit", action="store_true",
                     help="measure the constants on every calibration program and write "
                          "core/model/calibration.json")
