@@ -69,7 +69,7 @@ class Board:
         self.entries: dict[str, ProbeEntry] = {}
         self.version = 0
         self._estimates: EstimateCache = {}  # per probe: re-estimated only when it changed
-        self._setups: dict[Path, float] = {}  # each host's measured setup, by probe log
+        self._setups: dict[Path, float | None] = {}  # each host's measured setup, by probe log
 
     def add(self, spec: ProbeSpec, log_path: Path | None = None) -> ProbeEntry:
         entry = ProbeEntry(spec, log_path=log_path)
@@ -148,14 +148,13 @@ class Board:
                 for e in self.entries.values() if e.state.steps >= 2]
 
     def _setup_s(self, log: Path | None) -> float | None:
-        """The host's measured setup, read once it exists (it is written before the probes)."""
+        """The host's measured setup, read once per probe: setup ends before a probe's first
+        step and only probes with steps are candidates, so what is read then is final (a
+        ranking refresh of thousands of replayed logs does no file I/O)."""
         if log is None:
             return None
         if log not in self._setups:
-            found = setup_seconds(log)
-            if found is None:
-                return None
-            self._setups[log] = found
+            self._setups[log] = setup_seconds(log)
         return self._setups[log]
 
     def ranking(self, options: RankOptions) -> Ranking:
