@@ -87,7 +87,7 @@ def _watch_stdin(launcher: Launcher, grace: float) -> None:
     threading.Thread(target=watch, name="probecast-stdin-watch", daemon=True).start()
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="probecast-agent", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -105,32 +105,40 @@ def main(argv: list[str] | None = None) -> int:
     p_wl = sub.add_parser("workload", help="run a built-in workload")
     add_workload_arguments(p_wl)
     add_stop_arguments(p_wl)
-    ns = parser.parse_args(argv)
+    return parser
 
-    meta: dict[str, Any] = {"probe": ns.probe, "instance": ns.instance, "host": ns.host_label,
-                            "price_per_hour": ns.price_per_hour}
-    if ns.cmd == "workload":
-        meta.update(workload=ns.name, batch_size=ns.batch_size, epochs=ns.epochs,
-                    extra={"train_size": ns.train_size, "val_size": ns.val_size,
-                           "threads": ns.threads, "pipeline": ns.pipeline,
-                           "explicit_steps": ns.explicit_steps, "autotune": ns.autotune})
-        command = [sys.executable, "-m", "probecast_agent.workloads", ns.name,
-                   "--batch-size", str(ns.batch_size), "--epochs", str(ns.epochs),
-                   "--train-size", str(ns.train_size), "--val-size", str(ns.val_size),
-                   "--seed", str(ns.seed), "--noise", str(ns.noise), "--threads", str(ns.threads),
-                   "--gpus", str(ns.gpus), "--pipeline", ns.pipeline,
-                   *(["--lr", str(ns.learning_rate)] if ns.learning_rate is not None else []),
-                   *([] if ns.autotune else ["--no-autotune"]),
-                   *(["--explicit-steps"] if ns.explicit_steps else [])]
-    else:
-        command = list(ns.command)
-        if command and command[0] == "--":
-            command = command[1:]
-        if not command:
-            parser.error("run needs a command: run -- python train.py ARGS")
-        meta.update(workload=ns.workload_label or " ".join(command)[:200],
-                    batch_size=ns.batch_size, epochs=ns.epochs)
-    emitter = Emitter(path=ns.out)
+
+def _workload_command(ns: argparse.Namespace, meta: dict[str, Any]) -> list[str]:
+    """The built-in workload as a command of its own; its settings go into the log's meta."""
+    meta.update(workload=ns.name, batch_size=ns.batch_size, epochs=ns.epochs,
+                extra={"train_size": ns.train_size, "val_size": ns.val_size,
+                       "threads": ns.threads, "pipeline": ns.pipeline,
+                       "explicit_steps": ns.explicit_steps, "autotune": ns.autotune})
+    return [sys.executable, "-m", "probecast_agent.workloads", ns.name,
+            "--batch-size", str(ns.batch_size), "--epochs", str(ns.epochs),
+            "--train-size", str(ns.train_size), "--val-size", str(ns.val_size),
+            "--seed", str(ns.seed), "--noise", str(ns.noise), "--threads", str(ns.threads),
+            "--gpus", str(ns.gpus), "--pipeline", ns.pipeline,
+            *(["--lr", str(ns.learning_rate)] if ns.learning_rate is not None else []),
+            *([] if ns.autotune else ["--no-autotune"]),
+            *(["--explicit-steps"] if ns.explicit_steps else [])]
+
+
+def _user_command(ns: argparse.Namespace, meta: dict[str, Any],
+                  parser: argparse.ArgumentParser) -> list[str]:
+    """The user's own command (after `--`), unchanged."""
+    command = list(ns.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        parser.error("run needs a command: run -- python train.py ARGS")
+    meta.update(workload=ns.workload_label or " ".join(command)[:200],
+                batch_size=ns.batch_size, epochs=ns.epochs)
+    return command
+
+
+def _launcher(ns: argparse.Namespace, command: list[str], meta: dict[str, Any],
+              emitter: Emitter) -> Launcher:
     emitter.meta = {k: v for k, v in {**meta, "steps_per_epoch": 0, "val_steps": 0,
                                       "devices": []}.items() if v is not None and k != "extra"}
     opts = LaunchOptions(
@@ -148,8 +156,19 @@ def main(argv: list[str] | None = None) -> int:
             pass
     if ns.watch_stdin:
         _watch_stdin(launcher, opts.grace)
+    return launcher
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    ns = parser.parse_args(argv)
+    meta: dict[str, Any] = {"probe": ns.probe, "instance": ns.instance, "host": ns.host_label,
+                            "price_per_hour": ns.price_per_hour}
+    command = (_workload_command(ns, meta) if ns.cmd == "workload"
+               else _user_command(ns, meta, parser))
+    emitter = Emitter(path=ns.out)
     try:
-        code = launcher.run()
+        code = _launcher(ns, command, meta, emitter).run()
     finally:
         emitter.close()
         _remove_own_dir(ns.own_dir)

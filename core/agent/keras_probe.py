@@ -45,84 +45,90 @@ def _is_batched_source(x: Any) -> bool:
     return not hasattr(x, "shape") and not isinstance(x, (list, tuple, dict))
 
 
+class _ProbeCallbackMethods:
+    """The callback's behaviour; `_make_callback_class` puts it on keras.callbacks.Callback."""
+
+    params: Any  # set by Keras (Callback.set_params / set_model)
+    model: Any
+
+    def __init__(self, session: ProbeSession | None = None, raise_on_stop: bool = False,
+                 fit_info: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        if session is None:
+            from .session import session_from_env
+
+            session = session_from_env()
+        self.session = session
+        self.raise_on_stop = raise_on_stop
+        self.fit_info = fit_info or {}
+        self._epoch = 0
+        self._test_batches = 0
+        self._in_fit = False
+        # fit() called in a loop: epochs are counted across calls
+        self._base = int(self.fit_info.get("epoch_base", 0))
+        self._initial = int(self.fit_info.get("initial_epoch", 0))
+
+    def on_train_begin(self, logs: Any = None) -> None:
+        self._in_fit = True
+        p = self.params or {}
+        self.session.begin(
+            steps_per_epoch=int(p.get("steps") or self.fit_info.get("steps_per_epoch") or 0),
+            val_steps=int(self.fit_info.get("val_steps") or 0),
+            epochs=p.get("epochs") or self.fit_info.get("epochs"),
+            batch_size=self.fit_info.get("batch_size"),
+            framework=f"keras {_keras().__version__}",
+        )
+        if self.fit_info.get("hint"):
+            self.session.boundary_hint = self.fit_info.pop("hint")
+
+    def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+        self._epoch = self._base + epoch - self._initial
+        self.session.epochs_begun = max(self.session.epochs_begun, self._epoch + 1)
+
+    def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+        if self.session.ended:
+            return
+        if self.session.step(self._epoch, batch):
+            if self.raise_on_stop:
+                raise ProbeStop(self.session.policy.reason)
+            self.model.stop_training = True
+
+    def on_test_begin(self, logs: Any = None) -> None:
+        self._test_batches = 0
+
+    def on_test_batch_end(self, batch: int, logs: Any = None) -> None:
+        self._test_batches += 1
+
+    def on_test_end(self, logs: Any = None) -> None:
+        if self._in_fit and not self.session.ended:
+            self.session.val(self._epoch, self._test_batches, logs)
+
+    def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+        if not self.session.ended:
+            self.session.epoch_end(self._base + epoch - self._initial, logs)
+
+    def on_train_end(self, logs: Any = None) -> None:
+        self._in_fit = False
+        if self.raise_on_stop or self.session.ended:
+            return  # the hook decides how the run ends
+        planned = self.params.get("epochs") if self.params else None
+        if self.session.stop_requested:
+            self.session.finish("probe-done", self.session.policy.reason)
+        elif planned is None or self.session.epochs_done >= int(planned):
+            self.session.finish("complete")
+
+
 def _make_callback_class() -> type:
     keras = _keras()
-
-    class ProbeCallback(keras.callbacks.Callback):  # type: ignore[misc, name-defined]
-        """Add to ``callbacks=[...]`` to emit schema-v2 timing events for this fit.
+    return type("ProbeCallback", (_ProbeCallbackMethods, keras.callbacks.Callback), {
+        "__doc__": """Add to ``callbacks=[...]`` to emit schema-v2 timing events for this fit.
 
         In explicit use the stop policy ends training through ``model.stop_training``; the hook
         (zero-code mode) raises ProbeStop instead, so the validation can be timed on a bounded
         number of batches rather than the whole validation set.
-        """
-
-        def __init__(self, session: ProbeSession | None = None, raise_on_stop: bool = False,
-                     fit_info: dict[str, Any] | None = None) -> None:
-            super().__init__()
-            if session is None:
-                from .session import session_from_env
-
-                session = session_from_env()
-            self.session = session
-            self.raise_on_stop = raise_on_stop
-            self.fit_info = fit_info or {}
-            self._epoch = 0
-            self._test_batches = 0
-            self._in_fit = False
-            # fit() called in a loop: epochs are counted across calls
-            self._base = int(self.fit_info.get("epoch_base", 0))
-            self._initial = int(self.fit_info.get("initial_epoch", 0))
-
-        def on_train_begin(self, logs: Any = None) -> None:
-            self._in_fit = True
-            p = self.params or {}
-            self.session.begin(
-                steps_per_epoch=int(p.get("steps") or self.fit_info.get("steps_per_epoch") or 0),
-                val_steps=int(self.fit_info.get("val_steps") or 0),
-                epochs=p.get("epochs") or self.fit_info.get("epochs"),
-                batch_size=self.fit_info.get("batch_size"),
-                framework=f"keras {keras.__version__}",
-            )
-            if self.fit_info.get("hint"):
-                self.session.boundary_hint = self.fit_info.pop("hint")
-
-        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
-            self._epoch = self._base + epoch - self._initial
-            self.session.epochs_begun = max(self.session.epochs_begun, self._epoch + 1)
-
-        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
-            if self.session.ended:
-                return
-            if self.session.step(self._epoch, batch):
-                if self.raise_on_stop:
-                    raise ProbeStop(self.session.policy.reason)
-                self.model.stop_training = True
-
-        def on_test_begin(self, logs: Any = None) -> None:
-            self._test_batches = 0
-
-        def on_test_batch_end(self, batch: int, logs: Any = None) -> None:
-            self._test_batches += 1
-
-        def on_test_end(self, logs: Any = None) -> None:
-            if self._in_fit and not self.session.ended:
-                self.session.val(self._epoch, self._test_batches, logs)
-
-        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-            if not self.session.ended:
-                self.session.epoch_end(self._base + epoch - self._initial, logs)
-
-        def on_train_end(self, logs: Any = None) -> None:
-            self._in_fit = False
-            if self.raise_on_stop or self.session.ended:
-                return  # the hook decides how the run ends
-            planned = self.params.get("epochs") if self.params else None
-            if self.session.stop_requested:
-                self.session.finish("probe-done", self.session.policy.reason)
-            elif planned is None or self.session.epochs_done >= int(planned):
-                self.session.finish("complete")
-
-    return ProbeCallback
+        """,
+        "__module__": __name__,
+    })
 
 
 _CALLBACK_CLASS: type | None = None
@@ -258,67 +264,78 @@ class KerasHook:
         keras = _keras()
         model_class, fit_name = owner(KERAS_FIT)  # keras.Model.fit
         original = getattr(model_class, fit_name)
-        hook = self
         if self.session.under_agent:
-            try:
-                from .keras_loops import LoopHook
-
-                self.loops = LoopHook(self.session, self.steps_per_epoch)
-                self.loops.install()
-            except Exception as exc:  # noqa: BLE001 - fit() is still timed without it
-                self.session.log("warning", f"custom-loop timing unavailable: {exc!r}")
-                self.loops = None
+            self._install_loops()
+        hook = self
 
         def fit(model: Any, *args: Any, **kwargs: Any) -> Any:
-            session = hook.session
-            if session.trained:  # the probe has what it needs: training is skipped from here
-                hook._say("skipped-fit", "info", "fit() called after the probe stopped: it "
-                          "returned at once (no training); the program's other work runs")
-                return _history(keras, model, {})
-            if session.emitter.ended:
-                return original(model, *args, **kwargs)
-            hook.calls += 1
-            info = fit_arguments(args, kwargs)
-            info["epoch_base"] = session.epochs_begun
-            if hook.calls == 2:
-                hook._say("fit-loop", "warning", "fit() called again: epochs are counted "
-                          "across calls, and the planned number of epochs is unknown - give it "
-                          "(probe --epochs / [probe] epochs)")
-            early = [type(c).__name__ for c in info["callbacks"]
-                     if type(c).__name__ in ("EarlyStopping", "TerminateOnNaN")]
-            if early:
-                hook._say("early-stop", "warning", f"{', '.join(early)} may end training before "
-                          "the planned epochs: the estimate for them is an upper bound")
-            if hook.calls == 1:
-                info["hint"] = STALL_HINT
-            callback = ProbeCallback(session, raise_on_stop=not session.policy.full,
-                                     fit_info=info)
-            callbacks = list(kwargs.pop("callbacks", None) or [])
-            kwargs["callbacks"] = [*callbacks, callback]
-            if hook.loops is not None:
-                hook.loops.in_fit += 1
-            try:
-                history = original(model, *args, **kwargs)
-            except ProbeStop as stop:
-                if not session.under_agent:  # in-process use: time validation, then leave
-                    try:
-                        time_validation(model, session, info, hook.val_batches)
-                    finally:
-                        session.finish("probe-done", str(stop))
-                    raise SystemExit(0) from None
-                session.mark_done("probe-done", str(stop))  # its dt: the fit's teardown
-                time_validation(model, session, info, hook.val_batches)
-                return _history(keras, model, session.last_metrics)
-            finally:
-                if hook.loops is not None:
-                    hook.loops.in_fit -= 1
-            if session.policy.full and not session.emitter.ended:
-                session.mark_done("complete")
-            return history
+            return hook.fit(keras, original, model, args, kwargs)
 
         fit.__wrapped__ = original  # type: ignore[attr-defined]
         setattr(model_class, fit_name, fit)
         self.installed = True
+
+    def _install_loops(self) -> None:
+        try:
+            from .keras_loops import LoopHook
+
+            self.loops = LoopHook(self.session, self.steps_per_epoch)
+            self.loops.install()
+        except Exception as exc:  # noqa: BLE001 - fit() is still timed without it
+            self.session.log("warning", f"custom-loop timing unavailable: {exc!r}")
+            self.loops = None
+
+    def fit(self, keras: Any, original: Any, model: Any, args: tuple[Any, ...],
+            kwargs: dict[str, Any]) -> Any:
+        """One Model.fit call, probed: the callback added, the stop turned into a History."""
+        session = self.session
+        if session.trained:  # the probe has what it needs: training is skipped from here
+            self._say("skipped-fit", "info", "fit() called after the probe stopped: it "
+                      "returned at once (no training); the program's other work runs")
+            return _history(keras, model, {})
+        if session.emitter.ended:
+            return original(model, *args, **kwargs)
+        info = self._fit_info(args, kwargs)
+        callback = ProbeCallback(session, raise_on_stop=not session.policy.full, fit_info=info)
+        kwargs["callbacks"] = [*list(kwargs.pop("callbacks", None) or []), callback]
+        if self.loops is not None:
+            self.loops.in_fit += 1
+        try:
+            history = original(model, *args, **kwargs)
+        except ProbeStop as stop:
+            if not session.under_agent:  # in-process use: time validation, then leave
+                try:
+                    time_validation(model, session, info, self.val_batches)
+                finally:
+                    session.finish("probe-done", str(stop))
+                raise SystemExit(0) from None
+            session.mark_done("probe-done", str(stop))  # its dt: the fit's teardown
+            time_validation(model, session, info, self.val_batches)
+            return _history(keras, model, session.last_metrics)
+        finally:
+            if self.loops is not None:
+                self.loops.in_fit -= 1
+        if session.policy.full and not session.emitter.ended:
+            session.mark_done("complete")
+        return history
+
+    def _fit_info(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """This call's arguments, counted across calls, with what the user should be told."""
+        self.calls += 1
+        info = fit_arguments(args, kwargs)
+        info["epoch_base"] = self.session.epochs_begun
+        if self.calls == 2:
+            self._say("fit-loop", "warning", "fit() called again: epochs are counted "
+                      "across calls, and the planned number of epochs is unknown - give it "
+                      "(probe --epochs / [probe] epochs)")
+        early = [type(c).__name__ for c in info["callbacks"]
+                 if type(c).__name__ in ("EarlyStopping", "TerminateOnNaN")]
+        if early:
+            self._say("early-stop", "warning", f"{', '.join(early)} may end training before "
+                      "the planned epochs: the estimate for them is an upper bound")
+        if self.calls == 1:
+            info["hint"] = STALL_HINT
+        return info
 
 
 def _history(keras: Any, model: Any, metrics: dict[str, Any]) -> Any:

@@ -10,11 +10,12 @@ local log the moment it arrives.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -203,7 +204,6 @@ class SshRunner:
             yield RunnerStatus("failed", describe_ssh_error(exc, self.host))
             return
         conn = self._conn
-        code: int | None = None
         try:
             yield RunnerStatus("uploading", "agent")
             try:
@@ -219,36 +219,9 @@ class SshRunner:
             proc = self._process
             if self.spec.env:
                 proc.stdin.write(env_line(self.spec.env).decode())
-            err_task = asyncio.create_task(self._drain(proc.stderr, output))
-            try:
-                async for line in proc.stdout:
-                    ev = sink.line(line)
-                    if ev is not None:
-                        yield ev
-                    if sink.error is not None:  # disk full here: stop it, nothing more is kept
-                        failed = sink.failure()
-                        sink.close(failed)
-                        yield failed
-                        return
-                # EOF: a partial last line (no newline) was delivered above and counted malformed
-                await proc.wait_closed()
-                code = proc.exit_status
-            except (asyncssh.Error, OSError) as exc:
-                lost = RunnerStatus("failed", describe_ssh_error(exc, self.host)
-                                    + f" after {sink.reader.report.events} events (kept in the log)")
-                sink.close(lost)
-                yield lost
-                return
-            finally:
-                try:  # the rest of the program's output, briefly
-                    await asyncio.wait_for(err_task, 2)
-                except (asyncio.TimeoutError, asyncssh.Error, OSError):
-                    err_task.cancel()
-            output.finish()  # what the mask held back, in the tail too
-            final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail),
-                                  output.error)
-            sink.close(final)
-            yield final
+            async with contextlib.aclosing(self._relay(proc, sink, output)) as relay:
+                async for item in relay:  # closed with this stream, whatever ends it
+                    yield item
         except asyncio.CancelledError:  # probecast itself is stopping (Ctrl-C, quit)
             self._cancelled = True
             raise
@@ -257,6 +230,41 @@ class SshRunner:
                                     "cancelled" if self._cancelled else "interrupted"))
             output.close()
             await self._cleanup()
+
+    async def _relay(self, proc: Any, sink: LogSink, output: OutputSink
+                     ) -> AsyncGenerator[RunnerItem, None]:
+        """The agent's events as they come, then this probe's final status (written to the log)."""
+        code: int | None = None
+        err_task = asyncio.create_task(self._drain(proc.stderr, output))
+        try:
+            async for line in proc.stdout:
+                ev = sink.line(line)
+                if ev is not None:
+                    yield ev
+                if sink.error is not None:  # disk full here: stop it, nothing more is kept
+                    failed = sink.failure()
+                    sink.close(failed)
+                    yield failed
+                    return
+            # EOF: a partial last line (no newline) was delivered above and counted malformed
+            await proc.wait_closed()
+            code = proc.exit_status
+        except (asyncssh.Error, OSError) as exc:
+            lost = RunnerStatus("failed", describe_ssh_error(exc, self.host)
+                                + f" after {sink.reader.report.events} events (kept in the log)")
+            sink.close(lost)
+            yield lost
+            return
+        finally:
+            try:  # the rest of the program's output, briefly
+                await asyncio.wait_for(err_task, 2)
+            except (asyncio.TimeoutError, asyncssh.Error, OSError):
+                err_task.cancel()
+        output.finish()  # what the mask held back, in the tail too
+        final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail),
+                              output.error)
+        sink.close(final)
+        yield final
 
     @staticmethod
     async def _drain(stream: Any, output: OutputSink) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -21,4 +22,16 @@ def test_import_contracts_hold() -> None:
 def test_no_module_over_400_lines() -> None:
     long = [(p.relative_to(ROOT), n) for p in [*(ROOT / "core").rglob("*.py"), *(ROOT / "tui").rglob("*.py")]
             if (n := len(p.read_text().splitlines())) > 400]
+    assert not long, long
+
+
+def test_no_function_over_60_lines_in_core() -> None:
+    """Each step, term or chart is a function of its own that a test can reach (issue 22)."""
+    long = []
+    for p in (ROOT / "core").rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                if n > 60:
+                    long.append((str(p.relative_to(ROOT)), node.name, n))
     assert not long, long
