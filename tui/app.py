@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App
@@ -60,20 +59,15 @@ class ProbecastApp(App[None]):
 
     @on(StartProbes)
     def _start_probes(self, message: StartProbes) -> None:
-        def probes() -> Coroutine[Any, Any, None]:
-            return self.session.run(message.plan, message.concurrency, message.timeout)
-
         launch = message.launch
         if launch is not None:  # launched first; terminated when the probes end, or on quit
             self.launch = launch
-            self.session.host_caption = launch.caption
-            self.session.log_dir = launch.log_dir
-            self.run_worker(launch.run(self.session.board, message.plan, probes),
-                            exclusive=True, group="probes", exit_on_error=False,
-                            description="launch and probe")
+            work = self.session.run_launched(launch, message.plan, message.concurrency,
+                                             message.timeout)
         else:
-            self.run_worker(probes(), exclusive=True, group="probes", exit_on_error=False,
-                            description="run probes")
+            work = self.session.run(message.plan, message.concurrency, message.timeout)
+        self.run_worker(work, exclusive=True, group="probes", exit_on_error=False,
+                        description="launch and probe" if launch is not None else "run probes")
         self.switch_screen(RunScreen(self.session))
 
     @on(Worker.StateChanged)
@@ -84,12 +78,11 @@ class ProbecastApp(App[None]):
         elif event.state == WorkerState.SUCCESS and event.worker.group == "probes":
             board = self.session.board
             failed = [e.spec.label for e in board.entries.values() if e.status == "failed"]
-            msg = "All probes ended." + (f" Failed: {', '.join(failed)}" if failed else "")
-            if self.session.adaptive is not None and self.session.adaptive.reprobed:
-                msg += " " + self.session.adaptive.describe()
+            lines = ["All probes ended.", *self.session.summary()]
             if self.launch is not None and self.launch.launched:
-                msg += f" Terminated {len(self.launch.launched)} launched instance(s)."
-            self.notify(msg, severity="warning" if failed else "information")
+                lines.append(f"Terminated {len(self.launch.launched)} launched instance(s).")
+            self.notify("\n".join(lines), severity="warning" if failed else "information",
+                        timeout=10 if len(lines) > 1 else 5)
 
     async def stop_all(self) -> None:
         try:

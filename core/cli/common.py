@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..agent.steady import DEFAULT_STATISTIC, STATISTICS
 from ..model.epochs import epochs_from_runs
@@ -13,6 +13,9 @@ from ..model.estimate import EQUATIONS
 from ..model.logstore import ProbeRecord, discover_logs, load_probe
 from ..model.pricing import BILLING_RULES
 from ..model.ranking import EpochPlan, Pricing, RankedRow, Ranking, RankOptions, build_ranking
+
+if TYPE_CHECKING:
+    from ..run.session import Session
 
 
 class CliError(Exception):
@@ -159,3 +162,12 @@ def confirm_launch(ns: argparse.Namespace, what: str, out: Any) -> bool:
         return True
     out.write("nothing launched\n")
     return False
+
+
+def say_summary(session: Session, out: TextIO) -> None:
+    """A live session's end-of-run lines (those of the app's notification); failures on
+    stderr, as every probecast error."""
+    for line in session.summary(failures=False):
+        out.write(line + "\n")
+    for line in session.failures():
+        print(f"probecast: {line}", file=sys.stderr)

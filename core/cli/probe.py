@@ -19,13 +19,13 @@ from ..run.board import Board
 from ..run.config import Config, ConfigError, ProbeSettings, default_config, load_config, local_host
 from ..report.fmt import fmt_ms
 from ..run.prepare import Preparation
-from ..run.plan import (check_log_dir, finish_preparations, host_preps, plan_probes, run_plan,
-                        session_dir)
+from ..run.plan import check_log_dir, plan_probes, session_dir
+from ..run.session import Session
 from ..cloud.price_lookup import price_catalog, pricing_for
 from ..model.pricing import Catalog
 from ..model.ranking import RankOptions
 from .analyze import rank_and_print
-from .common import CliError, confirm_launch, epoch_plan_from, load_records
+from .common import CliError, confirm_launch, epoch_plan_from, load_records, say_summary
 
 T = TypeVar("T")
 
@@ -102,29 +102,15 @@ async def _report(board: Board, out: TextIO, tty: bool, stop: asyncio.Event) -> 
             pass
 
 
-async def _run(board: Board, plan: list[Any], settings: ProbeSettings, out: TextIO,
-               adaptive: bool = False) -> None:
+async def _with_progress(session: Session, work: Coroutine[Any, Any, T], out: TextIO) -> T:
+    """Run ``work`` (the session driving its probes) with the progress report beside it."""
     stop = asyncio.Event()
-    reporter = asyncio.create_task(_report(board, out, out.isatty(), stop))
-    report = None
+    reporter = asyncio.create_task(_report(session.board, out, out.isatty(), stop))
     try:
-        await run_plan(board, plan, concurrency=settings.concurrency, timeout=settings.timeout,
-                       finish=False)
-        if adaptive:
-            from ..run.adaptive import settle
-
-            report = await settle(board, plan, RankOptions(epochs=settings.epochs),
-                                  budget_s=settings.adaptive_budget,
-                                  concurrency=settings.concurrency, timeout=settings.timeout)
+        return await work
     finally:
-        await finish_preparations(plan)  # the hosts' project copies, after the adaptive probe
         stop.set()
         await reporter
-    for prep in host_preps(plan):
-        if prep.shipped is not None or prep.setup_s is not None or prep.error:
-            out.write(f"prepared {prep.summary()}\n")
-    if report is not None and (report.reprobed or not report.settled):
-        out.write(report.describe() + "\n")
 
 
 def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
@@ -175,31 +161,34 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     else:
         ranking_out = out
     pricing = pricing_for(config)  # the one price lookup, as rank and the app
-    board = Board(pricing)
+    session = Session(Board(pricing), config=config, settings=settings, log_dir=log_dir)
     if config.aws is not None and not ns.local:
-        return _probe_on_aws(ns, config, settings, board, log_dir, out, ranking_out)
+        return _probe_on_aws(ns, config, session, log_dir, out, ranking_out)
     if config.skypilot is not None and not ns.local:
         from .skypilot_cli import probe_on_skypilot
 
-        return probe_on_skypilot(ns, config, settings, board, log_dir, out, ranking_out,
-                                 run=run_interruptible, rank=_rank_logs)
+        return probe_on_skypilot(ns, config, session, log_dir, out, ranking_out,
+                                 run=lambda work: run_interruptible(
+                                     _with_progress(session, work, out)),
+                                 rank=_rank_logs)
     hosts = list(config.hosts)
     full_logs: list[str] = []
     if ns.full_on_cheapest:
         cheapest = _cheapest(hosts, pricing.catalog)
-        ran = _full_runs_on(cheapest, config, settings, board, log_dir, prep, out)
+        ran = _full_runs_on(cheapest, config, session, log_dir, prep, out)
         if ran is None:
             return 130
         full_logs = ran
         hosts = [h for h in hosts if h.name != cheapest.name]
-    return _probe_and_rank(ns, config, settings, board, hosts, log_dir, prep, full_logs, out,
+    return _probe_and_rank(ns, config, session, hosts, log_dir, prep, full_logs, out,
                            ranking_out)
 
 
-def _probe_and_rank(ns: argparse.Namespace, config: Config, settings: ProbeSettings,
-                    board: Board, hosts: list[Any], log_dir: Path, prep: Preparation | None,
+def _probe_and_rank(ns: argparse.Namespace, config: Config, session: Session,
+                    hosts: list[Any], log_dir: Path, prep: Preparation | None,
                     full_logs: list[str], out: TextIO, ranking_out: TextIO) -> int:
     """Probe the hosts, then rank what was measured; the exit status says how it went."""
+    settings, board = session.probe_settings, session.board
     plan = plan_probes(hosts, settings, log_dir, config.hosts, prep)
     if ns.full:
         for p in plan:
@@ -210,14 +199,12 @@ def _probe_and_rank(ns: argparse.Namespace, config: Config, settings: ProbeSetti
     interrupted = False
     try:
         if plan:
-            run_interruptible(_run(board, plan, settings, out, adaptive=not ns.full))
+            run_interruptible(_with_progress(session, session.run(plan), out))
     except KeyboardInterrupt:
         interrupted = True
         out.write("\ninterrupted: probes stopped; ranking of what was measured:\n")
     logs = [str(p.log_path) for p in plan if p.log_path.exists()] + full_logs
-    failed = [e for e in board.entries.values() if e.status == "failed"]
-    for e in failed:
-        print(f"probecast: {e.spec.label}: failed - {e.detail}", file=sys.stderr)
+    say_summary(session, out)
     out.write(f"\nlogs written to {log_dir}/\n\n")
     ok = [e for e in board.entries.values() if e.status == "done"]
     if not logs:
@@ -229,18 +216,19 @@ def _probe_and_rank(ns: argparse.Namespace, config: Config, settings: ProbeSetti
     return 130 if interrupted else (code if ok else (code or 1))
 
 
-def _full_runs_on(cheapest: Any, config: Config, settings: ProbeSettings, board: Board,
-                  log_dir: Path, prep: Preparation | None, out: TextIO) -> list[str] | None:
+def _full_runs_on(cheapest: Any, config: Config, session: Session, log_dir: Path,
+                  prep: Preparation | None, out: TextIO) -> list[str] | None:
     """Methodology 1 (Malta 2021, ch. 4): full trainings on the cheapest host, one per batch
     size, give N_ep per batch size; the other hosts only need short probes. The full runs'
     logs, or None when interrupted."""
-    full_plan = plan_probes([cheapest], settings, log_dir / "full-runs", config.hosts, prep)
+    full_plan = plan_probes([cheapest], session.probe_settings, log_dir / "full-runs",
+                            config.hosts, prep)
     for p in full_plan:
         p.spec.full = True
     out.write(f"methodology 1: full runs of every batch size on the cheapest host, "
               f"{cheapest.name} ({cheapest.instance})\n")
     try:
-        run_interruptible(_run(board, full_plan, settings, out))
+        run_interruptible(_with_progress(session, session.run(full_plan), out))
     except KeyboardInterrupt:
         out.write("\ninterrupted\n")
         return None
@@ -293,8 +281,8 @@ def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Config, epochs: 
                           fmt="json" if getattr(ns, "json", False) else "text")
 
 
-def _probe_on_aws(ns: argparse.Namespace, config: Config, settings: ProbeSettings, board: Board,
-                  log_dir: Path, out: TextIO, ranking_out: TextIO) -> int:
+def _probe_on_aws(ns: argparse.Namespace, config: Config, session: Session, log_dir: Path,
+                  out: TextIO, ranking_out: TextIO) -> int:
     """[aws] in the config: launch the instance types, probe them, terminate them."""
     from ..cloud.client import AwsError, client
     from ..cloud.provision import quote
@@ -308,8 +296,8 @@ def _probe_on_aws(ns: argparse.Namespace, config: Config, settings: ProbeSetting
     try:
         ec2 = client("ec2", aws.region, aws.endpoint_url)
         ssm = client("ssm", aws.region, aws.endpoint_url) if aws.ami_ssm_parameter else None
-        prov = run_interruptible(run_provisioned(board, settings, aws, ec2, catalog, log_dir,
-                                                 ssm=ssm))
+        prov = run_interruptible(_with_progress(
+            session, run_provisioned(session, aws, ec2, catalog, log_dir, ssm=ssm), out))
     except AwsError as exc:
         print(f"probecast: {exc}", file=sys.stderr)
         return 1
@@ -317,13 +305,11 @@ def _probe_on_aws(ns: argparse.Namespace, config: Config, settings: ProbeSetting
         out.write("\ninterrupted: instances terminated\n")
         return 130
     out.write(f"terminated {len(prov.launched)} instance(s) of session {prov.session}\n")
-    for e in board.entries.values():  # a type that could not be launched or reached: said
-        if e.status == "failed":
-            print(f"probecast: {e.spec.label}: failed - {e.detail}", file=sys.stderr)
+    say_summary(session, out)  # a type that could not be launched or reached: said
     logs = [str(p) for p in sorted(log_dir.glob("*.jsonl"))]
     if not logs:
         return 1
-    return _rank_logs(logs, ns, config, ns.epochs or settings.epochs, ranking_out)
+    return _rank_logs(logs, ns, config, ns.epochs or session.probe_settings.epochs, ranking_out)
 
 
 def _cheapest(hosts: list[Any], catalog: Catalog) -> Any:

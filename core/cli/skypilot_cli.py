@@ -8,16 +8,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..run.board import Board
-from ..run.config import Config, ProbeSettings
-from .common import confirm_launch
+from ..run.config import Config
+from ..run.session import Session
+from .common import confirm_launch, say_summary
 
 
-def probe_on_skypilot(ns: argparse.Namespace, config: Config, settings: ProbeSettings,
-                      board: Board, log_dir: Path, out: TextIO, ranking_out: TextIO, *,
-                      run: Callable[[Any], Any], rank: Callable[..., int]) -> int:
-    """[skypilot] in the config: one cluster per candidate through SkyPilot, probed over SSH,
-    `sky down` whatever happens; priced from SkyPilot's catalog per cloud and region."""
+def probe_on_skypilot(ns: argparse.Namespace, config: Config, session: Session, log_dir: Path,
+                      out: TextIO, ranking_out: TextIO, *, run: Callable[[Any], Any],
+                      rank: Callable[..., int]) -> int:
+    """[skypilot] in the config: one cluster per candidate through SkyPilot, probed over SSH by
+    the session (the adaptive probe too), `sky down` whatever happens; priced from SkyPilot's
+    catalog per cloud and region. ``run(coroutine)``: how the CLI runs it (interruptible, with
+    progress)."""
     from ..cloud.sky_session import run_skypilot
     from ..cloud.skypilot import SkyPilotError, catalog_offers, worst_case
 
@@ -51,7 +53,8 @@ def probe_on_skypilot(ns: argparse.Namespace, config: Config, settings: ProbeSet
     if not confirm_launch(ns, "clusters", out):
         return 1
     try:
-        sess = run(run_skypilot(board, settings, sky, log_dir, offers=offers))
+        sess = run(run_skypilot(session.board, session.probe_settings, sky, log_dir,
+                                offers=offers, drive=session.run))
     except SkyPilotError as exc:
         print(f"probecast: {exc}", file=sys.stderr)
         out.write("every cluster asked for was torn down (sky down)\n")
@@ -63,7 +66,8 @@ def probe_on_skypilot(ns: argparse.Namespace, config: Config, settings: ProbeSet
         if c.error:
             print(f"probecast: {c.accelerators}: {c.error}", file=sys.stderr)
     out.write(f"torn down {len(sess.downed)} SkyPilot cluster(s) of session {sess.session}\n")
+    say_summary(session, out)
     logs = [str(p) for p in sorted(log_dir.glob("*.jsonl"))]
     if not logs:
         return 1
-    return rank(logs, ns, config, ns.epochs or settings.epochs, ranking_out)
+    return rank(logs, ns, config, ns.epochs or session.probe_settings.epochs, ranking_out)

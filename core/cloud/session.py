@@ -8,13 +8,13 @@ from typing import Any
 
 from ..model.pricing import Catalog
 from ..run.config import AwsSettings
-from ..run.plan import run_plan
+from ..run.session import Session
 from .deadman import DEADMAN_FILE
 from .launch import AwsProvider
 from .provision import Provisioner
 
 
-async def run_provisioned(board: Any, settings: Any, aws: AwsSettings, ec2: Any, catalog: Catalog,
+async def run_provisioned(session: Session, aws: AwsSettings, ec2: Any, catalog: Catalog,
                           log_dir: Path, *, ssm: Any = None, address_for: Any = None,
                           port: int | None = None,
                           deadman_file: str = DEADMAN_FILE, ssh_timeout: float = 300) -> Provisioner:
@@ -32,7 +32,6 @@ async def run_provisioned(board: Any, settings: Any, aws: AwsSettings, ec2: Any,
                            deadman_file=deadman_file, ssh_timeout=ssh_timeout,
                            ec2_client=ec2, ssm_client=ssm)
     launch = provider.launch(list(aws.instance_types), log_dir)
-    plan = launch.plan(settings)
-    await launch.run(board, plan, lambda: run_plan(board, plan, concurrency=settings.concurrency,
-                                                   timeout=settings.timeout))
+    plan = launch.plan(session.probe_settings)
+    await session.run_launched(launch, plan)
     return launch.prov

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,11 +95,13 @@ def host_for(cluster: Cluster, handle: Any, settings: SkyPilotSettings, known_ho
 
 async def run_skypilot(board: Any, probe: Any, settings: SkyPilotSettings, log_dir: Path,
                        offers: dict[str, list[InstanceType]] | None = None,
-                       session: SkySession | None = None, ssh_timeout: float = 300) -> SkySession:
+                       session: SkySession | None = None, ssh_timeout: float = 300,
+                       drive: Callable[[list[Any]], Awaitable[None]] | None = None) -> SkySession:
     """Launch one cluster per candidate (in threads: the SDK blocks), probe those that came up
     over SSH, and ``sky down`` every one of them whatever happens (success, failure, Ctrl-C,
     SIGTERM: the caller cancels this task). A candidate that fails to launch fails alone; if
-    none comes up, its error is raised."""
+    none comes up, its error is raised. ``drive(plan)`` probes the clusters' plan (the run
+    Session's ``run``: the adaptive probe too); by default the plan is only run."""
     from ..run.plan import plan_probes, run_plan
     from .provision import wait_ssh_ready
 
@@ -134,8 +137,11 @@ async def run_skypilot(board: Any, probe: Any, settings: SkyPilotSettings, log_d
         if not hosts:
             errors = sorted({c.error for c in sess.clusters if c.error})
             raise sp.SkyPilotError(errors[0] if len(errors) == 1 else "; ".join(errors))
-        await run_plan(board, plan_probes(hosts, probe, log_dir),
-                       concurrency=probe.concurrency, timeout=probe.timeout)
+        plan = plan_probes(hosts, probe, log_dir)
+        if drive is not None:
+            await drive(plan)
+        else:
+            await run_plan(board, plan, concurrency=probe.concurrency, timeout=probe.timeout)
     finally:
         # the SDK blocks: a thread, shielded so a second Ctrl-C cannot skip the teardown
         await asyncio.shield(asyncio.to_thread(sess.down_all))

@@ -1,27 +1,44 @@
 """The session: one board and the runners that feed it, live or replayed.
 
-The app (and the headless CLI) receive a Session; they never build runners or reach into each
+The app and ``probe --headless`` receive a Session; they never build runners or reach into each
 other. A session is either ``live`` (probes started from a plan, or given runners) or ``replay``
 (saved logs played back through the same board), and says so in ``mode``.
+
+A live plan is driven here once, for every caller and every kind of host: ``run`` probes the plan,
+probes the undecided contenders again (the adaptive probe) and releases the hosts' project copies;
+``run_launched`` does the same behind a launch (AWS instances, SkyPilot clusters), whose hosts come
+up while the configured ones already probe; ``summary`` says how it went, in the same words for
+the app's notification and the CLI's last lines.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .board import Board
-from .config import Config
-from .plan import (PlannedProbe, RunnerFactory, finish_preparations, run_plan, run_runners,
-                   runner_factory)
+from .config import Config, ProbeSettings
+from .plan import (PlannedProbe, RunnerFactory, finish_preparations, host_preps, run_plan,
+                   run_runners, runner_factory)
 from .runners import ReplayRunner, Runner
 
 if TYPE_CHECKING:
     from .adaptive import AdaptiveReport
+
+
+class Launch(Protocol):
+    """Hosts brought up for this session (core.cloud.launch.AwsLaunch, a SkyPilot launch)."""
+
+    log_dir: Path
+
+    def caption(self, key: str) -> str | None: ...
+
+    async def run(self, board: Board, plan: list[PlannedProbe],
+                  probe: Callable[[], Awaitable[None]]) -> None: ...
 
 DEFAULT_HORIZONS = (5, 10, 20, 25)
 FAST_REPLAY_LANES = 4
@@ -38,6 +55,7 @@ class Session:
     board: Board
     mode: Mode = Mode.LIVE
     config: Config | None = None
+    settings: ProbeSettings | None = None  # the probes' settings; None: the config's [probe]
     horizons: tuple[int, ...] = DEFAULT_HORIZONS
     log_dir: Path | None = None
     title: str = ""
@@ -48,6 +66,7 @@ class Session:
     host_caption: Callable[[str], str | None] | None = None
     _live: dict[str, Runner] = field(default_factory=dict, init=False)
     adaptive: AdaptiveReport | None = field(default=None, init=False)  # after a live plan
+    _plans: list[list[PlannedProbe]] = field(default_factory=list, init=False)  # every plan run
 
     @classmethod
     def replay(cls, board: Board, runners: list[ReplayRunner], title: str = "") -> Session:
@@ -78,8 +97,20 @@ class Session:
             return None
         return FAST_REPLAY_LANES if all(r.speed <= 0 for r in replays) else REPLAY_LANES
 
-    async def run(self, plan: list[PlannedProbe], concurrency: int, timeout: float) -> None:
-        """Start a live plan: probes on their hosts, logs under the plan's directory."""
+    @property
+    def probe_settings(self) -> ProbeSettings:
+        if self.settings is not None:
+            return self.settings
+        return self.config.probe if self.config is not None else ProbeSettings()
+
+    async def run(self, plan: list[PlannedProbe], concurrency: int | None = None,
+                  timeout: float | None = None) -> None:
+        """Run a live plan: probes on their hosts, logs under the plan's directory; then, unless
+        the plan trains to the end, the adaptive probe of the contenders the ranking cannot tell
+        apart; the hosts' project copies are released once that is over too."""
+        settings = self.probe_settings
+        concurrency = settings.concurrency if concurrency is None else concurrency
+        timeout = settings.timeout if timeout is None else timeout
         make = self.factory or runner_factory(self.config.hosts if self.config else [])
 
         def factory(host, spec, path):  # type: ignore[no-untyped-def]
@@ -89,6 +120,7 @@ class Session:
 
         if plan:
             self.log_dir = plan[0].log_path.parent
+        self._plans.append(plan)
         try:
             await run_plan(self.board, plan, concurrency=concurrency, timeout=timeout,
                            factory=factory, finish=False)
@@ -96,13 +128,40 @@ class Session:
                 from ..model.ranking import RankOptions
                 from .adaptive import settle
 
-                settings = self.config.probe if self.config else None
                 self.adaptive = await settle(
-                    self.board, plan, RankOptions(epochs=settings.epochs if settings else None),
-                    budget_s=settings.adaptive_budget if settings else None,
-                    concurrency=concurrency, timeout=timeout, factory=factory)
+                    self.board, plan, RankOptions(epochs=settings.epochs),
+                    budget_s=settings.adaptive_budget, concurrency=concurrency, timeout=timeout,
+                    factory=factory)
         finally:  # the hosts' project copies: once the adaptive probe is over too
             await finish_preparations(plan)
+
+    async def run_launched(self, launch: Launch, plan: list[PlannedProbe],
+                           concurrency: int | None = None, timeout: float | None = None) -> None:
+        """``run``, behind a launch: its hosts' probes wait at their gates until each is up,
+        the configured hosts' probe at once, and everything launched ends with it."""
+        self.host_caption = launch.caption
+        self.log_dir = launch.log_dir
+        await launch.run(self.board, plan, lambda: self.run(plan, concurrency, timeout))
+
+    def summary(self, failures: bool = True) -> list[str]:
+        """How the live plans went, one line per thing worth saying: the hosts' preparations
+        (project copies, setup), the probes that failed and why (``failures``), what the
+        adaptive probe did."""
+        # a launched host's gate (core/cloud/gate.py) wraps its own preparation; a launch that
+        # failed is said by its probes' failures
+        preps = [getattr(prep, "inner", prep) for plan in self._plans for prep in host_preps(plan)]
+        lines = [f"prepared {prep.summary()}" for prep in preps if prep is not None
+                 and (prep.shipped is not None or prep.setup_s is not None or prep.error)]
+        if failures:
+            lines += self.failures()
+        if self.adaptive is not None and (self.adaptive.reprobed or not self.adaptive.settled):
+            lines.append(self.adaptive.describe())
+        return lines
+
+    def failures(self) -> list[str]:
+        """Each failed probe and why, one line each."""
+        return [f"{e.spec.label}: failed - {e.detail}" for e in self.board.entries.values()
+                if e.status == "failed"]
 
     @property
     def has_probes(self) -> bool:

@@ -18,6 +18,7 @@ from probecast.core.cloud import client as aws_client, prices as aws_prices, pro
 from probecast.core.run.config import AwsSettings
 from probecast.core.run.board import Board
 from probecast.core.run.config import ProbeSettings, parse_config
+from probecast.core.run.session import Session
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.ranking import Pricing
 
@@ -111,8 +112,9 @@ def test_failure_in_the_middle_terminates_every_launched_instance(moto_url) -> N
         raise aws_client.AwsError(f"{item.instance_id}: no route to host (simulated)")
 
     with pytest.raises(aws_client.AwsError, match="simulated"):
-        asyncio.run(session.run_provisioned(board, ProbeSettings(), settings, ec2, Catalog.embedded(),
-                                        Path(tempfile.mkdtemp()), address_for=no_route))
+        asyncio.run(session.run_provisioned(Session(board, settings=ProbeSettings()), settings, ec2,
+                                            Catalog.embedded(), Path(tempfile.mkdtemp()),
+                                            address_for=no_route))
     mine = [i for i in provision.find_leftovers(ec2) if i["type"] in ("g5.xlarge", "g4dn.xlarge")]
     assert mine == []  # both were launched and both are terminated
 
@@ -191,10 +193,17 @@ def test_launched_instance_is_reached_only_with_the_host_key_it_was_given(moto_u
         probe = ProbeSettings(command=f"python3 {trainer}", batch_sizes=[8], max_steps=10,
                               boundary_budget=0)
         board = Board(Pricing(Catalog.embedded()))
+        driver = Session(board, settings=probe)
         prov = asyncio.run(session.run_provisioned(
-            board, probe, settings, ec2, Catalog.embedded(), tmp_path,
+            driver, settings, ec2, Catalog.embedded(), tmp_path,
             address_for=address_for, port=port, deadman_file=str(deadline_file), ssh_timeout=20))
         (entry,) = board.entries.values()
+        # the one session drove it: the adaptive step ran (one candidate: nothing to settle) and
+        # the end-of-run lines name the failure, as in the app and on the SSH path
+        assert driver.adaptive is not None and not driver.adaptive.reprobed
+        assert driver.host_caption is not None and "g5.xlarge" in (driver.host_caption(entry.key) or "")
+        assert [line for line in driver.summary() if "failed" in line] == (
+            [f"{entry.spec.label}: failed - {entry.detail}"] if tamper else [])
         pinned = (tmp_path / "known_hosts").read_text()
         assert pinned.startswith(f"[127.0.0.5]:{port} ssh-ed25519 ")
         assert oct((tmp_path / "known_hosts").stat().st_mode & 0o777) == "0o600"
