@@ -174,16 +174,17 @@ class Board:
         return sum(costs) if costs else None
 
     def probe_cost(self) -> float | None:
-        """What the probes themselves have cost so far: price x wall time covered, no minimum.
+        """What the probes themselves have cost so far: price x wall time covered, billed by the
+        instance's rule - as the ranking's deciding cost (core/report/table.decision_cost).
 
         None when no probe has a known price (local runs)."""
         total = 0.0
         priced = False
         for entry in self.entries.values():
-            price, _, _ = self.pricing.price_for(entry.state)
+            price, _, rule = self.pricing.price_for(entry.state)
             if price is None and entry.spec.price_per_hour is not None:
                 price = entry.spec.price_per_hour
             if price is not None and not math.isnan(entry.state.elapsed):
                 priced = True
-                total += cost_usd(price, entry.state.elapsed, "exact")
+                total += cost_usd(price, entry.state.elapsed, rule)
         return total if priced else None
