@@ -45,7 +45,10 @@ def load_cases(paths: list[str]) -> list[Case]:
         events, report = read_log(f)
         if report.end is None or report.end.status != "complete":
             continue
-        n_ep = sum(1 for e in events if isinstance(e, Epoch))
+        # Keras logs an `epoch` per epoch; PyTorch's loops have no epoch end to report, and
+        # number their steps' epochs instead
+        n_ep = max(sum(1 for e in events if isinstance(e, Epoch)),
+                   1 + max((e.epoch for e in events if isinstance(e, Step)), default=-1))
         cases.append(Case(f.stem, events, report.end.t, n_ep))
     return cases
 

@@ -28,10 +28,10 @@ def test_ingest_benchmark_smoke() -> None:
 
 
 @pytest.mark.tensorflow
-@pytest.mark.timeout(1200)  # records real TensorFlow runs (up to 600 s), then reads them
+@pytest.mark.timeout(1200)  # records real TensorFlow and PyTorch runs (up to 600 s), then reads them
 def test_accuracy_benchmark_smoke(tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = run("benchmarks/record_runs.py", str(tmp_path), "--quick", timeout=600)
-    assert "full  mnist-cnn-b128-cpu-1core" in out and "probe tabular-mlp-b64-cpu-1core" in out
+    assert "full  torch-cnn-b128-cpu-1core" in out and "probe tabular-mlp-b64-cpu-1core" in out
     out = run("benchmarks/step_statistics.py", str(tmp_path))
     m = re.search(r"trimmed \+boundary\s+median\s+([0-9.]+)%", out)
     assert m and 0 <= float(m.group(1)) < 100

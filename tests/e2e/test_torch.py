@@ -147,11 +147,13 @@ def test_hugging_face_trainer_is_stopped_through_its_control(tmp_path: Path) -> 
 def test_the_built_in_torch_workload_probes_headless(tmp_path: Path) -> None:
     r = subprocess.run([PY, "-m", "probecast.tui", "probe", "--headless", "--local",
                         "--workload", "torch-cnn", "--batch-size", "128", "--max-steps", "12",
+                        "--train-size", "2000", "--val-size", "400",  # the probe reaches epoch 2
                         "--out", str(tmp_path / "logs")], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     (log,) = (tmp_path / "logs").glob("*.jsonl")
     st = load_probe(log).state
     assert st.start is not None and st.start.workload == "torch-cnn"
-    assert st.start.steps_per_epoch == -(-12000 // 128)
+    assert st.start.steps_per_epoch == -(-2000 // 128)
+    assert st.boundary_steps  # an epoch boundary timed, as the default probe does
     assert "Ranking" in r.stdout
