@@ -479,6 +479,14 @@ def summary(results: list[Result], made: list[Decision]) -> list[tuple[str, str]
         ("probe wall time / full run: median / max",
          f"{statistics.median(probe_cost):.0%} / {max(probe_cost):.0%}" if probe_cost else "-"),
     ]
+    # how far the estimated ratio of two runs lies from the real one (by time; by cost it is
+    # the same ratio times the price ratio)
+    ratio_errs = sorted(abs(math.log(_vals(d.other, "time")[0] / _vals(d.lead, "time")[0]
+                                     / d.truth_ratio)) for d in made if d.view == "time")
+    if ratio_errs:
+        p90 = ratio_errs[min(len(ratio_errs) - 1, int(0.9 * len(ratio_errs)))]
+        rows.append(("error of the estimated ratio of two runs: median / p90",
+                     f"{math.expm1(statistics.median(ratio_errs)):.1%} / {math.expm1(p90):.1%}"))
     for view in ("time", "cost"):
         ds = [d for d in made if d.view == view]
         thr = PairConstants.load().threshold
@@ -489,6 +497,11 @@ def summary(results: list[Result], made: list[Decision]) -> list[tuple[str, str]
         word = "faster" if view == "time" else "cheaper"
         rows.append((f"pairs differing >= 10 % ({word}) decided",
                      f"{decided_big}/{len(big)} = {_pct(decided_big, len(big))}"))
+        # the ceiling of any rule: a pair the point estimates put in the wrong order can only be
+        # left undecided or decided wrongly
+        ordered = sum(not d.wrong for d in big)
+        rows.append((f"... ordered right by the point estimates ({word})",
+                     f"{ordered}/{len(big)} = {_pct(ordered, len(big))}"))
         rows.append((f"wrong claims among decided pairs ({word})",
                      f"{wrong}/{len(decided)} = {_pct(wrong, len(decided))}"))
         apart = sum(_vals(d.lead, view)[2] < _vals(d.other, view)[1] for d in big)

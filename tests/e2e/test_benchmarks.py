@@ -41,6 +41,19 @@ def test_accuracy_benchmark_smoke(tmp_path) -> None:  # type: ignore[no-untyped-
     assert m and int(m.group(2)) >= 1
     assert "point error vs whole process" in out and "pairs differing >= 10 %" in out
     assert "wrong claims among decided pairs" in out
+    assert "ordered right by the point estimates" in out
+
+
+def test_results_md_shows_what_accuracy_py_measures_on_the_committed_corpora() -> None:
+    """RESULTS.md §0's tables are the benchmark's output on the committed corpora, verbatim: a
+    change to the model or the constants that moves a figure must update what RESULTS says."""
+    out = run("benchmarks/accuracy.py", "benchmarks/corpus/runs", "benchmarks/corpus/runs-torch",
+              "benchmarks/corpus/runs-long", "--markdown")
+    tables = re.findall(r"(\| measure \|.*?)(?:\n\n|\Z)", out, re.S)
+    assert len(tables) == 2  # from the recorded probes, from probes cut from the full runs
+    results = (ROOT / "benchmarks" / "RESULTS.md").read_text()
+    for table in tables:
+        assert table.strip() in results, table
 
 
 def test_ui_benchmark_smoke() -> None:
