@@ -161,7 +161,8 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     else:
         ranking_out = out
     pricing = pricing_for(config)  # the one price lookup, as rank and the app
-    session = Session(Board(pricing), config=config, settings=settings, log_dir=log_dir)
+    session = Session(Board(pricing), config=config, settings=settings, log_dir=log_dir,
+                      full=ns.full)
     if config.aws is not None and not ns.local:
         return _probe_on_aws(ns, config, session, log_dir, out, ranking_out)
     if config.skypilot is not None and not ns.local:
@@ -190,9 +191,6 @@ def _probe_and_rank(ns: argparse.Namespace, config: Config, session: Session,
     """Probe the hosts, then rank what was measured; the exit status says how it went."""
     settings, board = session.probe_settings, session.board
     plan = plan_probes(hosts, settings, log_dir, config.hosts, prep)
-    if ns.full:
-        for p in plan:
-            p.spec.full = True
     where = f"{config.path}" if config.path else "this machine (no config)"
     out.write(f"probing {len(plan)} probe(s) on {len(hosts)} host(s) from {where}; "
               f"logs: {log_dir}/\n")

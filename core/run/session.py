@@ -56,6 +56,7 @@ class Session:
     mode: Mode = Mode.LIVE
     config: Config | None = None
     settings: ProbeSettings | None = None  # the probes' settings; None: the config's [probe]
+    full: bool = False  # every probe trains to the end (probe --full): nothing to probe again
     horizons: tuple[int, ...] = DEFAULT_HORIZONS
     log_dir: Path | None = None
     title: str = ""
@@ -120,6 +121,9 @@ class Session:
 
         if plan:
             self.log_dir = plan[0].log_path.parent
+        if self.full:  # whoever made the plan (a launch, SkyPilot's clusters, the CLI)
+            for p in plan:
+                p.spec.full = True
         self._plans.append(plan)
         try:
             await run_plan(self.board, plan, concurrency=concurrency, timeout=timeout,

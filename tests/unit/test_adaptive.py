@@ -122,3 +122,27 @@ def test_more_boundaries_where_the_boundaries_dominate(tmp_path: Path) -> None:
     more_steps = longer(planned, steps).spec
     assert more_boundaries.boundary_budget == 30.0 and more_boundaries.max_steps == 30
     assert more_steps.boundary_budget == 20.0 and more_steps.max_steps == 60
+
+
+def test_the_session_probes_then_settles_and_a_full_session_trains_every_probe_to_the_end(
+        tmp_path: Path) -> None:
+    """Session.run is the one driver (app, probe --headless, AWS, SkyPilot): it runs the plan and
+    then the adaptive probe; a --full session marks every probe of any plan handed to it - a
+    launch's or SkyPilot's too - and probes nothing again."""
+    from probecast.core.run.session import Session
+
+    hosts = [Host(name=n, instance=n, kind="local") for n in ("a", "b")]
+    settings = ProbeSettings(batch_sizes=[8], max_steps=12, adaptive_budget=1e6)
+    factory = lambda host, spec, log: Synthetic(spec, log, 1.0, 0.3)  # noqa: E731
+    for full in (False, True):
+        (tmp_path / str(full)).mkdir()
+        plan = plan_probes(hosts, settings, tmp_path / str(full))
+        session = Session(Board(Pricing(Catalog.embedded())), settings=settings, factory=factory,
+                          full=full)
+        asyncio.run(session.run(plan))
+        assert all(p.spec.full is full for p in plan)
+        if full:
+            assert session.adaptive is None and session.summary() == []
+        else:
+            assert session.adaptive is not None and session.adaptive.reprobed == ["a b8", "b b8"]
+            assert session.summary()[-1] == session.adaptive.describe()
