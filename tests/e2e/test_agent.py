@@ -501,9 +501,12 @@ def test_headless_probe_stopped_by_a_signal_exits_130_with_logs_ending_in_end(tm
     cfg.write_text(f'[probe]\ncommand = "{sys.executable} {p} 0.05"\nbatch_sizes = [8]\n'
                    "max_steps = 100000\n")
     out = tmp_path / "logs"
+    # SIGINT as a terminal delivers it: a suite started as a shell's background job inherits
+    # SIGINT ignored (as such jobs should), and so would probecast - which then rightly goes on
     proc = subprocess.Popen([sys.executable, "-m", "probecast.tui", "probe", "--config", str(cfg),
                              "--headless", "--out", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         logs = list(out.glob("*.jsonl"))
