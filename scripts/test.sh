@@ -15,4 +15,4 @@ python3 -m venv .venv
 # back (8.1.8) - pip prints that conflict, and exits 0 - and the hub's library code the torch
 # tests use works with it. About 20 s here (2 cores).
 .venv/bin/python -m pip install -q -e '.[skypilot,gpuhunt]'
-exec .venv/bin/pytest -q --durations=15 "$@"
+exec .venv/bin/pytest -q --durations=30 "$@"
