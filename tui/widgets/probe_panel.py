@@ -10,6 +10,7 @@ from collections.abc import Callable
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Sparkline, Static
 
 from probecast.core.run.board import Board, ProbeEntry
@@ -78,6 +79,10 @@ class ProbePanel(Vertical):
             self.border_subtitle = text
 
     def refresh_from_entry(self) -> None:
+        try:  # a panel being removed (the run screen re-lays its panels) has no lines left
+            headline = self.query_one(".headline", Static)
+        except NoMatches:
+            return
         e = self.entry
         seen = (id(e), e.version)
         if seen == self.seen:
@@ -98,7 +103,7 @@ class ProbePanel(Vertical):
             head.append(f"  boundary {fmt_ms(st.boundary_steps[-1])}", "dim")
         # fixed-height lines: update without a layout pass, and only when the text changed -
         # over a slow SSH link every repainted cell costs bytes
-        _set(self.query_one(".headline", Static), head)
+        _set(headline, head)
         now = time.monotonic()
         if now - self._chart_at >= max(self.CHART_EVERY, 2 * getattr(self.screen, "every", 1.0)) \
                 or not e.active:
