@@ -13,6 +13,7 @@ counted; a log without ``end`` is truncated. docs/ARCHITECTURE.md describes the 
 
 from __future__ import annotations
 
+import gzip
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -263,9 +264,11 @@ class EventReader:
 
 
 def read_log(path: str | os.PathLike[str]) -> tuple[list[Event], ReadReport]:
-    """Read a whole log file. Bytes that are not UTF-8 make their line malformed, not fatal."""
+    """Read a whole log file (gzipped too: ``.jsonl.gz``, as the corpus is kept). Bytes that are
+    not UTF-8 make their line malformed, not fatal."""
     reader = EventReader()
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
         events = list(reader.read(fh))
     return events, reader.report
 

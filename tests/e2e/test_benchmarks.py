@@ -28,15 +28,16 @@ def test_ingest_benchmark_smoke() -> None:
 
 
 @pytest.mark.tensorflow
-@pytest.mark.timeout(1200)  # records real TensorFlow and PyTorch runs (up to 600 s), then reads them
+@pytest.mark.timeout(1200)  # records real TensorFlow runs (up to 600 s), then reads them
 def test_accuracy_benchmark_smoke(tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = run("benchmarks/record_runs.py", str(tmp_path), "--quick", timeout=600)
-    assert "full  torch-cnn-b128-cpu-1core" in out and "probe tabular-mlp-b64-cpu-1core" in out
+    assert "full  tabular-mlp-b64-cpu-1core" in out and "probe tabular-mlp-b64-cpu-1core" in out
     out = run("benchmarks/step_statistics.py", str(tmp_path))
     m = re.search(r"trimmed \+boundary\s+median\s+([0-9.]+)%", out)
     assert m and 0 <= float(m.group(1)) < 100
     # the trust report: real probes against their full runs, coverage, errors and decisions
-    out = run("benchmarks/accuracy.py", str(tmp_path))
+    # held out against the committed PyTorch corpus (leave-one-program-out needs other programs)
+    out = run("benchmarks/accuracy.py", str(tmp_path), "benchmarks/corpus/runs-torch")
     m = re.search(r"real total inside \[low, high\]\s+(\d+)/(\d+)", out)
     assert m and int(m.group(2)) >= 1
     assert "point error vs whole process" in out and "pairs differing >= 10 %" in out
@@ -62,3 +63,10 @@ def test_ui_benchmark_smoke() -> None:
     p99 = float(re.search(r"lag_p99_ms: median ([0-9.]+)", out).group(1))  # type: ignore[union-attr]
     rate = float(re.search(r"bytes_per_s: median ([0-9.]+)", out).group(1))  # type: ignore[union-attr]
     assert p99 >= 0 and rate > 0
+
+
+def test_step_statistics_reads_the_committed_pytorch_corpus() -> None:
+    """Gzipped logs, and PyTorch's (no `epoch` events: the epochs are its steps')."""
+    out = run("benchmarks/step_statistics.py", "benchmarks/corpus/runs-torch")
+    m = re.search(r"trimmed \+boundary\s+median\s+([0-9.]+)%.*n=(\d+)", out)
+    assert m and int(m.group(2)) == 20
