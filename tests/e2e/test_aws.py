@@ -157,6 +157,23 @@ def _play_cloud_init(ec2, item, base: Path, pub: str, name: str, port: int, tamp
     return sshd_mod.start_sshd(base / name, address, port, pub, host_key_pair=(key.private, key.public))
 
 
+def _instance_world(sshd_mod):  # type: ignore[no-untyped-def]
+    """What a launched instance's tests share: a world-readable directory, a client key (and its
+    public half, for the instance's authorized_keys) and a 50-step StepTimer trainer."""
+    if sshd_mod.available():
+        pytest.skip(sshd_mod.available())
+    base = Path(tempfile.mkdtemp(prefix="probecast-aws-", dir="/tmp"))
+    os.chmod(base, 0o755)
+    key = sshd_mod.keygen(base / "client")
+    trainer = base / "trainer.py"
+    trainer.write_text("import time\nfrom probecast_agent import StepTimer\n"
+                       "p = StepTimer(steps_per_epoch=50, batch_size=8)\n"
+                       "for _ in p.epochs(range(1)):\n    for _ in p.steps(range(50)):\n"
+                       "        time.sleep(0.01)\n")
+    os.chmod(trainer, 0o644)
+    return base, key, key.with_suffix(".pub").read_text(), trainer
+
+
 @pytest.mark.faults('launched instance answers with another host key (moto + sshd)',
                     checks='refused; nothing run; instance terminated')
 @pytest.mark.parametrize("tamper", [False, True], ids=["pinned-key", "another-key"])
@@ -165,18 +182,7 @@ def test_launched_instance_is_reached_only_with_the_host_key_it_was_given(moto_u
     and given in the user data; a server with any other key is refused, and nothing runs."""
     import sshd as sshd_mod
 
-    if sshd_mod.available():
-        pytest.skip(sshd_mod.available())
-    base = Path(tempfile.mkdtemp(prefix="probecast-aws-", dir="/tmp"))
-    os.chmod(base, 0o755)
-    key = sshd_mod.keygen(base / "client")
-    pub = key.with_suffix(".pub").read_text()
-    trainer = base / "trainer.py"
-    trainer.write_text("import time\nfrom probecast_agent import StepTimer\n"
-                       "p = StepTimer(steps_per_epoch=50, batch_size=8)\n"
-                       "for _ in p.epochs(range(1)):\n    for _ in p.steps(range(50)):\n"
-                       "        time.sleep(0.01)\n")
-    os.chmod(trainer, 0o644)
+    base, key, pub, trainer = _instance_world(sshd_mod)
     deadline_file = base / "deadline"
     port = 2223 if tamper else 2222
     servers = []
@@ -446,18 +452,7 @@ def test_one_unreachable_type_fails_only_its_probes(moto_url, tmp_path) -> None:
     from probecast.core.run.plan import run_plan
     from probecast.core.run.runners import RunnerStatus
 
-    if sshd_mod.available():
-        pytest.skip(sshd_mod.available())
-    base = Path(tempfile.mkdtemp(prefix="probecast-aws-", dir="/tmp"))
-    os.chmod(base, 0o755)
-    key = sshd_mod.keygen(base / "client")
-    pub = key.with_suffix(".pub").read_text()
-    trainer = base / "trainer.py"
-    trainer.write_text("import time\nfrom probecast_agent import StepTimer\n"
-                       "p = StepTimer(steps_per_epoch=50, batch_size=8)\n"
-                       "for _ in p.epochs(range(1)):\n    for _ in p.steps(range(50)):\n"
-                       "        time.sleep(0.01)\n")
-    os.chmod(trainer, 0o644)
+    base, key, pub, trainer = _instance_world(sshd_mod)
     deadline_file = base / "deadline"
     port = 2225
     servers = []
