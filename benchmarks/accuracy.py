@@ -45,7 +45,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from probecast.core.model.bounds import MECHANISMS, Calibration, mechanism  # noqa: E402
+from probecast.core.model.bounds import (MECHANISMS, TF, Calibration,  # noqa: E402
+                                         Uncertainty, interval, mechanism)
+from probecast.core.model.stalls import cores_usable, epoch_lifetimes, observe  # noqa: E402
 from probecast.core.model.decisions import (BOUND_Z, PairConstants, log_scales,  # noqa: E402
                                             p_ahead)
 from probecast.core.model.estimate import NoEstimate, training_estimate  # noqa: E402
@@ -73,6 +75,7 @@ class Pair:
     full: ProbeState
     cut: bool  # the probe was cut out of the full run's log
     cut_probe: ProbeState  # the probe cut out of the full run's log (always made)
+    bare_probe: ProbeState  # ... and the same ending where the cut does, as a live probe's log
 
     @property
     def mechanism(self) -> str:
@@ -97,8 +100,12 @@ class Pair:
         post = st.post_time or 0.0
         return end - t_init - post - (st.fit_end_time or 0.0)
 
-    def as_cut(self) -> Pair:
-        return replace(self, probe=self.cut_probe, cut=True)
+    def as_cut(self, bare: bool = False) -> Pair:
+        return replace(self, probe=self.bare_probe if bare else self.cut_probe, cut=True)
+
+    def variant(self, name: str) -> Pair:
+        """``recorded`` (the real probe), ``cut`` or ``bare`` (cut, with no end)."""
+        return self if name == "recorded" else self.as_cut(bare=name == "bare")
 
 
 def read(path: Path) -> list[Event]:
@@ -107,10 +114,12 @@ def read(path: Path) -> list[Event]:
         return list(reader.read(fh))
 
 
-def cut_probe(events: list[Event], steps: int = CUT_STEPS) -> list[Event]:
+def cut_probe(events: list[Event], steps: int = CUT_STEPS, bare: bool = False) -> list[Event]:
     """What the default probe sees of a full run: through ``steps`` steps of the second epoch,
-    then - as a real probe measures them itself - the end of fit() and the post-training work
-    (taken from the full run's last `done` and `end`)."""
+    then - as a real probe measures it itself - the program's post-training work (the full run's
+    `end`). Its `done` costs nothing: a probe stopped mid-epoch tears its iterator down at a
+    moment of its own, and the full run's final teardown is not what it would have seen.
+    ``bare``: the log just stops there (no `done`, no `end`), as a live probe's does."""
     out: list[Event] = []
     seen = 0
     for e in events:
@@ -122,9 +131,8 @@ def cut_probe(events: list[Event], steps: int = CUT_STEPS) -> list[Event]:
     done = [e for e in events if isinstance(e, Done)]
     end = events[-1]
     t = out[-1].t
-    if done and isinstance(end, End):
-        t += done[-1].dt
-        out.append(Done(t, done[-1].dt, "probe-done", "cut"))
+    if done and isinstance(end, End) and not bare:
+        out.append(Done(t, 0.0, "probe-done", "cut"))
         out.append(End(t + end.dt, end.dt, "probe-done", "cut", exit_code=end.exit_code))
     return out
 
@@ -144,12 +152,13 @@ def load_pairs(paths: list[str], corpus: str = "") -> list[Pair]:
         if full.end is None or full.end.status != "complete" or full.start is None:
             continue
         cut = fold_all(cut_probe(events))
+        bare = fold_all(cut_probe(events, bare=True))
         probe_file = by_name.get(f"probe-{key}")
         probe = fold_all(read(probe_file)) if probe_file is not None else cut
         start = full.start
         cores = 2 if "2core" in start.instance else 1
         pairs.append(Pair(key, corpus or str(paths[0]), start.workload, cores, start.batch_size,
-                          probe, full, probe_file is None, cut))
+                          probe, full, probe_file is None, cut, bare))
     return pairs
 
 
@@ -160,8 +169,7 @@ class Result:
     low: float
     high: float
     sigma: float
-    unseen: float
-    unseen_low: float
+    uncertainty: dict[str, float]
     fit_est: float
 
     @property
@@ -181,13 +189,6 @@ class Result:
     def half_width(self) -> float:
         return (self.high - self.low) / 2 / self.est
 
-    @property
-    def needed_q(self) -> float:
-        """The smallest q that puts the truth inside the interval."""
-        gap = self.pair.truth - self.est
-        gap = max(0.0, gap - self.unseen) if gap > 0 else min(0.0, gap + self.unseen_low)
-        return abs(gap) / self.sigma if self.sigma > 0 else math.inf
-
 
 Calibrations = dict[str, Calibration]
 
@@ -195,7 +196,8 @@ Calibrations = dict[str, Calibration]
 def evaluate(pairs: Iterable[Pair], cals: Calibrations | Calibration) -> list[Result]:
     out = []
     for p in pairs:
-        cal = cals if isinstance(cals, Calibration) else cals[p.mechanism]
+        cal = (cals if isinstance(cals, Calibration) else cals.get(p.mechanism)
+               or cals[TF].cautious())
         try:
             train = training_estimate(p.probe, p.epochs, use_validation=True, equation="auto",
                                       statistic="trimmed")
@@ -204,104 +206,196 @@ def evaluate(pairs: Iterable[Pair], cals: Calibrations | Calibration) -> list[Re
             continue
         est = whole_process(p.probe, train, p.epochs, cal)
         u = est.uncertainty
-        out.append(Result(p, est.runtime_s, est.low_s, est.high_s, u["sigma"], u["unseen_high"],
-                          u["unseen_low"], est.terms.fit_s or 0.0))
+        out.append(Result(p, est.runtime_s, est.low_s, est.high_s, u["sigma"], dict(u),
+                          est.terms.fit_s or 0.0))
     return out
 
 
 # ---- measuring the constants of one mechanism on its calibration runs --------------------------
 
 
-def boundary_overheads(st: ProbeState) -> list[float]:
+def _rms(xs: list[float]) -> float:
+    return math.sqrt(sum(x * x for x in xs) / len(xs)) if xs else math.nan
+
+
+def _log_ratios(pairs: list[Pair], value) -> list[float]:  # type: ignore[no-untyped-def]
+    """log(full / probe) of a quantity, over the recorded probes (another process, another
+    moment: what a user's probe and their later run differ by)."""
+    out = []
+    for p in pairs:
+        if p.cut:
+            continue
+        a, b = value(p.probe), value(p.full)
+        if a and b and a > 0 and b > 0:
+            out.append(math.log(b / a))
+    return out
+
+
+def steady_mean(st: ProbeState) -> float:
+    """The mean of a run's steps but each epoch's first: what T_it stands for over a whole run."""
+    vals = st.steady.values
+    return sum(vals) / len(vals) if len(vals) else math.nan
+
+
+def train_seconds(st: ProbeState, epochs: int) -> float:
+    """The steady steps of a whole run of ``epochs`` at the probe's step time."""
     t_it = st.step_time("trimmed")[0]
-    return [b - t_it for b in st.boundary_steps] if t_it == t_it else []
+    return max(0.0, epochs * st.steps_per_epoch - 1) * t_it if t_it == t_it else 0.0
 
 
-STALL_SHARE = 0.05
-
-
-def epoch_seconds(st: ProbeState) -> float:
-    """A steady epoch's time: its steps and a validation pass."""
+def forecast_epoch(st: ProbeState) -> float:
+    """The lifetime of a later epoch as the estimate forecasts it from a probe: its steps at
+    the steady step time and a later validation pass (stalls.py)."""
     t_it = st.step_time("trimmed")[0]
-    val = st.vals[-1].dt if st.vals else 0.0
-    return st.steps_per_epoch * t_it + val if t_it == t_it else 0.0
+    t_val = st.validation_times()[1] or 0.0
+    return st.steps_per_epoch * t_it + t_val if t_it == t_it else 0.0
+
+
+def boundary_record(st: ProbeState) -> tuple[list[tuple[float, float]], float]:
+    """A full run's boundaries as (lifetime of the epoch before, cost) and its steady step."""
+    t_it = st.step_time("trimmed")[0]
+    return (epoch_lifetimes(st, t_it) if t_it == t_it else []), t_it
+
+
+def stall_counts(pairs: list[Pair]) -> list[tuple[int, int]]:
+    """(stalled, informative boundaries) of each full run: where the predicted stall was long
+    enough to tell, did it come?"""
+    out = []
+    for p in pairs:
+        seen = observe(p.full, p.full.step_time("trimmed")[0], stalls=True)
+        if seen.stalled + seen.cheap:
+            out.append((seen.stalled, seen.stalled + seen.cheap))
+    return out
+
+
+def fit_beta_binomial(counts: list[tuple[int, int]]) -> tuple[float, float]:
+    """Maximum-likelihood Beta(a, b) of the stall odds across runs (a grid; runs vary)."""
+    if not counts:
+        return (1.0, 1.0)
+    grid = [round(0.1 * 1.25 ** i, 3) for i in range(32)]  # 0.1 .. ~100
+
+    def loglik(a: float, b: float) -> float:
+        return sum(math.lgamma(k + a) + math.lgamma(n - k + b) - math.lgamma(n + a + b)
+                   - math.lgamma(a) - math.lgamma(b) + math.lgamma(a + b) for k, n in counts)
+
+    return max(((a, b) for a in grid for b in grid), key=lambda ab: loglik(*ab))
+
+
+GRID = [0.005 * 1.2 ** i for i in range(30)]  # 0.005 .. ~1.0
+
+
+def fit_noise(xs: list[tuple[float, float, float]],
+              with_length: bool) -> tuple[float, float, float]:
+    """Maximum-likelihood (a, b, c) of x ~ N(0, a^2 + (b w)^2 + c^2 / T): a deviation that
+    grows with how much the step time was seen to wander (w) and shrinks with the length of the
+    run (T seconds: load that comes and goes averages out); c = 0 unless ``with_length``. A grid:
+    the constants are measured, not tuned."""
+    if len(xs) < 4:
+        return (Calibration.drift_base, Calibration.drift_per_wander, 0.0)
+
+    def loglik(a: float, b: float, c: float) -> float:
+        return -sum(math.log(v) + x * x / v
+                    for x, w, t in xs for v in [a * a + (b * w) ** 2 + c * c / max(t, 1.0)])
+
+    cs = [0.0, *GRID] if with_length else [0.0]
+    a, b, c = max(((a, b, c) for a in [0.001, *GRID] for b in [0.0, *GRID] for c in cs),
+                  key=lambda abc: loglik(*abc))
+    return round(a, 4), round(b, 3), round(c, 3)
+
+
+DRIFT_FLOOR = 0.02  # two instances of one type differ by a few percent: one machine cannot show it
+
+
+def boundary_costs(runs: list[list[float]]) -> dict[str, float]:
+    """A boundary's own cost besides a stall (and the work between fit() calls): its typical
+    value (the median of later boundaries), how much of what a run's *first* boundary cost its
+    later ones cost too (the slope of their mean on it - a probe sees the first ones, which carry
+    one-off work), what a run's later boundaries cost besides that, and their spread."""
+    runs = [r for r in runs if len(r) >= 3]
+    if len(runs) < 4:
+        return {}
+    firsts = [r[0] for r in runs]
+    laters = [statistics.fmean(r[1:]) for r in runs]
+    free = statistics.median(x for r in runs for x in r[1:])
+    mx, my = statistics.fmean(firsts), statistics.fmean(laters)
+    sxx = sum((x - mx) ** 2 for x in firsts)
+    carry = min(1.0, max(0.0, sum((x - mx) * (y - my) for x, y in zip(firsts, laters)) / sxx
+                         if sxx > 0 else 0.0))
+    resid = [y - free - carry * (x - free) for x, y in zip(firsts, laters)]
+    within = [x - statistics.fmean(r[1:]) for r in runs for x in r[1:]]
+    return {"free_boundary_s": round(free, 3), "boundary_carry": round(carry, 3),
+            "boundary_run_s": round(max(_rms(resid), 0.005), 3),
+            "boundary_abs_s": round(max(_rms(within), 0.005), 3)}
 
 
 def measure(pairs: list[Pair], mech: str) -> Calibration:
-    """Each constant is a measured quantity of the full runs (not fitted to make coverage)."""
-    overheads = [o for p in pairs for o in boundary_overheads(p.full)]
-    rel_spreads, abs_spreads = [], []
+    """Each constant is a measured quantity of the calibration runs (none is fitted to make
+    coverage; q alone is set by split conformal, in fit_mechanism)."""
+    base = Calibration()
+    counts = stall_counts(pairs)
+    stalled = sum(k for k, _ in counts)
+    told = sum(n for _, n in counts)
+    stalls = told > 0 and stalled / told >= 0.05
+    one = stall_counts([p for p in pairs if cores_usable(p.full) == 1])
+    many = stall_counts([p for p in pairs if cores_usable(p.full) != 1])
+    # an epoch's lifetime, later epochs against the first (what a probe sees), with how much the
+    # step time wandered in that first epoch (fit() in a loop: lifetimes of its own making)
+    lifetimes: list[tuple[float, float]] = []
+    plain: list[list[float]] = []
     for p in pairs:
-        o = boundary_overheads(p.full)
-        if len(o) >= 2:
-            abs_spreads.append(statistics.pstdev(o))
-            if statistics.mean(o) > 0.2:
-                rel_spreads.append(statistics.pstdev(o) / statistics.mean(o))
+        record, t_it = boundary_record(p.full)
+        w = p.cut_probe.steady.wander()
+        expected = forecast_epoch(p.cut_probe)
+        if record and w is not None and expected > 0 and "fit-loop" not in p.full.codes:
+            xs = [math.log(life / expected) for life, _, _ in record[1:] if life > 0]
+            if len(xs) >= 2:  # around the run's own level: the drift is the run's level
+                mid = statistics.fmean(xs)
+                lifetimes += [(x - mid, w, 1.0) for x in xs]
+        seen = observe(p.full, t_it, stalls) if t_it == t_it else None
+        if seen is not None and seen.plain:
+            plain.append(list(seen.plain))
     val_spreads = []
     for p in pairs:
         later = [v.dt for v in p.full.vals[1:]]
-        if len(later) >= 2:
+        if len(later) >= 2 and statistics.mean(later) > 0:
             val_spreads.append(statistics.pstdev(later) / statistics.mean(later))
-    posts = [(p.probe.post_time, p.full.post_time) for p in pairs
-             if p.probe.post_time and p.full.post_time and not p.cut]
-    post_rel = (statistics.median(abs(a - b) / b for a, b in posts) * 2) if posts else 0.2
-    # start-up: the probe's T_init against the full run's (another process, another moment)
-    inits = [(p.probe.t_init, p.full.t_init) for p in pairs
-             if p.probe.t_init and p.full.t_init and not p.cut]
-    init_rel = (statistics.median(abs(b - a) / a for a, b in inits) * 2) if inits else 0.1
-    base = Calibration()
-    largest = max(overheads, default=base.unseen_boundary_s)
-    # every boundary still to come may stall; over many of them what counts is a run's mean
-    # stall, not its single largest: the cap is the largest mean a recorded run had
-    means = [statistics.mean(o) for p in pairs if (o := boundary_overheads(p.full))]
-    worst_mean = max(means, default=largest)
-    # a mechanism whose boundaries stalled (a run's mean boundary >= 5 % of its epoch) gets no
-    # absolute cap: Keras' stalls grew with the data set in the long runs (35 s at 216 000
-    # samples, against <= 10 s on the small ones); one that never stalled is capped near what
-    # it cost
-    shares = [statistics.mean(o) / epoch_seconds(p.full) for p in pairs
-              if (o := boundary_overheads(p.full)) and epoch_seconds(p.full) > 0]
-    stalls = max(shares, default=1.0) >= STALL_SHARE
+    posts = [p.full.post_time for p in pairs if p.full.post_time]
+    wanders = [w for p in pairs if (w := p.probe.steady.wander()) is not None]
+    life_base, life_per, _ = fit_noise(lifetimes, with_length=False)
     return replace(
         base,
         mechanism=mech,
-        # the largest stall: the high side's allowance for each boundary still to come
-        unseen_boundary_s=round(largest, 2),
-        stall_cap_s=None if stalls else round(max(1.5 * worst_mean, 0.1), 1),
-        boundary_min_s=round(max(0.0, min(overheads, default=base.boundary_min_s)), 3),
-        # typical spreads around what a probe saw (the stalls are in the allowance above)
-        boundary_rel=round(statistics.median(rel_spreads), 3) if rel_spreads else base.boundary_rel,
-        boundary_abs_s=(round(max(statistics.median(abs_spreads), 0.01), 3) if abs_spreads
-                        else base.boundary_abs_s),
-        val_rel=round(statistics.median(val_spreads) * 2, 3) if val_spreads else base.val_rel,
-        post_rel=round(post_rel, 3),
-        init_rel=round(init_rel, 3),
+        stalls=stalls,
+        stall_prior_one=fit_beta_binomial(one) if stalls else (0.0, 1.0),
+        stall_prior_many=fit_beta_binomial(many) if stalls else (0.0, 1.0),
+        lifetime_base=life_base, lifetime_per_wander=life_per,
+        **boundary_costs(plain),
+        wander_typical=round(statistics.median(wanders), 4) if wanders else base.wander_typical,
+        init_rel=round(_rms(_log_ratios(pairs, lambda st: st.t_init)), 4),
+        post_rel=round(_rms(_log_ratios(pairs, lambda st: st.post_time)), 4),
+        post_typical_s=round(statistics.median(posts), 2) if posts else base.post_typical_s,
+        post_spread_s=round(_rms([x - statistics.median(posts) for x in posts]), 2)
+        if len(posts) > 1 else base.post_spread_s,
+        val_rel=round(statistics.median(val_spreads), 3) if val_spreads else base.val_rel,
     )
 
 
-MAX_STALL_RATIO = 4.0
+def needed_q(r: Result, cal: Calibration) -> float:
+    """The smallest q that puts the real total inside this run's interval (bisection: the
+    interval widens with q)."""
+    u = Uncertainty.from_dict(r.uncertainty)
 
+    def inside(q: float) -> bool:
+        low, high = interval(r.est, u, replace(cal, q=q))
+        return low <= r.pair.truth <= high
 
-def needed_stall_ratio(pairs: list[Pair], cal: Calibration) -> list[float]:
-    """Per calibration run: the smallest stall_ratio that puts its real total inside. A run no
-    stall allowance covers (its miss is start-up or step noise, not a boundary) is left to q."""
-    out = []
-    for p in pairs:
-        lo, hi = 0.0, MAX_STALL_RATIO
-        if (r := evaluate([p], replace(cal, stall_ratio=0.0))) and r[0].pair.truth <= r[0].high:
-            out.append(0.0)
-            continue
-        if (r := evaluate([p], replace(cal, stall_ratio=hi))) and r[0].pair.truth > r[0].high:
-            continue
-        for _ in range(24):  # bisection: coverage grows with the ratio
-            mid = (lo + hi) / 2
-            r = evaluate([p], replace(cal, stall_ratio=mid))
-            if r and r[0].pair.truth <= r[0].high:
-                hi = mid
-            else:
-                lo = mid
-        out.append(hi)
-    return out
+    lo, hi = 0.0, 50.0
+    if not inside(hi):
+        return math.inf
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if inside(mid) else (mid, hi)
+    return hi
 
 
 def conformal(values: list[float], coverage: float = COVERAGE) -> float:
@@ -311,12 +405,22 @@ def conformal(values: list[float], coverage: float = COVERAGE) -> float:
     return ranked[k - 1] if ranked else math.nan
 
 
-def fit_mechanism(pairs: list[Pair], mech: str) -> Calibration:
-    measured = replace(measure(pairs, mech), q=2.0)  # the symmetric part: about 95 % if normal
-    ratios = needed_stall_ratio(pairs, measured)
-    ratio = conformal(ratios) if ratios else 0.0
-    measured = replace(measured, stall_ratio=round(ratio, 3))
-    q = max(1.0, conformal([r.needed_q for r in evaluate(pairs, replace(measured, q=1.0))]))
+def fit_drift(pairs: list[Pair]) -> dict[str, float]:
+    """The whole run's step time against its recorded probe's, over every mechanism: how a
+    host's load moves a job's step time is the host's, not the framework's (and only pooled do
+    the runs span enough lengths to tell a level shift from load that averages out)."""
+    drifts = [(math.log(steady_mean(p.full) / t_it), w, train_seconds(p.probe, p.epochs))
+              for p in pairs if not p.cut and (w := p.probe.steady.wander()) is not None
+              and (t_it := p.probe.step_time("trimmed")[0]) > 0]
+    base, per, length = fit_noise(drifts, with_length=True)
+    return {"drift_base": max(base, DRIFT_FLOOR), "drift_per_wander": per,
+            "drift_per_sqrt_s": length}
+
+
+def fit_mechanism(pairs: list[Pair], mech: str, drift: dict[str, float]) -> Calibration:
+    measured = replace(measure(pairs, mech), **drift)
+    recorded = [p for p in pairs if not p.cut] or pairs
+    q = max(1.0, conformal([needed_q(r, measured) for r in evaluate(recorded, measured)]))
     programs = sorted({p.program for p in pairs})
     return replace(measured, q=round(q, 3), source=(
         f"benchmarks/accuracy.py --fit on {len(pairs)} recorded runs of {len(programs)} programs "
@@ -325,11 +429,12 @@ def fit_mechanism(pairs: list[Pair], mech: str) -> Calibration:
 
 def fit_all(pairs: list[Pair]) -> Calibrations:
     """One set per mechanism; a mechanism without runs of its own gets the cautious set."""
-    cals = {m: fit_mechanism(ps, m) for m in MECHANISMS
+    drift = fit_drift(pairs)
+    cals = {m: fit_mechanism(ps, m, drift) for m in MECHANISMS
             if (ps := [p for p in pairs if p.mechanism == m])}
     for m in MECHANISMS:
         if m not in cals:
-            cals[m] = replace(max(cals.values(), key=lambda c: c.stall_ratio), mechanism=m)
+            cals[m] = replace(cals.get(TF) or next(iter(cals.values())), mechanism=m)
     return cals
 
 
@@ -344,6 +449,11 @@ class Decision:
     other: Result
     p: float
     truth_ratio: float  # other's real value / lead's (> 1: the lead really is ahead)
+    threshold: float = 0.95  # the pair constants' threshold: at or above it, decided
+
+    @property
+    def decided(self) -> bool:
+        return self.p >= self.threshold
 
     @property
     def differs(self) -> bool:
@@ -379,7 +489,8 @@ def decisions(results: list[Result], pc: PairConstants) -> list[Decision]:
                 k_l = _price(lead) if view == "cost" else 1.0
                 k_o = _price(other) if view == "cost" else 1.0
                 out.append(Decision(program, view, lead, other, p,
-                                    other.pair.truth * k_o / (lead.pair.truth * k_l)))
+                                    other.pair.truth * k_o / (lead.pair.truth * k_l),
+                                    pc.threshold))
     return out
 
 
@@ -389,11 +500,11 @@ def _sides(lead: Result, other: Result) -> tuple[float, float]:
             log_scales(other.est, other.low, other.high)[0])
 
 
-def fit_pairs(results: list[Result], target: float = 0.05) -> PairConstants:
+def fit_pairs(results: list[Result]) -> PairConstants:
     """rho: the correlation of two runs' standardised errors (one program, same / other host
-    kind), measured; kappa: the smallest scale on the difference's spread at which the claims
-    made (P >= the threshold, by time and by cost) are wrong at most ``target`` of the time on
-    these pairs - counted conservatively, (wrong + 1) / (claims + 1), as split conformal does."""
+    kind), measured; kappa: the scale on the difference's spread at which its 90 % interval
+    holds the real ratio of 90 % of these pairs (split conformal, as the bounds' q) - so that
+    P(ahead) means what it says, not merely that few claims were wrong on easy pairs."""
     def z(r: Result) -> float:
         below, above = log_scales(r.est, r.low, r.high)
         scale = above if r.log_err > 0 else below
@@ -401,31 +512,39 @@ def fit_pairs(results: list[Result], target: float = 0.05) -> PairConstants:
 
     same: list[tuple[float, float]] = []
     other: list[tuple[float, float]] = []
-    unit = PairConstants(kappa=1.0)
-    made = decisions(results, unit)
+    made = [d for d in decisions(results, PairConstants(kappa=1.0)) if d.view == "time"]
     for d in made:
-        if d.view != "time":
-            continue
         za, zb = z(d.lead), z(d.other)
         (same if d.lead.pair.cores == d.other.pair.cores else other).extend([(za, zb), (zb, za)])
     rho_same, rho_other = _corr(same), _corr(other)
-    # the gap in units of the difference's spread, and whether the claim would be wrong
-    gaps = []
+    # each pair's error on the ratio, in units of the difference's spread (kappa 1)
+    zs = []
     for d in made:
-        lead, other_ = _vals(d.lead, d.view), _vals(d.other, d.view)
         s_a, s_b = _sides(d.lead, d.other)
         rho = rho_same if d.lead.pair.cores == d.other.pair.cores else rho_other
         s_d = math.sqrt(max(s_a * s_a + s_b * s_b - 2 * rho * s_a * s_b, 1e-12))
-        gaps.append((math.log(other_[0] / lead[0]) / s_d, d.wrong))
-    kappa = 4.0
-    for step in range(5, 401):
-        k = step / 100
-        claims = [wrong for g, wrong in gaps if g / k >= BOUND_Z]
+        est_ratio = d.other.est / d.lead.est
+        zs.append(abs(math.log(d.truth_ratio / est_ratio)) / s_d)
+    kappa = conformal(zs) / BOUND_Z if zs else 1.0
+    pc = PairConstants(rho_same_host=round(rho_same, 3), rho_other_host=round(rho_other, 3),
+                       kappa=round(kappa, 3))
+    return replace(pc, threshold=claim_threshold(decisions(results, pc)))
+
+
+def claim_threshold(made: list[Decision], target: float = 0.05) -> float:
+    """The lowest P at or above which a claim is made such that, on these pairs, claims are
+    wrong at most ``target`` of the time - by time and by cost, counted as split conformal does,
+    (wrong + 1) / (claims + 1) - and never below THRESHOLD_FLOOR."""
+    for step in range(round(THRESHOLD_FLOOR * 100), 100):
+        t = step / 100
+        claims = [d.wrong for d in made if d.p >= t]
         if (sum(claims) + 1) / (len(claims) + 1) <= target:
-            kappa = k
-            break
-    return PairConstants(rho_same_host=round(rho_same, 3), rho_other_host=round(rho_other, 3),
-                         kappa=kappa)
+            return t
+    return 0.99
+
+
+# a claim at worse than 4-to-1 odds is not a decision, whatever the recorded pairs would allow
+THRESHOLD_FLOOR = 0.8
 
 
 def _corr(xy: list[tuple[float, float]]) -> float:
@@ -442,9 +561,9 @@ def _corr(xy: list[tuple[float, float]]) -> float:
 # ---- leave one program out ---------------------------------------------------------------------
 
 
-def cross_validate(pairs: list[Pair], cut: bool) -> tuple[list[Result], list[Decision]]:
+def cross_validate(pairs: list[Pair], variant: str) -> tuple[list[Result], list[Decision]]:
     """Every program judged with constants measured on the others (always on recorded probes;
-    ``cut``: the judged program's probes are cut from its full runs). A program is held out from
+    ``variant``: which probe of the judged program - Pair.variant). A program is held out from
     every corpus at once (the long jobs run some of the same scripts on more data)."""
     results, made = [], []
     programs = sorted({p.program for p in pairs})
@@ -452,7 +571,7 @@ def cross_validate(pairs: list[Pair], cut: bool) -> tuple[list[Result], list[Dec
         rest = [p for p in pairs if p.program != program]
         cals = fit_all(rest)
         pc = fit_pairs(evaluate(rest, cals))
-        held = [p.as_cut() if cut else p for p in pairs if p.program == program]
+        held = [p.variant(variant) for p in pairs if p.program == program]
         res = evaluate(held, cals)
         results += res
         made += decisions(res, pc)
@@ -489,10 +608,9 @@ def summary(results: list[Result], made: list[Decision]) -> list[tuple[str, str]
                      f"{math.expm1(statistics.median(ratio_errs)):.1%} / {math.expm1(p90):.1%}"))
     for view in ("time", "cost"):
         ds = [d for d in made if d.view == view]
-        thr = PairConstants.load().threshold
         big = [d for d in ds if d.differs]
-        decided_big = sum(d.p >= thr for d in big)
-        decided = [d for d in ds if d.p >= thr]
+        decided_big = sum(d.decided for d in big)
+        decided = [d for d in ds if d.decided]
         wrong = sum(d.wrong for d in decided)
         word = "faster" if view == "time" else "cheaper"
         rows.append((f"pairs differing >= 10 % ({word}) decided",
@@ -514,6 +632,9 @@ def _pct(a: int, b: int) -> str:
     return f"{a / b:.0%}" if b else "-"
 
 
+SOURCES = ("steps", "drift", "boundaries", "validation", "post", "init", "floor")
+
+
 def report(title: str, results: list[Result], made: list[Decision], markdown: bool,
            detail: bool) -> list[str]:
     if not results:
@@ -529,16 +650,18 @@ def report(title: str, results: list[Result], made: list[Decision], markdown: bo
         return lines
     lines.append("")
     lines.append(f"  {'run':<40} {'epochs':>6} {'real':>7} {'est':>7} {'err':>7} "
-                 f"{'bounds':>17} {'in':>3}")
+                 f"{'bounds':>17} {'in':>3}  sigma by source, % of the estimate")
     for r in sorted(results, key=lambda r: r.pair.name):
+        u = r.uncertainty
+        sources = " ".join(f"{k[:4]} {100 * u[k] / r.est:.1f}" for k in SOURCES
+                           if u.get(k, 0) >= 0.005 * r.est)
         lines.append(f"  {r.pair.name[:40]:<40} {r.pair.epochs:>6} {r.pair.truth:>6.1f}s "
                      f"{r.est:>6.1f}s {r.err:>+6.1%} {r.low:>7.1f}-{r.high:<7.1f}s "
-                     f"{'yes' if r.inside else 'NO':>3}{' cut' if r.pair.cut else ''}")
-    thr = PairConstants.load().threshold
+                     f"{'yes' if r.inside else 'NO':>3}{' cut' if r.pair.cut else ''}  {sources}")
     lines.append("")
     lines.append("  decisions by time (P that the one estimated faster really is; real ratio):")
     for d in sorted((d for d in made if d.view == "time"), key=lambda d: (d.program, -d.p)):
-        verdict = ("WRONG" if d.wrong else "right") if d.p >= thr else "undecided"
+        verdict = ("WRONG" if d.wrong else "right") if d.decided else "undecided"
         lines.append(f"    {d.lead.pair.name[:34]:<34} < {d.other.pair.name[:34]:<34} "
                      f"P {d.p:5.1%}  real x{d.truth_ratio:4.2f}  {verdict}")
     return lines
@@ -565,6 +688,10 @@ def corpus_title(path: str) -> str:
     return Path(path).name
 
 
+VARIANTS = {"recorded": "the recorded probes", "cut": "probes cut from the full runs",
+            "bare": "probes cut from the full runs, their logs ending at the cut (no end)"}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -575,10 +702,10 @@ def main() -> int:
     ap.add_argument("--fit", action="store_true",
                     help="measure the constants on every calibration program and write "
                          "core/model/calibration.json")
-    ap.add_argument("--cut", action="store_true",
-                    help="only the figures from probes cut out of the full runs")
-    ap.add_argument("--recorded", action="store_true",
-                    help="only the figures from the recorded probes")
+    ap.add_argument("--variants", default="recorded,cut,bare",
+                    help="which probes to judge, comma-separated: recorded (the real probes), cut "
+                         "(cut out of the full runs, with the program's post-training work), "
+                         "bare (cut, the log ending there as a live probe's does)")
     ap.add_argument("--detail", action="store_true", help="every run and every pair")
     ap.add_argument("--markdown", action="store_true")
     ns = ap.parse_args()
@@ -590,22 +717,21 @@ def main() -> int:
         return 1
     if ns.fit:
         write_calibration(calib)
-    variants = [v for v, off in (("recorded", ns.cut), ("cut", ns.recorded)) if not off]
+    variants = [v for v in ns.variants.split(",") if v]
     all_cals = fit_all(calib)
     all_pc = fit_pairs(evaluate(calib, all_cals))
     for variant in variants:
-        cut = variant == "cut"
-        what = ("probes cut from the full runs" if cut else "the recorded probes")
+        what = VARIANTS[variant]
         judged: dict[str, tuple[list[Result], list[Decision]]] = {}
         everything = [p for ps in corpora.values() for p in ps]
-        res_all, made_all = cross_validate(everything, cut)
+        res_all, made_all = cross_validate(everything, variant)
         for name, pairs in corpora.items():
             fulls = {id(p.full) for p in pairs}
             judged[f"{name} (each program held out)"] = (
                 [r for r in res_all if id(r.pair.full) in fulls],
                 [d for d in made_all if id(d.lead.pair.full) in fulls])
         for name, pairs in held_out.items():
-            res = evaluate([p.as_cut() if cut else p for p in pairs], all_cals)
+            res = evaluate([p.variant(variant) for p in pairs], all_cals)
             judged[f"{name} (never calibrated on)"] = (res, decisions(res, all_pc))
         print(f"=== from {what}\n")
         if ns.markdown:
@@ -632,9 +758,8 @@ def write_calibration(pairs: list[Pair]) -> None:
     }
     out.write_text(json.dumps(data, indent=2) + "\n")
     for m, c in cals.items():
-        print(f"{m}: q={c.q} stall_ratio={c.stall_ratio} largest stall={c.unseen_boundary_s}s "
-              f"boundary_rel={c.boundary_rel} boundary_abs={c.boundary_abs_s}s "
-              f"val_rel={c.val_rel} post_rel={c.post_rel} init_rel={c.init_rel}")
+        print(f"{m}: " + " ".join(f"{k}={getattr(c, k)}" for k in c.__dataclass_fields__
+                                   if k not in ("source", "mechanism")))
     print(f"pairs: rho same host {pc.rho_same_host}, other host {pc.rho_other_host}, "
           f"kappa {pc.kappa}; wrote {out}\n")
 

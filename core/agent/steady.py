@@ -75,6 +75,29 @@ class StepSeries:
         self._cache[statistic] = result
         return result
 
+    def wander(self, stretches: int = 4) -> float | None:
+        """How far the step time drifts while the probe watches: the s.d. of the means of
+        ``stretches`` consecutive stretches of steps, less what the steps' own scatter explains,
+        relative to the mean. A host that shares its cores drifts (5-25 % here); one that has
+        them to itself barely (1-3 %). None with fewer than 8 steps a stretch."""
+        n = self.n // stretches
+        if n < 8 or stretches < 2:
+            return None
+        cached = self._cache.get(f"wander{stretches}")
+        if cached is not None:
+            return cached[0]
+        vals = self.values
+        means = [sum(vals[i * n:(i + 1) * n]) / n for i in range(stretches)]
+        m = sum(means) / stretches
+        spread = sum((x - m) ** 2 for x in means) / (stretches - 1)
+        total = self.n
+        mean_all = self._sum / total
+        scatter = max(0.0, (self._sumsq - total * mean_all * mean_all) / (total - 1))
+        slow = max(0.0, spread - scatter / n)
+        result = math.sqrt(slow) / m if m > 0 else 0.0
+        self._cache[f"wander{stretches}"] = (result, result, result)
+        return result
+
     def relative_half_width(self, statistic: str = DEFAULT_STATISTIC) -> float:
         est, low, high = self.interval(statistic)
         if not est or math.isnan(est) or math.isinf(high):

@@ -1,40 +1,44 @@
 """Honest bounds: [low, high] must contain the real total at least 9 times in 10.
 
-The point estimate extrapolates a few dozen steps to a whole run; what it cannot know shows up
-as four kinds of error, each turned into seconds of uncertainty on the total:
+The point estimate extrapolates a few dozen steps to a whole run; what it cannot know is turned
+into seconds of uncertainty (one standard deviation each), by source:
 
-- the steady step time: its 95 % interval from the probe, times the steps still to come;
-- the epoch boundaries: their cost varies from epoch to epoch (Keras' input-pipeline teardown:
-  0.05-9.6 s on 2 cores here), so one observed boundary says little - its spread is at least a
-  fraction of its cost learned from recorded runs; a stall the probe did not meet is allowed
-  for on the high side, as large as the recorded runs *of the same mechanism* needed;
-- validation passes and the end-of-training teardown, likewise;
-- start-up (T_init: imports, data loading): measured once, it varies from run to run with the
-  page cache and the disk - a fraction of it learned from recorded runs;
-- everything else (run-to-run noise, the machine's other load): a floor, relative to the total.
+- ``steps``: the steady step time's own interval from the probe, times the steps still to come;
+- ``drift``: the step time of the whole run differs from the probe's - later epochs run a little
+  faster or slower, and another process at another moment shares the machine differently; the
+  more the step time wandered while the probe watched (``StepSeries.wander``: a host that shares
+  its cores), the more (measured on recorded probes against their full runs);
+- ``boundaries``: the epoch boundaries still to come and the teardown when training ends -
+  for tf.data pipelines a stall each may or may not pay, whose length the autotuner's clock
+  predicts (stalls.py); for a PyTorch ``DataLoader`` a small cost that varies a little;
+- ``validation``, ``post`` (the program's work after training), ``init`` (start-up: imports and
+  data loading take longer or shorter from one run to the next), each a measured relative spread;
+- ``floor``: everything else, relative to the total.
 
-They are added in quadrature, and the interval is total ± q·sigma with q chosen on recorded runs
-(split conformal: on the calibration runs, the smallest q that covers 90 % of them; reported on
-programs the calibration never saw - benchmarks/accuracy.py).
+They are added in quadrature and the interval is total +- q*sigma, with q chosen on recorded runs
+(split conformal: the smallest q that puts 90 % of the calibration runs inside; reported on
+programs the calibration never saw - benchmarks/accuracy.py). The boundaries' sum is bounded -
+none stalls, or every one does at its longest - and the interval never reaches past those.
 
 **Per mechanism.** What happens at an epoch boundary depends on what drives the epochs, not on
 the model: Keras ``fit`` (and TensorFlow loops over ``tf.data``) re-create an input iterator each
-epoch and tearing the old one down can wait seconds on tf.data autotuning; a PyTorch
+epoch and tearing the old one down waits for the autotuner's next wake-up; a PyTorch
 ``DataLoader`` just starts another pass over its sampler. So each mechanism has its own constants,
 measured on recorded runs of that mechanism (``mechanism()`` says which one a probe saw), and a
-PyTorch probe whose boundaries were all cheap is not given Keras' stalls. A probe whose mechanism
-has no recorded runs (a framework-free ``StepTimer`` loop, an unknown framework) gets the most
-cautious set. The constants and where they were measured live in ``calibration.json``.
+PyTorch probe is not given Keras' stalls. A probe whose mechanism has no recorded runs (a
+framework-free ``StepTimer`` loop, an unknown framework) gets the Keras set, the most cautious.
+The constants and where they were measured live in ``calibration.json``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .state import ProbeState
@@ -43,40 +47,66 @@ if TYPE_CHECKING:
 # What drives the epochs, as the probe saw it (the log's `start.framework` and `log` codes)
 TF = "tf"  # Keras fit() and TensorFlow loops: a tf.data iterator per epoch, torn down after it
 TORCH = "torch"  # PyTorch DataLoader passes (plain loops, Lightning, Hugging Face Trainer)
-CAUTIOUS = TF  # no recorded runs of its own (StepTimer, other frameworks): the widest set
-MECHANISMS = (TF, TORCH)
+OTHER = "other"  # no recorded runs of its own (StepTimer, other frameworks, Keras of TF 1.x)
+MECHANISMS = (TF, TORCH)  # the ones with recorded runs: each has constants of its own
 
 
 @dataclass(frozen=True)
 class Calibration:
     q: float = 2.0  # multiplier on sigma (conformal, from the calibration runs)
-    floor: float = 0.03  # relative noise floor on the total
-    boundary_rel: float = 0.6  # spread of one boundary's cost, relative to its mean
-    boundary_abs_s: float = 0.5  # ... and at least this many seconds per boundary
-    unseen_boundary_s: float = 4.0  # the largest boundary stall recorded (seconds; reported)
-    stall_ratio: float = 1.0  # a boundary may stall up to this x one epoch's time (high side)
-    # ... and at most this long, for a mechanism whose recorded boundaries never stalled (1.5 x
-    # the largest mean boundary cost of a recorded run); None: no cap - Keras' tf.data teardown
-    # stalls grew with the job (35 s at 216 000 samples, against <= 10 s on small data sets)
-    stall_cap_s: float | None = None
-    boundary_min_s: float = 0.05  # the cheapest boundary recorded: the low side's
-    val_rel: float = 0.3  # spread of a validation pass, relative
-    post_rel: float = 0.2  # spread of the measured post-training work, relative
-    init_rel: float = 0.1  # spread of start-up (T_init) from one run to the next, relative
+    floor: float = 0.01  # relative noise floor on the total
+    # the whole run's mean step time against the probe's (s.d., relative): a level shift between
+    # two processes, more the more the probe saw the step time wander (a shared host), and more
+    # the shorter the run (load that comes and goes averages out over a long one):
+    # sqrt(base^2 + (per_wander * wander)^2 + per_sqrt_s^2 / training seconds)
+    drift_base: float = 0.02
+    drift_per_wander: float = 1.0
+    drift_per_sqrt_s: float = 0.4
+    wander_typical: float = 0.04  # a probe too short to tell how its step time wanders
+    stalls: bool = True  # whether boundaries may wait on the tf.data autotuner (stalls.py)
+    stall_point: bool = True  # ... expected in the estimate (else allowed for on the high side)
+    stall_prior_one: tuple[float, float] = (9.0, 1.0)  # Beta odds of a stall: one core usable
+    stall_prior_many: tuple[float, float] = (1.0, 1.0)  # ... more cores, or not said
+    # an epoch's lifetime from one epoch to the next within a run (s.d., relative), likewise
+    lifetime_base: float = 0.03
+    lifetime_per_wander: float = 1.0
+    free_boundary_s: float = 0.05  # a boundary's cost besides a stall (typical)
+    boundary_abs_s: float = 0.1  # ... and its spread (s.d.) from one boundary to the next
+    boundary_carry: float = 0.2  # share of what the probe's boundaries cost besides a stall
+    #                              that later ones cost too (the first carries one-off work)
+    boundary_run_s: float = 0.1  # what a run's later boundaries cost besides that (s.d.)
+    val_rel: float = 0.15  # spread of a validation pass (s.d., relative)
+    post_rel: float = 0.2  # spread of the measured post-training work (s.d., relative)
+    post_typical_s: float = 1.5  # post-training work of a log that did not reach its end
+    post_spread_s: float = 0.5  # ... and how much it varied between programs (s.d.)
+    init_rel: float = 0.1  # spread of start-up (T_init) from one run to the next (s.d., relative)
     source: str = "defaults"
 
-    mechanism: str = CAUTIOUS
+    mechanism: str = OTHER
 
-    def stall_allowance(self, epoch_s: float) -> float:
-        """How long one boundary still to come may stall, for an epoch of ``epoch_s``."""
-        reach = self.stall_ratio * epoch_s
-        return reach if self.stall_cap_s is None else min(reach, self.stall_cap_s)
+    def noise(self, state: ProbeState, train_s: float) -> tuple[float, float]:
+        """(drift of the run's level, spread of one epoch's lifetime around it) for this probe,
+        from how its step time wandered, for a run of ``train_s`` seconds of steps."""
+        w = state.steady.wander()
+        w = self.wander_typical if w is None else w
+        drift = math.sqrt(self.drift_base ** 2 + (self.drift_per_wander * w) ** 2
+                          + self.drift_per_sqrt_s ** 2 / max(train_s, 1.0))
+        return drift, math.hypot(self.lifetime_base, self.lifetime_per_wander * w)
 
     @classmethod
     def load(cls, mechanism: str = "") -> Calibration:
-        """The constants for ``mechanism`` (``mechanism(state)``); unknown: the cautious set."""
+        """The constants for ``mechanism`` (``mechanism(state)``). One without recorded runs of
+        its own gets Keras' with caution: a tf.data stall is allowed for on the high side, not
+        expected, and the boundaries it saw are taken to come again as they were."""
         sets = _load_all()
-        return sets.get(mechanism) or sets.get(CAUTIOUS) or Calibration()
+        if mechanism in sets:
+            return sets[mechanism]
+        return (sets.get(TF) or Calibration()).cautious()
+
+    def cautious(self) -> Calibration:
+        """These constants for a mechanism with no recorded runs of its own."""
+        return replace(self, mechanism=OTHER, stall_point=False, boundary_carry=1.0,
+                       free_boundary_s=0.0)
 
     @classmethod
     def for_state(cls, state: ProbeState) -> Calibration:
@@ -88,9 +118,12 @@ def mechanism(state: ProbeState) -> str:
     framework = (state.start.framework if state.start is not None else "").lower()
     if "torch-loop" in state.codes or framework.startswith(("torch", "lightning", "transformers")):
         return TORCH
-    if framework.startswith(("keras", "tensorflow")) or "custom-loop" in state.codes:
+    # Keras 3 and TensorFlow 2 feed every epoch through a tf.data iterator (the stalls);
+    # "keras (TF 1.x era)" and unversioned names are not known to
+    version = re.match(r"(keras|tensorflow)\s+(\d+)", framework)
+    if (version and int(version.group(2)) >= 2) or "custom-loop" in state.codes:
         return TF
-    return CAUTIOUS
+    return OTHER
 
 
 def describe_mechanism(state: ProbeState) -> str:
@@ -100,12 +133,13 @@ def describe_mechanism(state: ProbeState) -> str:
     if m == TORCH:
         return (f"{framework or 'PyTorch'}: DataLoader epochs - boundary allowances measured "
                 "on recorded PyTorch runs")
-    if framework.lower().startswith(("keras", "tensorflow")):
+    if m == TF:
         loop = "custom loop" if "custom-loop" in state.codes else "fit()"
-        return (f"{framework} {loop}: a tf.data iterator per epoch, whose teardown can stall - "
-                "allowances measured on recorded Keras runs")
-    return (f"{framework or 'no framework named'}: no recorded runs of this mechanism - the most "
-            "cautious allowances (Keras') apply")
+        return (f"{framework} {loop}: a tf.data iterator per epoch, whose teardown waits for "
+                "the autotuner's next wake-up - odds measured on recorded Keras runs")
+    return (f"{framework or 'no framework named'}: no recorded runs of this mechanism - the "
+            "boundaries it saw are taken to come again, and a Keras-like stall at each is "
+            "allowed for on the high side")
 
 
 @lru_cache(maxsize=1)
@@ -123,8 +157,10 @@ def _load_all() -> dict[str, Calibration]:
     out = {}
     for name, values in sets.items():
         if isinstance(values, dict):
-            fields = {k: v for k, v in values.items() if k in Calibration.__dataclass_fields__
-                      and k != "mechanism"}
+            fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                                      for k, v in values.items()
+                                      if k in Calibration.__dataclass_fields__
+                                      and k != "mechanism"}
             out[name] = Calibration(**fields, mechanism=name)
     return out
 
@@ -142,32 +178,49 @@ def load_pair_constants() -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Uncertainty:
-    """Seconds of uncertainty on the total, by source (what the detail view shows)."""
+    """Seconds of uncertainty on the total, by source (one s.d. each; what the detail view shows)."""
 
-    steps: float
-    boundaries: float
+    steps: float  # the probe's interval of the steady step time: a longer probe narrows it
+    boundaries: float  # boundaries still to come and the end of training: more seen narrow it
     validation: float
-    fit_end: float
     post: float
     floor: float
     init: float = 0.0  # start-up
+    drift: float = 0.0  # the whole run's step time against the probe's
     unseen_high: float = 0.0  # costs the probe could not see: allowed for on the high side only
     unseen_low: float = 0.0  # costs it saw that may not come again: allowed for on the low side
+    reach_low: float = math.inf  # the boundaries can cost at most this much less than expected
+    reach_high: float = math.inf  # ... and at most this much more
 
     @property
     def sigma(self) -> float:
         return math.sqrt(self.steps ** 2 + self.boundaries ** 2 + self.validation ** 2
-                         + self.fit_end ** 2 + self.post ** 2 + self.floor ** 2 + self.init ** 2)
+                         + self.post ** 2 + self.floor ** 2 + self.init ** 2 + self.drift ** 2)
+
+    @property
+    def sigma_without_boundaries(self) -> float:
+        return math.sqrt(max(0.0, self.sigma ** 2 - self.boundaries ** 2))
 
     def as_dict(self) -> dict[str, float]:
-        return {"steps": self.steps, "boundaries": self.boundaries,
-                "validation": self.validation, "fit_end": self.fit_end, "post": self.post,
-                "init": self.init, "floor": self.floor, "sigma": self.sigma, "unseen_high": self.unseen_high,
-                "unseen_low": self.unseen_low}
+        return {"steps": self.steps, "drift": self.drift, "boundaries": self.boundaries,
+                "validation": self.validation, "post": self.post, "init": self.init,
+                "floor": self.floor, "sigma": self.sigma, "unseen_high": self.unseen_high,
+                "unseen_low": self.unseen_low,
+                **{k: v for k, v in (("reach_low", self.reach_low),
+                                     ("reach_high", self.reach_high)) if math.isfinite(v)}}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, float]) -> Uncertainty:
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 
 def interval(total: float, u: Uncertainty, cal: Calibration | None = None) -> tuple[float, float]:
-    """[low, high] around the point estimate: total ± q·sigma, never below what was measured."""
+    """[low, high] around the point estimate: total +- q*sigma, but no further than the
+    boundaries can reach (none stalling, every one stalling at its longest) with the rest of
+    the uncertainty around that."""
     cal = cal or Calibration.load()
     half = cal.q * u.sigma
-    return max(0.0, total - half - u.unseen_low), total + half + u.unseen_high
+    rest = cal.q * u.sigma_without_boundaries
+    low = total - min(half, u.reach_low + rest) - u.unseen_low
+    high = total + min(half, u.reach_high + rest) + u.unseen_high
+    return max(0.0, low), high

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, replace
 
 from .bounds import Calibration, Uncertainty, interval
+from .stalls import BoundaryForecast, forecast
 from ..agent.steady import DEFAULT_STATISTIC
 from .training import (DEFAULT_HORIZONS, EQUATIONS, Estimate, NoEstimate, Terms, eq_5_1, eq_5_3,
                        eq_5_4, parse_horizons, training_estimate)
@@ -33,6 +34,8 @@ def estimate_runtime(
     return whole_process(state, est, n_ep)
 from .state import ProbeState
 
+STEP_CI_Z = 1.96  # the step time's interval is a 95 % one
+
 
 @dataclass
 class _Tally:
@@ -41,70 +44,93 @@ class _Tally:
     total: float
     notes: list[str]
     unseen: float = 0.0  # seconds only the high bound allows for (costs the probe could not see)
-    unseen_low: float = 0.0  # ... and the low bound (a stall the probe met may not come again)
 
 
 def whole_process(state: ProbeState, est: Estimate, n_ep: float,
                   cal: Calibration | None = None) -> Estimate:
-    """The training estimate plus start-up, the end of training and the post-training work, with
-    the uncertainty of each term (bounds.py) and the bounds they make."""
+    """The training estimate with the boundaries forecast (stalls.py), plus start-up, the end of
+    training and the post-training work, with the uncertainty of each term and the bounds they
+    make (bounds.py)."""
     cal = cal or Calibration.for_state(state)
     t = est.terms
-    tally = _Tally(est.runtime_s, list(est.notes))
-    fit = tally.total - t.t_init
     n_b = max(0.0, n_ep - 1)  # epoch boundaries still to come
-    steps_s, bound_s, per = _steps_and_boundaries(state, est, n_b, n_ep, cal, tally)
-    val_s = _validation_spread(state, t, n_b, cal)
-    end_s, fit_end = _end_of_training(state, est, per, cal, tally)
+    # the teardown when training ends: measured where training ended by itself; for tf.data
+    # the stall model's (a probe that stopped fit() tore down an iterator of another age); else
+    # as the probe's stop measured it, when it did
+    ended = state.done is not None and state.done.status == "complete"
+    measured_end = ended or (not cal.stall_point and state.fit_end_time is not None)
+    if est.equation == "5.1":
+        est, fc, train_s = _epoch_based(state, est, n_b, cal, measured_end)
+    else:
+        est, fc, train_s = _iteration_based(state, est, n_b, n_ep, cal, measured_end)
+    t = est.terms
+    train_steps = _steady_training(t, n_ep)
+    tally = _Tally(est.runtime_s, list(est.notes), unseen=fc.unseen_high)
+    fit = tally.total - t.t_init
+    fit_end = state.fit_end_time if measured_end else fc.fit_end
+    tally.total += fit_end or 0.0
     post_s, post = _post_training(state, cal, tally)
     if "early-stop" in state.codes:
         tally.notes.append("EarlyStopping may end training sooner: this is an upper bound for "
                            f"{n_ep:g} epochs (full runs on one host tell the epochs it stops at: "
                            "--epochs-from)")
+    if fc.p_stall > 0 and fc.stall_s >= 0.05 * max(fc.lifetime_s, 1e-9):
+        # says more than "one boundary seen: its cost varies"
+        tally.notes = [n for n in tally.notes if not n.startswith("one epoch boundary seen")]
+        tally.notes.append(fc.describe())
+    elif fc.unseen_high > 0.05 * max(fc.lifetime_s, 1e-9):
+        seen = f"{fc.observed.seen} seen" if fc.observed.seen else "none seen"
+        tally.notes.append(f"epoch boundaries ({seen}): this framework has no recorded runs - "
+                           f"the high bound allows {fc.unseen_high:.1f} s for stalls like "
+                           "Keras' and the end of training")
     total = tally.total
-    u = Uncertainty(steps=steps_s, boundaries=bound_s, validation=val_s, fit_end=end_s,
+    expected = n_b * fc.per_boundary + fc.fit_end
+    u = Uncertainty(steps=train_s, boundaries=fc.sigma, validation=_validation_spread(state, t, n_b, cal),
                     post=post_s, floor=cal.floor * total, init=cal.init_rel * t.t_init,
-                    unseen_high=tally.unseen, unseen_low=tally.unseen_low)
+                    drift=cal.noise(state, train_steps)[0] * train_steps,
+                    unseen_high=tally.unseen, reach_low=max(0.0, expected - fc.least),
+                    reach_high=max(0.0, fc.most - expected))
     low, high = interval(total, u, cal)
-    low = max(low, _least(est, n_b, n_ep, cal) * (1 - cal.floor))
     return replace(est, runtime_s=total, low_s=low, high_s=high, notes=tuple(tally.notes),
                    uncertainty=u.as_dict(),
-                   terms=replace(t, t_post=post, t_fit_end=fit_end, fit_s=fit))
+                   terms=replace(t, t_post=post, t_fit_end=fit_end, fit_s=fit,
+                                 p_stall=fc.p_stall if cal.stalls and cal.stall_point else None,
+                                 stall_s=fc.stall_s if cal.stalls and cal.stall_point else None))
 
 
-def _steps_and_boundaries(state: ProbeState, est: Estimate, n_b: float, n_ep: float,
-                          cal: Calibration, tally: _Tally) -> tuple[float, float, float]:
-    """Spread from the steady step time over every step of the run, and from the epoch
-    boundaries: around what was seen and - on the high side - stalls the probe did not meet.
-    Returns (steps, boundaries, one boundary's spread)."""
+def _steady_training(t: Terms, n_ep: float) -> float:
+    """The steady steps' share of the run: what a step time off by a few percent moves."""
+    if t.t_it is not None and t.t_it == t.t_it:
+        return max(0.0, n_ep * t.n_it - 1) * t.t_it
+    return max(0.0, n_ep - 1) * (t.t_ep2 or 0.0)
+
+
+def _iteration_based(state: ProbeState, est: Estimate, n_b: float, n_ep: float,
+                     cal: Calibration, ended: bool) -> tuple[Estimate, BoundaryForecast, float]:
+    """Eq. 5.3/5.4 with each boundary to come costing what the forecast expects (the probe's own
+    boundaries are evidence, not the answer: one seen stall says little about the next).
+    Returns the estimate, the forecast and the steps' spread."""
     t = est.terms
-    if est.equation == "5.1":
-        t_ep2 = t.t_ep2 or 0.0
-        spread = max(((t.t_ep2_high or t_ep2) - (t.t_ep2_low or t_ep2)) / 2, cal.floor * t_ep2)
-        seen = max(1, len(state.full_epochs()) - 1)
-        return math.sqrt(n_b) * spread + n_b * spread / math.sqrt(seen), 0.0, 0.0
     t_it = t.t_it or 0.0
-    steps_s = max(0.0, n_ep * t.n_it - 1) * max(0.0, (t.t_it_high or t_it) - t_it)
-    per = 0.0
-    bound_s = 0.0
-    if t.boundaries_seen:
-        per = max(cal.boundary_rel * t.t_ep, cal.boundary_abs_s, (t.t_ep_high - t.t_ep_low) / 2)
-        bound_s = math.sqrt(n_b) * per + n_b * per / math.sqrt(t.boundaries_seen)
-    # in recorded runs a boundary's stall went up to a share of an epoch's own time (stall_ratio;
-    # capped only for a mechanism that never stalled): in one run boundaries went from 0.4 s to
-    # 10 s after a few cheap epochs, so each one still to come may stall
     epoch_s = t.n_it * t_it + (t.t_val or 0.0)
-    worst = max(cal.stall_allowance(epoch_s), t.t_ep_high)
-    stall = max(0.0, worst - t.t_ep)
-    tally.unseen_low += n_b * max(0.0, t.t_ep - cal.boundary_min_s)  # ... or cost the least
-    if n_b and stall > 0.05 * epoch_s:
-        tally.unseen += n_b * stall
-        what = (f"{t.boundaries_seen} seen, {t.t_ep:.1f} s on average" if t.boundaries_seen
-                else "none seen")
-        tally.notes.append(f"epoch boundaries ({what}): each of the {n_b:g} to come may stall up "
-                           f"to {worst:.1f} s (in recorded runs stalls came and went between "
-                           "epochs): the high bound allows for it")
-    return steps_s, bound_s, per
+    fc = forecast(state, t_it, epoch_s, n_b, cal, with_fit_end=not ended,
+                  train_s=_steady_training(t, n_ep))
+    runtime = est.runtime_s + n_b * (fc.per_boundary - t.t_ep)
+    steps_s = max(0.0, n_ep * t.n_it - 1) * max(0.0, (t.t_it_high or t_it) - t_it) / STEP_CI_Z
+    terms = replace(t, t_ep=fc.per_boundary, t_ep_seen=t.t_ep)
+    return replace(est, runtime_s=runtime, terms=terms), fc, steps_s
+
+
+def _epoch_based(state: ProbeState, est: Estimate, n_b: float, cal: Calibration,
+                 ended: bool) -> tuple[Estimate, BoundaryForecast, float]:
+    """Eq. 5.1: whole epochs seen, their boundaries inside them; the spread of the epochs seen
+    stands for what the later ones may do. Only the end of training is forecast."""
+    t = est.terms
+    t_ep2 = t.t_ep2 or 0.0
+    spread = max(((t.t_ep2_high or t_ep2) - (t.t_ep2_low or t_ep2)) / 2, cal.floor * t_ep2)
+    seen = max(1, len(state.full_epochs()) - 1)
+    fc = forecast(state, t.t_it or 0.0, t_ep2, 0, cal, with_fit_end=not ended)
+    return est, fc, math.sqrt(n_b) * spread + n_b * spread / math.sqrt(seen)
 
 
 def _validation_spread(state: ProbeState, t: Terms, n_b: float, cal: Calibration) -> float:
@@ -114,34 +140,10 @@ def _validation_spread(state: ProbeState, t: Terms, n_b: float, cal: Calibration
     return (math.sqrt(n_b) + n_b / math.sqrt(later)) * cal.val_rel * t.t_val
 
 
-def _end_of_training(state: ProbeState, est: Estimate, per: float, cal: Calibration,
-                     tally: _Tally) -> tuple[float, float | None]:
-    """fit() returning waits on its input pipeline as at a boundary. A probe that stopped fit()
-    measured how its stop unwound, not how a finished fit() returns: where boundaries were seen,
-    the end is taken as one more of them. Returns (its spread, its time)."""
-    t = est.terms
-    fit_end = state.fit_end_time
-    t_ep_seen = t.t_ep if est.equation != "5.1" and t.boundaries_seen else None
-    if t_ep_seen is not None and state.done is not None and state.done.status == "probe-done":
-        fit_end = max(fit_end or 0.0, t_ep_seen)
-        end_s = per
-        tally.total += fit_end
-        tally.unseen_low += max(0.0, fit_end - cal.boundary_min_s)
-    elif fit_end is not None:
-        tally.total += fit_end
-        end_s = max(cal.boundary_rel * fit_end, cal.boundary_abs_s)
-    else:
-        end_s = 0.0
-    if est.equation != "5.1":  # its stall, like a boundary's
-        epoch_s = t.n_it * (t.t_it or 0.0) + (t.t_val or 0.0)
-        tally.unseen += max(0.0, cal.stall_allowance(epoch_s) - (fit_end or 0.0))
-    return end_s, fit_end
-
-
 def _post_training(state: ProbeState, cal: Calibration,
                    tally: _Tally) -> tuple[float, float | None]:
-    """The program's own post-training work, measured when the probe let it run to its exit.
-    Returns (its spread, its time)."""
+    """The program's own post-training work, measured when the probe let it run to its exit,
+    else what recorded programs typically took. Returns (its spread, its time)."""
     post = state.post_time
     if post is not None:
         tally.total += post
@@ -150,21 +152,18 @@ def _post_training(state: ProbeState, cal: Calibration,
             tally.notes.append(f"the program's post-training work ended with exit status {code}: "
                                "its time here is a lower bound")
             tally.unseen += post  # it may take as long again to finish
-        return cal.post_rel * post + 0.2, post
+        return cal.post_rel * post + 0.1, post
     if "no-post" in state.codes:
         tally.notes.append("custom loop: the probe stopped it by unwinding, so the program's "
                            "post-training work was not run or timed (not in the estimate)")
-    elif state.done is not None or state.end is not None:
-        tally.notes.append("post-training time not measured (the program did not run to its exit)")
-    return 0.0, None
-
-
-def _least(est: Estimate, n_b: float, n_ep: float, cal: Calibration) -> float:
-    """What the run must do at the least: start-up (at its low end: it too varies between runs)
-    and every step at the low end of the step time's interval, with no boundary, validation or
-    post-training work."""
-    t = est.terms
-    init_least = t.t_init * max(0.0, 1 - cal.q * cal.init_rel)
-    if est.equation == "5.1":
-        return init_least + (t.t_ep1 or 0.0) + n_b * (t.t_ep2_low or 0.0)
-    return init_least + (t.t_it1 or 0.0) + max(0.0, n_ep * t.n_it - 1) * (t.t_it_low or 0.0)
+        return 0.0, None
+    if state.start is None or state.start.v < 2:  # schema v1 logs never measure it
+        if state.done is not None or state.end is not None:
+            tally.notes.append("post-training time not measured (the program did not run to "
+                               "its exit)")
+        return 0.0, None
+    typical = cal.post_typical_s
+    tally.total += typical
+    tally.notes.append(f"post-training time not measured (the probe has not reached the "
+                       f"program's exit): {typical:.1f} s assumed, what recorded programs took")
+    return cal.post_spread_s, None

@@ -31,6 +31,8 @@ class ProbeState:
     steady: StepSeries = field(default_factory=StepSeries)
     # dt of the first step of each later epoch: steady step + the epoch-boundary cost.
     boundary_steps: list[float] = field(default_factory=list)
+    # ... of which the time between two fit() calls (fit() in a loop: evaluate, checkpoints)
+    boundary_gaps: list[float] = field(default_factory=list)
     steps: int = 0
     steps_by_epoch: dict[int, int] = field(default_factory=dict)
     time_by_epoch: dict[int, float] = field(default_factory=dict)
@@ -118,6 +120,7 @@ class ProbeState:
         elif self._epoch is not None:
             # fit() called in a loop: the previous call's teardown belongs to this boundary
             self.boundary_steps.append(dt + pending)
+            self.boundary_gaps.append(pending)
         else:
             self.steady.add(dt)
         self._epoch = e

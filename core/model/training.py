@@ -53,8 +53,11 @@ class Terms:
     steady_steps: int = 0
     statistic: str = DEFAULT_STATISTIC
     t_post: float | None = None  # training over -> the program's exit (measured, else None)
-    t_fit_end: float | None = None  # the teardown when training ends (measured, else None)
+    t_fit_end: float | None = None  # the teardown when training ends (measured or forecast)
     fit_s: float | None = None  # the training terms alone (no start-up, no post-training work)
+    t_ep_seen: float = 0.0  # the mean cost of the boundaries the probe crossed (t_ep: forecast)
+    p_stall: float | None = None  # odds a boundary stalls on the tf.data autotuner (stalls.py)
+    stall_s: float | None = None  # ... and how long, when it does
 
     def as_dict(self) -> dict[str, float | int | str | None]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

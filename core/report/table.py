@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
+from ..model.decisions import PairConstants
 from ..model.pricing import cost_usd
 from ..model.ranking import RankedRow, RankOptions, decision_lines, verdict
 from ..model.state import ProbeState
@@ -37,7 +38,8 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
                   f"{fmt_duration(r.runtime_s):>8} {bounds:>17} {fmt_cost(r.cost_usd):>9} "
                   f"{rel:>5} {'*' if r.pareto else ' '}\n")
     out.write("rel: 1.00 = best; P *: Pareto-optimal (no row is both faster and cheaper)\n"
-              "≈: undecided - under 95 % that the leader beats it (README: what the % means)\n")
+              f"≈: undecided - under {PairConstants.load().threshold:.0%} that the leader beats "
+              "it (README: what the % means)\n")
     if any(r.mark for r in rows):
         out.write("after an instance: ! its probe failed or was stopped, ? its log has no end, "
                   "… still running\n")

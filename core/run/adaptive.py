@@ -36,6 +36,7 @@ JOB_SHARE = 0.05
 class AdaptiveReport:
     rounds: int = 0
     reprobed: list[str] = field(default_factory=list)
+    probes_again: int = 0  # probes run again, all rounds together (each left a superseded log)
     spent_s: float = 0.0
     budget_s: float = 0.0
     settled: bool = True
@@ -148,6 +149,7 @@ async def settle(board: Board, plan: list[PlannedProbe], options: RankOptions, *
             supersede(planned.log_path)
             board.restart(row.key, planned.log_path)
             again.append(longer(planned, row))
+            report.probes_again += 1
             if row.name not in report.reprobed:
                 report.reprobed.append(row.name)
         _record_before(report, groups, options.by)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE_LOGS
-from probecast.core.model.bounds import TF, TORCH, Calibration, mechanism
+from probecast.core.model.bounds import OTHER, TF, TORCH, Calibration, mechanism
 from probecast.core.model.decisions import (PairConstants, decision_lines, fmt_p, p_ahead,
                                             verdict)
 from probecast.core.model.estimate import estimate_runtime
@@ -68,7 +68,7 @@ def test_mechanism_from_the_log() -> None:
         {"ev": "start", "t": 0, "v": 2, "probe": "p", "time": "2026-11-23T00:00:00+00:00",
          "instance": "i", "host": "h", "batch_size": 8, "workload": "w", "steps_per_epoch": 10,
          "val_steps": 0, "framework": "", "devices": []})])))
-    assert mechanism(bare) == TF  # no recorded runs of its own: the cautious set
+    assert mechanism(bare) == OTHER  # no recorded runs of its own: the cautious set
 
 
 def test_a_torch_probe_is_not_given_keras_stalls() -> None:
@@ -79,8 +79,9 @@ def test_a_torch_probe_is_not_given_keras_stalls() -> None:
     keras = whole_process(state, training_estimate(state, 20, use_validation=True,
                                                    equation="auto", statistic="trimmed"),
                           20, Calibration.load(TF))
-    assert own.runtime_s == pytest.approx(keras.runtime_s)
-    assert own.uncertainty["unseen_high"] < 0.5 * keras.uncertainty["unseen_high"]
+    assert own.terms.p_stall is None and keras.terms.p_stall is not None
+    assert own.runtime_s < keras.runtime_s  # Keras' constants expect tf.data stalls
+    assert own.uncertainty["boundaries"] < 0.2 * keras.uncertainty["boundaries"]
     assert own.high_s < keras.high_s
 
 

@@ -116,27 +116,28 @@ def test_epoch_boundary_cost_is_measured_and_added_per_later_epoch(log_builder) 
 def test_bounds_bracket_the_estimate_and_allow_for_what_was_not_seen(log_builder) -> None:  # type: ignore[no-untyped-def]
     import random
 
-    from probecast.core.model.bounds import Calibration
+    from probecast.core.model.bounds import OTHER, mechanism
 
-    cal = Calibration.load()
     rnd = random.Random(1)
     b = log_builder(steps_per_epoch=200).init(1.0)
     b.steps(0, [2.0] + [0.1 + rnd.gauss(0, 0.01) for _ in range(40)]).end()
-    est = estimate_runtime(state_of(b), 20)
+    st = state_of(b)
+    assert mechanism(st) == OTHER  # no framework named: no recorded runs of its mechanism
+    est = estimate_runtime(st, 20)
     assert est.low_s < est.runtime_s < est.high_s
-    # no boundary seen: the point leaves them out, the high side allows each of the 19 to stall
-    # (up to stall_ratio x an epoch, capped where the mechanism never stalled), and the end of fit()
-    epoch = 200 * est.terms.t_it
-    stall = cal.stall_allowance(epoch)
-    assert est.uncertainty["unseen_high"] == pytest.approx(20 * stall, rel=1e-6)
+    # no boundary seen: the point leaves them out; the high side allows a Keras-like stall at
+    # each of the 19 to come and the end of training
+    assert est.terms.t_ep == 0.0
+    assert est.uncertainty["unseen_high"] > 0
     assert est.high_s - est.runtime_s >= est.uncertainty["unseen_high"]
+    assert any("no recorded runs" in n for n in est.notes)
     # two boundaries seen (3 s each): in the point, and the bounds say their cost varies both ways
     b2 = log_builder(steps_per_epoch=40).init(1.0)
     b2.steps(0, [2.0] + [0.1] * 39).steps(1, [3.1] + [0.1] * 39).steps(2, [3.1]).end()
     est2 = estimate_runtime(state_of(b2), 20)
     assert est2.terms.t_ep == pytest.approx(3.0, abs=0.01) and est2.terms.boundaries_seen == 2
-    assert est2.uncertainty["unseen_low"] >= 19 * (3.0 - cal.boundary_min_s) * 0.99
-    assert est2.low_s < est2.runtime_s - 19 * 2.5 and est2.high_s > est2.runtime_s
+    assert est2.low_s < est2.runtime_s - 19 * 1.0 and est2.high_s > est2.runtime_s + 19 * 1.0
+
 
 def test_no_estimate_reasons(log_builder) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(NoEstimate, match="no training steps"):

@@ -8,6 +8,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Markdown, Static
 
+from probecast.core.model.decisions import PairConstants
+
 from ..actions import key_table
 
 
@@ -42,11 +44,12 @@ full training (Malta 2021, Eq. 5.3, plus the epoch-boundary cost) and settles as
 {keys}
 
 **rel** is relative to the best row (1.00). **★** marks Pareto-optimal rows: no other row is both
-faster and cheaper. **bounds** come from the 95 % interval of the steady step time and the
-spread of the epoch-boundary cost. **≈** marks a row the leader beats with under 95 %
-probability (undecided: `d` shows the probability and what it rests on); the ranking's lower
-frame names the winner or says why there is none yet. A `…` after an instance: its probe is
-still running.
+faster and cheaper. **bounds** should hold the real total 9 times in 10: they come from the
+step time's interval and drift, the epoch boundaries still to come (for Keras, the tf.data
+autotuner's stalls) and the start-up and post-training work. **≈** marks a row the leader beats
+with under {threshold} probability (undecided: `d` shows the probability and what it rests
+on); the ranking's lower frame names the winner or says why there is none yet. A `…` after an
+instance: its probe is still running.
 
 Logs of every probe are written as they arrive (see the status line) and replay with
 `probecast replay DIR`.
@@ -58,7 +61,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
-            yield Markdown(HELP.format(keys=key_table()))
+            yield Markdown(HELP.format(keys=key_table(),
+                                       threshold=f"{PairConstants.load().threshold:.0%}"))
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -36,7 +36,10 @@ def _term(t: Mapping[str, Any], key: str, row: RankedRow) -> str | None:
     if key == "t_it":
         return f"{v * 1000:.2f} ms [{t['t_it_low'] * 1000:.2f}–{t['t_it_high'] * 1000:.2f}]"
     if key == "t_ep":
-        return f"{v:.3f} s ({t['boundaries_seen']} seen)" if t.get("boundaries_seen") else None
+        if not v:
+            return None
+        seen = t.get("boundaries_seen") or 0
+        return f"{v:.3f} s expected ({seen} seen)"
     return f"{v:.3f} s"
 
 
@@ -71,7 +74,8 @@ def render_detail(row: RankedRow | None) -> Any:
     u = row.uncertainty
     if u:
         parts = [f"{k} ±{v:.1f}s" for k, v in u.items()
-                 if k not in ("sigma", "unseen_high") and v >= 0.05]
+                 if k not in ("sigma", "unseen_high", "unseen_low", "reach_low", "reach_high")
+                 and v >= 0.05]
         if u.get("unseen_high"):
             parts.append(f"unseen +{u['unseen_high']:.1f}s")
         fit = row.terms.get("fit_s")

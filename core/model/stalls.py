@@ -1,0 +1,290 @@
+"""Epoch-boundary stalls of tf.data input pipelines: when they come and how long they last.
+
+**What they are** (benchmarks/RESULTS.md §0e, ``benchmarks/stalls.py``). Every ``tf.data``
+iterator with autotuning on (the default) runs a model thread that re-optimises the pipeline at
+exponentially spaced moments: 10 ms after the iterator's first element, then 20, 40, ... ms
+later, the period doubling until it would pass 60 s and then staying at 60 s (TensorFlow's
+``Model::OptimizeLoop``; ``kOptimizationPeriodMaxMs``). Its wake-ups therefore fall at
+
+    W_k = 0.01 s * (2^k - 1)   for k <= 13   (10 ms, 30 ms, ... 10.23 s, 20.47 s, 40.95 s, 81.91 s)
+    then every 60 s            (141.91 s, 201.91 s, ...)
+
+of the iterator's life. Keras 3 builds a new iterator every epoch (``fit()`` on arrays or on a
+dataset alike; a TensorFlow loop over a dataset does the same), and destroying the old one waits
+for that thread's *next wake-up*. So a boundary after an epoch whose iterator lived ``L``
+seconds stalls for ``W(L) - L``, where ``W(L)`` is the first wake-up at or after ``L``: an
+epoch of 5.9 s waits 4.3 s (to 10.23 s), one of 10.4 s waits 10.1 s (to 20.47 s), one of 114 s
+waits 28 s (to 141.91 s). On the corpus this predicted every stall to within about 0.1 s, from
+0.05 s to 59 s, on runs it was never fitted to. The process sits idle meanwhile; the agent
+suggests turning autotuning off (``tf.data.Options().autotune.enabled = False``).
+
+**Whether it comes.** The wait lands on the training thread at most boundaries when training
+has one core, and at about half of them - varying from run to run - with more: the stall of each
+boundary is a coin toss whose odds are a property of the run. probecast keeps a Beta
+distribution of those odds: a prior per kind of host (one core usable / more, or not said),
+measured on recorded runs (``calibration.json``), updated by every boundary the probe saw whose
+predicted stall was long enough to tell (``INFORMATIVE_S``).
+
+**What it costs a run.** Each boundary still to come, and the teardown when training ends,
+costs ``b0 + s * S`` - ``b0`` the boundary's own small cost (what the probe's boundaries cost
+besides a stall), ``s`` the coin toss, ``S = W(L) - L`` for an epoch lifetime ``L`` that varies a
+little from epoch to epoch (the more, the more the probe saw its step time wander). Near a wake-up that variation decides between a
+stall of a moment and one of a whole epoch (an 80 s epoch waits 2 s or 60 s), and the forecast
+carries that spread. ``forecast`` gives the mean of it all, its spread (the odds' uncertainty
+makes the boundaries of one run move together), and the least and most it can cost.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .bounds import Calibration
+    from .state import ProbeState
+
+FIRST_PERIOD_S = 0.010
+MAX_PERIOD_S = 60.0
+DOUBLINGS = 13  # periods 10 ms x 2^0 .. 2^12; the next, 81.92 s, is capped at 60 s
+LAST_DOUBLED_S: float = FIRST_PERIOD_S * (2.0 ** DOUBLINGS - 1)  # 81.91 s: the 13th wake-up
+
+INFORMATIVE_S = 0.3  # a predicted stall shorter than this cannot be told from a plain boundary
+MATCH_REL = 0.25  # an observed boundary within this share (or INFORMATIVE_S) of the prediction stalled
+LIFETIME_SLACK = 0.02  # how far off a measured epoch lifetime may be from the autotuner's own
+UNKNOWN_BOUNDARY_REL = 0.5  # a mechanism with no recorded runs: its boundaries vary this much
+
+# quantiles of a standard normal over which a lifetime's spread is integrated: the run's own
+# level (shared by all its epochs) on a coarse grid, each epoch's jitter on a finer one
+_RUN_GRID = tuple(NormalDist().inv_cdf((i + 0.5) / 12) for i in range(12))
+_EPOCH_GRID = tuple(NormalDist().inv_cdf((i + 0.5) / 16) for i in range(16))
+
+
+def next_wakeup(age: float) -> float:
+    """The autotuner's first wake-up at or after ``age`` seconds of its iterator's life."""
+    if age <= FIRST_PERIOD_S:
+        return FIRST_PERIOD_S
+    if age <= LAST_DOUBLED_S:
+        k = math.ceil(math.log2(age / FIRST_PERIOD_S + 1) - 1e-12)
+        return FIRST_PERIOD_S * float(2.0 ** k - 1)
+    periods = math.ceil((age - LAST_DOUBLED_S) / MAX_PERIOD_S - 1e-12)
+    return LAST_DOUBLED_S + MAX_PERIOD_S * float(periods)
+
+
+def stall_after(lifetime: float) -> float:
+    """Seconds the destruction of an iterator that lived ``lifetime`` seconds waits."""
+    return max(0.0, next_wakeup(lifetime) - lifetime)
+
+
+@dataclass(frozen=True)
+class StallLength:
+    """The stall of a boundary, when it comes, for epochs whose lifetime varies: by the run's
+    own level (the step time of the whole run is off the probe's by a few percent, shared by
+    every epoch) and from one epoch to the next."""
+
+    mean: float  # E[S]
+    second: float  # E[S^2]: one boundary's
+    shared: float  # E[E[S | run level]^2]: what moves every boundary of the run together
+    most: float  # the longest within the spreads' 2.5 s.d.
+
+    @property
+    def var(self) -> float:
+        return max(0.0, self.second - self.mean * self.mean)
+
+
+def stall_length(lifetime: float, run_rel: float, epoch_rel: float) -> StallLength:
+    if lifetime <= 0:
+        return StallLength(0.0, 0.0, 0.0, 0.0)
+    levels = _RUN_GRID if run_rel > 0 else (0.0,)
+    jitter = _EPOCH_GRID if epoch_rel > 0 else (0.0,)
+    m1 = m2 = shared = most = 0.0
+    for zr in levels:
+        xs = [stall_after(lifetime * math.exp(run_rel * zr + epoch_rel * ze)) for ze in jitter]
+        mean = sum(xs) / len(xs)
+        m1 += mean
+        m2 += sum(x * x for x in xs) / len(xs)
+        shared += mean * mean
+        most = max(most, *xs)
+    k = len(levels)
+    return StallLength(m1 / k, m2 / k, shared / k, most)
+
+
+@dataclass(frozen=True)
+class StallOdds:
+    """Beta(a, b): how likely a boundary of this run is to stall."""
+
+    a: float
+    b: float
+
+    @property
+    def mean(self) -> float:
+        return self.a / (self.a + self.b) if self.a + self.b > 0 else 0.0
+
+    @property
+    def var(self) -> float:
+        n = self.a + self.b
+        return self.a * self.b / (n * n * (n + 1)) if n > 0 else 0.0
+
+    def seen(self, stalled: int, cheap: int) -> StallOdds:
+        return StallOdds(self.a + stalled, self.b + cheap)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What the probe's own boundaries said."""
+
+    stalled: int = 0  # boundaries that stalled as predicted
+    cheap: int = 0  # boundaries whose predicted stall did not come
+    untold: int = 0  # boundaries too short a predicted stall to tell
+    plain: tuple[float, ...] = ()  # each seen boundary's own cost besides a stall and a gap
+    gaps: tuple[float, ...] = ()  # ... and the work between two fit() calls before it
+
+    @property
+    def seen(self) -> int:
+        return self.stalled + self.cheap + self.untold
+
+
+def epoch_lifetimes(state: ProbeState, t_it: float) -> list[tuple[float, float, float]]:
+    """(lifetime of the epoch's iterator, cost of the boundary after it, of which the work
+    between two fit() calls) for every boundary the probe crossed. The lifetime is the epoch's
+    wall time with its first step counted as a steady one (that step's excess is the previous
+    boundary's, or the first step's tracing) - the iterator's first element starts the
+    autotuner's clock."""
+    epochs = sorted(state.steps_by_epoch)
+    firsts = [state.t_it1 or 0.0, *state.boundary_steps]
+    gaps = [0.0, *state.boundary_gaps]
+    out = []
+    for i, e in enumerate(epochs[:-1]):
+        if i + 1 >= len(firsts):
+            break
+        first_step = firsts[i] - (gaps[i] if i < len(gaps) else 0.0)
+        lifetime = state.time_by_epoch.get(e, 0.0) - first_step + t_it
+        gap = gaps[i + 1] if i + 1 < len(gaps) else 0.0
+        out.append((lifetime, max(0.0, firsts[i + 1] - t_it), gap))
+    return out
+
+
+def observe(state: ProbeState, t_it: float, stalls: bool) -> Observed:
+    """Classify the probe's boundaries: stalled as predicted, cheap where a stall was due, or too
+    short a prediction to tell; and what each cost besides its stall. The clock's start is not
+    seen exactly, so a lifetime a little either side of the measured one counts too (an epoch
+    of 5.09 s may have outlived the 5.11 s wake-up and waited 5.1 s for the next)."""
+    stalled = cheap = untold = 0
+    plain, gaps = [], []
+    for lifetime, cost, gap in epoch_lifetimes(state, t_it):
+        if not stalls:
+            untold += 1
+            rest = cost
+        else:
+            due = {stall_after(lifetime * (1 + d)) for d in (-LIFETIME_SLACK, 0.0, LIFETIME_SLACK)}
+            match = [s for s in due if s >= INFORMATIVE_S
+                     and abs(cost - s) <= max(MATCH_REL * s, INFORMATIVE_S)]
+            small = [s for s in due if s < INFORMATIVE_S]
+            if match:
+                stalled += 1
+                rest = max(0.0, cost - min(match, key=lambda s: abs(cost - s)))
+            elif small:
+                untold += 1
+                rest = max(0.0, cost - min(small))
+            else:
+                cheap += 1
+                rest = cost
+        between = min(gap, rest)
+        gaps.append(between)
+        plain.append(rest - between)
+    return Observed(stalled, cheap, untold, tuple(plain), tuple(gaps))
+
+
+def cores_usable(state: ProbeState) -> int | None:
+    """The cores the probed program could use, where the log says (the agent names them in the
+    CPU device: ``AMD EPYC (2 cores usable)``)."""
+    if state.start is None:
+        return None
+    for d in state.start.devices:
+        name = d.name
+        if d.kind == "cpu" and "cores usable" in name:
+            try:
+                return int(name.rsplit("(", 1)[1].split()[0])
+            except (IndexError, ValueError):
+                return None
+    return None
+
+
+def prior_odds(state: ProbeState, cal: Calibration) -> StallOdds:
+    one = cores_usable(state) == 1
+    a, b = (cal.stall_prior_one if one else cal.stall_prior_many)
+    return StallOdds(a, b)
+
+
+@dataclass(frozen=True)
+class BoundaryForecast:
+    """The epoch boundaries still to come and the teardown when training ends."""
+
+    per_boundary: float  # expected cost of one boundary (its stall and the rest)
+    fit_end: float  # expected teardown when training ends
+    sigma: float  # spread of all of them together, seconds (one s.d.)
+    least: float  # all of them, if none stalls
+    most: float  # all of them, if every one stalls at its longest
+    p_stall: float  # the odds a boundary stalls (posterior mean; 0: the mechanism never does)
+    stall_s: float  # expected stall when one comes
+    lifetime_s: float  # the epoch lifetime the stall is predicted from
+    observed: Observed
+    unseen_high: float = 0.0  # stalls allowed for on the high side only (not expected)
+
+    def describe(self) -> str:
+        o = self.observed
+        if self.p_stall <= 0:
+            seen = f"{o.seen} seen" if o.seen else "none seen"
+            return f"epoch boundaries: {self.per_boundary:.2f} s each ({seen}); they do not stall"
+        told = (f"{o.stalled} of {o.stalled + o.cheap} seen stalled as predicted"
+                if o.stalled + o.cheap else "none seen long enough to tell")
+        return (f"tf.data autotuner: an epoch of {self.lifetime_s:.1f} s makes a boundary wait "
+                f"{self.stall_s:.1f} s for its next wake-up; {told}; each boundary stalls with "
+                f"odds {self.p_stall:.0%}: {self.per_boundary:.2f} s each expected")
+
+
+def forecast(state: ProbeState, t_it: float, epoch_s: float, n_boundaries: float,
+             cal: Calibration, with_fit_end: bool = True,
+             train_s: float | None = None) -> BoundaryForecast:
+    """The cost of ``n_boundaries`` boundaries still to come (and, with ``with_fit_end``, of the
+    teardown when training ends) for epochs of ``epoch_s`` seconds, in a run of ``train_s``
+    seconds of steps (how far its level may drift)."""
+    stalls = cal.stalls
+    seen = observe(state, t_it, stalls and cal.stall_point)
+    odds = prior_odds(state, cal).seen(seen.stalled, seen.cheap) if stalls else StallOdds(0, 1)
+    if train_s is None:
+        train_s = (n_boundaries + 1) * epoch_s
+    run_rel, epoch_rel = cal.noise(state, train_s)
+    length = (stall_length(epoch_s, run_rel, epoch_rel) if stalls
+              else StallLength(0.0, 0.0, 0.0, 0.0))
+    # a boundary's own cost: the work between fit() calls recurs as the probe saw it; the rest
+    # (tracing, one-off work) mostly does not - it carries over as far as the recorded runs say
+    # (boundary_carry) - around a typical value
+    gap_mean = sum(seen.gaps) / len(seen.gaps) if seen.gaps else 0.0
+    own = sum(seen.plain) / len(seen.plain) if seen.plain else cal.free_boundary_s
+    plain_mean = gap_mean + cal.free_boundary_s + cal.boundary_carry * (own - cal.free_boundary_s)
+    plain_sd = cal.boundary_abs_s
+    n = n_boundaries + (1 if with_fit_end else 0)
+    p, p2 = odds.mean, odds.var + odds.mean ** 2
+    var_plain = n * plain_sd ** 2 + (n * cal.boundary_run_s) ** 2
+    least = n * min(plain_mean, gap_mean + cal.free_boundary_s)
+    if not cal.stall_point:
+        # a mechanism with no recorded runs: the boundaries to come cost what the probe's did,
+        # give or take half (one seen says little about the next); a stall at each, and the end
+        # of training, are allowed for on the high side only
+        sd = max(plain_sd, UNKNOWN_BOUNDARY_REL * plain_mean)
+        spread = math.sqrt(n_boundaries * sd ** 2 + (n_boundaries * sd) ** 2 / max(1, seen.seen))
+        allowance = n * p * length.mean if stalls else 0.0
+        return BoundaryForecast(plain_mean, 0.0, spread, 0.0, n_boundaries * plain_mean, 0.0,
+                                length.mean, epoch_s, seen,
+                                unseen_high=allowance + (plain_mean if with_fit_end else 0.0))
+    per = plain_mean + p * length.mean
+    # given the odds and the run's level the boundaries are independent; the odds and the level
+    # are uncertain and move them all together
+    var_own = n * (p * length.second - p2 * length.shared)
+    var_shared = n * n * (p2 * length.shared - (p * length.mean) ** 2)
+    sigma = math.sqrt(max(0.0, var_own) + max(0.0, var_shared) + var_plain)
+    most = n * (plain_mean + length.most) if p > 0 else least
+    return BoundaryForecast(per, per if with_fit_end else 0.0, sigma, least, most, p,
+                            length.mean, epoch_s, seen)
