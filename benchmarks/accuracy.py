@@ -36,11 +36,14 @@ import itertools
 import json
 import math
 import platform
+import re
 import statistics
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -51,7 +54,7 @@ from probecast.core.model.stalls import cores_usable, epoch_lifetimes, observe  
 from probecast.core.model.decisions import (BOUND_Z, PairConstants, log_scales,  # noqa: E402
                                             p_ahead)
 from probecast.core.model.estimate import NoEstimate, training_estimate  # noqa: E402
-from probecast.core.model.estimate import whole_process  # noqa: E402
+from probecast.core.model.estimate import STEP_CI_Z, whole_process  # noqa: E402
 from probecast.core.model.events import Done, End, Event, EventReader, Step  # noqa: E402
 from probecast.core.model.logstore import discover_logs, open_log  # noqa: E402
 from probecast.core.model.state import ProbeState, fold_all  # noqa: E402
@@ -137,11 +140,12 @@ def cut_probe(events: list[Event], steps: int = CUT_STEPS, bare: bool = False) -
     return out
 
 
-def load_pairs(paths: list[str], corpus: str = "") -> list[Pair]:
+def load_pairs(paths: list[str], corpus: str = "", exclude: str | None = None) -> list[Pair]:
     files, errors = discover_logs(paths)
     for e in errors:
         print(e, file=sys.stderr)
-    by_name = {f.name.split(".jsonl")[0]: f for f in files}
+    by_name = {f.name.split(".jsonl")[0]: f for f in files
+               if not (exclude and re.search(exclude, f.name))}
     pairs = []
     for name, f in sorted(by_name.items()):
         if name.startswith("probe-"):
@@ -284,23 +288,24 @@ def fit_beta_binomial(counts: list[tuple[int, int]]) -> tuple[float, float]:
 GRID = [0.005 * 1.2 ** i for i in range(30)]  # 0.005 .. ~1.0
 
 
-def fit_noise(xs: list[tuple[float, float, float]],
-              with_length: bool) -> tuple[float, float, float]:
-    """Maximum-likelihood (a, b, c) of x ~ N(0, a^2 + (b w)^2 + c^2 / T): a deviation that
+def fit_noise(xs: list[tuple[float, ...]], with_length: bool) -> tuple[float, float, float]:
+    """Maximum-likelihood (a, b, c) of x ~ N(0, a^2 + (b w)^2 + c^2 / T + s^2): a deviation that
     grows with how much the step time was seen to wander (w) and shrinks with the length of the
-    run (T seconds: load that comes and goes averages out); c = 0 unless ``with_length``. A grid:
-    the constants are measured, not tuned."""
+    run (T seconds: load that comes and goes averages out), besides what is known of each
+    (s: the probe's own standard error of the step time, counted apart in the estimate);
+    c = 0 unless ``with_length``. A grid: the constants are measured, not tuned."""
     if len(xs) < 4:
         return (Calibration.drift_base, Calibration.drift_per_wander, 0.0)
-
-    def loglik(a: float, b: float, c: float) -> float:
-        return -sum(math.log(v) + x * x / v
-                    for x, w, t in xs for v in [a * a + (b * w) ** 2 + c * c / max(t, 1.0)])
-
-    cs = [0.0, *GRID] if with_length else [0.0]
-    a, b, c = max(((a, b, c) for a in [0.001, *GRID] for b in [0.0, *GRID] for c in cs),
-                  key=lambda abc: loglik(*abc))
-    return round(a, 4), round(b, 3), round(c, 3)
+    cols = list(zip(*xs))
+    x, w, t = (np.array(v, dtype=float) for v in cols[:3])
+    known = np.array(cols[3], dtype=float) ** 2 if len(cols) > 3 else 0.0
+    a = np.array([0.001, *GRID])[:, None, None, None]
+    b = np.array([0.0, *GRID])[None, :, None, None]
+    c = np.array([0.0, *GRID] if with_length else [0.0])[None, None, :, None]
+    v = a * a + (b * w) ** 2 + c * c / np.maximum(t, 1.0) + known
+    loglik = -(np.log(v) + x * x / v).sum(axis=-1)
+    i, j, k = np.unravel_index(int(np.argmax(loglik)), loglik.shape)
+    return (round(float(a.flat[i]), 4), round(float(b.flat[j]), 3), round(float(c.flat[k]), 3))
 
 
 DRIFT_FLOOR = 0.02  # two instances of one type differ by a few percent: one machine cannot show it
@@ -409,9 +414,11 @@ def fit_drift(pairs: list[Pair]) -> dict[str, float]:
     """The whole run's step time against its recorded probe's, over every mechanism: how a
     host's load moves a job's step time is the host's, not the framework's (and only pooled do
     the runs span enough lengths to tell a level shift from load that averages out)."""
-    drifts = [(math.log(steady_mean(p.full) / t_it), w, train_seconds(p.probe, p.epochs))
+    drifts = [(math.log(steady_mean(p.full) / t_it), w, train_seconds(p.probe, p.epochs),
+               (high - t_it) / STEP_CI_Z / t_it if math.isfinite(high) else 0.0)
               for p in pairs if not p.cut and (w := p.probe.steady.wander()) is not None
-              and (t_it := p.probe.step_time("trimmed")[0]) > 0]
+              and (t_it := (step := p.probe.step_time("trimmed"))[0]) > 0
+              and (high := step[2]) == high]
     base, per, length = fit_noise(drifts, with_length=True)
     return {"drift_base": max(base, DRIFT_FLOOR), "drift_per_wander": per,
             "drift_per_sqrt_s": length}
@@ -533,8 +540,10 @@ def fit_pairs(results: list[Result]) -> PairConstants:
 
 def claim_threshold(made: list[Decision], target: float = 0.05) -> float:
     """The lowest P at or above which a claim is made such that, on these pairs, claims are
-    wrong at most ``target`` of the time - by time and by cost, counted as split conformal does,
-    (wrong + 1) / (claims + 1) - and never below THRESHOLD_FLOOR."""
+    wrong at most ``target`` of the time - by time and by cost together, counted as split
+    conformal does, (wrong + 1) / (claims + 1) - and never below THRESHOLD_FLOOR. P itself is
+    calibrated (kappa): a claim at 85 % is wrong about 15 % of the time; the claims made are
+    right 95 % of the time because most stand far above the threshold."""
     for step in range(round(THRESHOLD_FLOOR * 100), 100):
         t = step / 100
         claims = [d.wrong for d in made if d.p >= t]
@@ -561,6 +570,18 @@ def _corr(xy: list[tuple[float, float]]) -> float:
 # ---- leave one program out ---------------------------------------------------------------------
 
 
+_FOLDS: dict[tuple[str, int], tuple[Calibrations, PairConstants]] = {}
+
+
+def _fold(program: str, rest: list[Pair]) -> tuple[Calibrations, PairConstants]:
+    """The constants measured without ``program`` (the same for every variant judged)."""
+    key = (program, len(rest))
+    if key not in _FOLDS:
+        cals = fit_all(rest)
+        _FOLDS[key] = cals, fit_pairs(evaluate(rest, cals))
+    return _FOLDS[key]
+
+
 def cross_validate(pairs: list[Pair], variant: str) -> tuple[list[Result], list[Decision]]:
     """Every program judged with constants measured on the others (always on recorded probes;
     ``variant``: which probe of the judged program - Pair.variant). A program is held out from
@@ -569,8 +590,7 @@ def cross_validate(pairs: list[Pair], variant: str) -> tuple[list[Result], list[
     programs = sorted({p.program for p in pairs})
     for program in programs:
         rest = [p for p in pairs if p.program != program]
-        cals = fit_all(rest)
-        pc = fit_pairs(evaluate(rest, cals))
+        cals, pc = _fold(program, rest)
         held = [p.variant(variant) for p in pairs if p.program == program]
         res = evaluate(held, cals)
         results += res
@@ -706,11 +726,15 @@ def main() -> int:
                     help="which probes to judge, comma-separated: recorded (the real probes), cut "
                          "(cut out of the full runs, with the program's post-training work), "
                          "bare (cut, the log ending there as a live probe's does)")
+    ap.add_argument("--exclude", metavar="REGEX",
+                    help="leave out logs whose file name matches (e.g. runs of another length "
+                         "than their probes': not a comparison a user makes)")
     ap.add_argument("--detail", action="store_true", help="every run and every pair")
     ap.add_argument("--markdown", action="store_true")
     ns = ap.parse_args()
-    corpora = {corpus_title(d): load_pairs([d], corpus_title(d)) for d in ns.logs}
-    held_out = {corpus_title(d): load_pairs([d], corpus_title(d)) for d in ns.held_out}
+    corpora = {corpus_title(d): load_pairs([d], corpus_title(d), ns.exclude) for d in ns.logs}
+    held_out = {corpus_title(d): load_pairs([d], corpus_title(d), ns.exclude)
+                for d in ns.held_out}
     calib = [p for ps in corpora.values() for p in ps]
     if not calib:
         print("no complete full runs found", file=sys.stderr)

@@ -225,10 +225,11 @@ def time_validation(model: Any, session: ProbeSession, info: dict[str, Any],
 
 STALL_HINT = (
     "this epoch boundary cost {cost:.1f}s ({steps:.0f} steady steps' worth). Keras 3 re-creates "
-    "its tf.data iterator every epoch, and tearing down the old one waits on tf.data autotuning "
-    "(seconds on hosts with few cores). To avoid it, feed fit() a tf.data.Dataset with "
-    "tf.data.Options().autotune.enabled = False (boundary 0.07 s instead of 7.9 s in a test "
-    "here); passing steps_per_epoch does not help."
+    "its tf.data iterator every epoch, and tearing down the old one waits for the tf.data "
+    "autotuner's next wake-up (10 ms after the iterator's first batch, then 20, 40 ms ... "
+    "doubling up to every 60 s): up to an epoch's time, idle. To avoid it, feed fit() a "
+    "tf.data.Dataset with tf.data.Options().autotune.enabled = False (boundary 0.07 s instead "
+    "of 7.9 s in a test here); passing steps_per_epoch does not help."
 )
 
 

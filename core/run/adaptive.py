@@ -2,16 +2,17 @@
 leader is ahead below the threshold, core/model/decisions.py), probe those contenders again,
 longer - while more probing can narrow their bounds and the budget lasts.
 
-More probing narrows only what the probe measures: the steady step time's interval and the spread
-of the epoch boundaries it saw. It cannot narrow start-up variance, the noise floor, or stalls no
-probe of a few epochs can rule out; a contender whose uncertainty is mostly those is not probed
-again, and the report says why. Where the boundaries dominate (the spread of those seen, or - for
-a probe that saw none - the allowance for them, which one seen boundary can tell about), the
-re-probe goes for more boundaries (three times the boundary budget, half again the steps); else for more
-steps (three times the steps, twice the boundary budget). The budget is extra probe wall time: ``adaptive_budget`` seconds
-when configured, else 5 % of the leader's predicted job (a long job affords a longer look; a job
-shorter than a probe affords none). A re-probe runs the whole command again with three times the
-steps and twice the boundary budget; the first probe's log is kept under ``superseded/``.
+More probing narrows only what the probe measures: the steady step time's interval (more steps)
+and the epoch boundaries still to come (more boundaries: each one seen tells whether this run's
+boundaries stall on the tf.data autotuner, and what they cost besides). It cannot narrow the
+drift of a whole run's step time from a probe's, start-up variance or the noise floor; a
+contender whose uncertainty is mostly those is not probed again, and the report says why. Where
+the boundaries dominate (their spread, or - for a mechanism with no recorded runs - the stalls
+allowed for on the high side), the re-probe goes for more boundaries (three times the boundary
+budget, half again the steps); else for more steps (three times the steps, twice the boundary
+budget). The budget is extra probe wall time: ``adaptive_budget`` seconds when configured, else
+5 % of the leader's predicted job (a long job affords a longer look; a job shorter than a probe
+affords none). The first probe's log is kept under ``superseded/``.
 """
 
 from __future__ import annotations
@@ -64,16 +65,15 @@ def contenders(rows: list[RankedRow]) -> list[RankedRow]:
 
 
 def _unseen_boundaries(row: RankedRow) -> float:
-    """The high side's allowance for boundaries a probe that saw none could not time (as a
-    spread: the allowance is about a 90 % reach), else 0."""
-    seen = row.terms.get("boundaries_seen") or 0
-    return 0.0 if seen else row.uncertainty.get("unseen_high", 0.0) / 1.645
+    """The high side's allowance for stalls (a mechanism with no recorded runs), as a spread:
+    the allowance is about a 90 % reach."""
+    return row.uncertainty.get("unseen_high", 0.0) / 1.645
 
 
 def reducible(row: RankedRow) -> bool:
-    """Whether a longer probe can narrow this row: the step time's interval and the spread of
-    the boundaries seen make at least half of its sigma. (Seeing a boundary does not rule out
-    the stalls still to come, so the unseen-boundary allowance does not count here.)"""
+    """Whether a longer probe can narrow this row: the step time's interval and the boundaries
+    still to come make at least half of its sigma (the drift of a whole run from its probe, the
+    start-up and the floor do not shrink with a longer probe)."""
     u = row.uncertainty
     sigma = u.get("sigma", 0.0)
     narrowable = math.hypot(u.get("steps", 0.0), u.get("boundaries", 0.0))
@@ -184,8 +184,9 @@ def _choose(board: Board, groups: list[list[RankedRow]], by_key: dict[str, Plann
                 skipped_noise.append(row.name)
     if not wanted:
         report.why = ("more probing would not narrow the bounds of "
-                      f"{', '.join(skipped_noise) or 'the contenders'}: they come from "
-                      "start-up variance, the noise floor and stalls a probe cannot rule out")
+                      f"{', '.join(skipped_noise) or 'the contenders'}: they come from how far "
+                      "a whole run's step time drifts from a probe's, start-up variance and the "
+                      "noise floor")
         return []
     # cost of probing again: about three times what each probe took
     cost = {row.key: 3 * (row.probe_s or 0.0) for row, _ in wanted}
