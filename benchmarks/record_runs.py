@@ -35,6 +35,14 @@ EXPLICIT = {
                               "args": ["--epochs", "5", "--train-size", "4000", "--val-size", "1000",
                                        "--explicit-steps"]},
 }
+# A blind check of the committed constants: the same two programs at sizes, epochs and batch
+# sizes no committed corpus has (recorded after the constants were measured, never fitted on)
+FRESH = {
+    "mnist-cnn": {"batches": (96, 192, 384), "args": ["--epochs", "7", "--train-size", "15000",
+                                                      "--val-size", "2500"]},
+    "cifar-resnet": {"batches": (48, 96, 192), "args": ["--epochs", "6", "--train-size", "5000",
+                                                        "--val-size", "1000"]},
+}
 # the test suite's smoke run: the smallest job (its trust report adds a committed corpus, so that
 # a program is held out against others)
 QUICK = {
@@ -64,16 +72,21 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="tiny sizes (the test suite's smoke run)")
     ap.add_argument("--explicit", action="store_true",
                     help="the settings with steps_per_epoch given to fit() (the stall fix)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="sizes, epochs and batch sizes no committed corpus has (a blind check)")
     ns = ap.parse_args()
     out = Path(ns.out)
     out.mkdir(parents=True, exist_ok=True)
-    matrix: dict[str, dict] = QUICK if ns.quick else EXPLICIT if ns.explicit else MATRIX  # type: ignore[type-arg]
+    matrix: dict[str, dict] = (QUICK if ns.quick else EXPLICIT if ns.explicit  # type: ignore[type-arg]
+                               else FRESH if ns.fresh else MATRIX)
     hosts = ["cpu-1core"] if ns.quick else list(HOSTS)
     for name, spec in matrix.items():
         workload = spec.get("workload", name)
         for batch in spec["batches"]:
             for host in hosts:
                 tag = f"{name}-b{batch}-{host}"
+                if (out / f"full-{tag}.jsonl").exists() and (out / f"probe-{tag}.jsonl").exists():
+                    continue  # recorded already (an interrupted recording goes on)
                 wall = record(out, f"full-{tag}", workload, batch, host, spec["args"], ["--full"])
                 print(f"full  {tag:<32} {wall:7.1f}s", flush=True)
                 wall = record(out, f"probe-{tag}", workload, batch, host, spec["args"], [])
