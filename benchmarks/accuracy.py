@@ -1,7 +1,8 @@
 """Can a user bet on the number, and on the order? Real probes against the real whole runs.
 
     .venv/bin/python benchmarks/accuracy.py benchmarks/corpus/runs benchmarks/corpus/runs-torch \
-        benchmarks/corpus/runs-long [--fit] [--markdown] [--detail]
+        benchmarks/corpus/runs-long [--held-out DIR ...] [--exclude REGEX] [--fit] [--markdown] \
+        [--detail]
 
 Pairs every probe log (``probe-NAME``) with the full run of the same setting (``NAME``, or
 ``full-NAME`` as benchmarks/record_runs.py names them), estimates the full run's whole process -
@@ -13,16 +14,20 @@ corpus:
 - decisions: for every two runs of one program (its batch sizes, its hosts), P(the one estimated
   faster really is) from the two probes jointly (core/model/decisions.py); among the pairs whose
   real totals differ by >= 10 %, how many are decided, and among all decided pairs, how many are
-  wrong - by time, and by cost at a price per core-hour.
+  wrong - by time, and by cost at a price per core-hour;
+- whether P is calibrated: every pair of every corpus by the P it was given, the claims that
+  were wrong against the number P itself expected (the sum of 1 - P).
 
 Every figure is for a program the constants never saw: **leave one program out** - for each
 program, the constants (per mechanism: Keras/TensorFlow and PyTorch, core/model/bounds.py; the
 pair constants of decisions.py) are measured on all the *other* programs of the corpora, then
 that program's runs and pairs are estimated and judged. ``--held-out`` corpora are judged with
-the constants measured on every program of the others (none is, in RESULTS). Each figure
-is given twice: from the real probes as recorded (another process, another moment: start-up
-varies), and from probes cut out of the full run's own log (``--cut``: what the default probe
-sees - start-up, the first epoch with its validation, one boundary, a few steps of the next).
+the constants measured on every program of the others (``calibration.json``'s). Each figure
+is given three times: from the real probes as recorded (another process, another moment:
+start-up and the host's speed vary), from probes cut out of the full run's own log (what the
+default probe sees - start-up, the first epoch with its validation, one boundary, a few steps of
+the next - with the run's post-training work), and bare (cut, the log ending at the cut as a live
+probe's does).
 
 ``--fit`` measures the constants on every calibration program and writes
 core/model/calibration.json.
@@ -704,6 +709,25 @@ def table(judged: dict[str, tuple[list[Result], list[Decision]]]) -> list[str]:
     return lines
 
 
+P_BINS = ((0.5, 0.8), (0.8, 0.9), (0.9, 0.99), (0.99, 1.0))
+
+
+def reliability(made: list[Decision]) -> list[str]:
+    """Is P calibrated? Every pair of every corpus, by the P it was given: how many of the
+    claims were wrong, against how many P itself expected (the sum of 1 - P)."""
+    lines = ["| claimed P | pairs (faster) | wrong | expected by P | pairs (cheaper) | wrong "
+             "| expected by P |", "|---|---|---|---|---|---|---|"]
+    for lo, hi in P_BINS:
+        cells = []
+        for view in ("time", "cost"):
+            ds = [d for d in made if d.view == view and lo <= d.p < hi + (hi == 1.0)]
+            cells += [str(len(ds)), str(sum(d.wrong for d in ds)),
+                      f"{sum(1 - d.p for d in ds):.1f}"]
+        label = f"{lo:.0%}-{hi:.0%}" if hi < 1.0 else f">= {lo:.0%}"
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def corpus_title(path: str) -> str:
     return Path(path).name
 
@@ -760,6 +784,8 @@ def main() -> int:
         print(f"=== from {what}\n")
         if ns.markdown:
             print("\n".join(table(judged)) + "\n")
+            print("\n".join(reliability([d for _, made in judged.values() for d in made]))
+                  + "\n")
         for title, (res, made) in judged.items():
             if ns.markdown and not ns.detail:
                 continue
