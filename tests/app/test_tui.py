@@ -21,10 +21,11 @@ from probecast.core.run.runners import ProbeSpec, RunnerItem, RunnerStatus
 from probecast.core.run.session import Session
 from probecast.tui.app import ProbecastApp
 from probecast.tui.main import make_replay_app
-from probecast.tui.widgets.ranking import RankingTable
+from probecast.tui.widgets.ranking import COLUMNS, RankingTable
 
 SEISMIC = sorted(str(p) for p in (SAMPLE_LOGS / "reconstructed-dissertation").glob("seismic-fcn-*"))
 SIZES = [(80, 24), (160, 48)]
+COLUMN_KEYS = [key for key, _ in COLUMNS]
 
 
 def cli_order(*args: str) -> list[str]:
@@ -39,6 +40,22 @@ async def finished_replay(app: ProbecastApp, pilot) -> RankingTable:  # type: ig
     app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
     await pilot.pause()
     return app.screen.query_one(RankingTable)
+
+
+def cli_p(*args: str) -> list[str]:
+    """`rank --json`'s probability that the leader beats each row, as the P column writes it."""
+    by = "cost" if "cost" in args else "time"
+    out = subprocess.run([sys.executable, "-m", "probecast.tui", "rank", *args, "--json"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    cells = []
+    for r in json.loads(out):
+        p = r["p_faster" if by == "time" else "p_cheaper"]
+        cells.append("" if p is None else ">99%" if p >= 0.995 else f"{p:.0%}")
+    return cells
+
+
+def p_column(table: RankingTable) -> list[str]:
+    return [str(table.get_cell_at((i, COLUMN_KEYS.index("p")))) for i in range(table.row_count)]
 
 
 def table_order(table: RankingTable) -> list[str]:
@@ -59,10 +76,14 @@ async def test_replay_to_the_end_matches_cli_rank_and_views_toggle(size) -> None
         # probe keys are file stems == probe ids in these logs
         assert keys == cli_order(*SEISMIC)
         assert "fastest" in title(app) and "planned" in title(app)
+        assert p_column(table) == cli_p(*SEISMIC)
         await pilot.press("v")
         assert "cheapest" in title(app)
         assert table_order(table) == cli_order(*SEISMIC, "--by", "cost")
-        await pilot.press("v", "v", "h")  # weighted, back to fastest, then horizon 5 epochs
+        assert p_column(table) == cli_p(*SEISMIC, "--by", "cost")
+        await pilot.press("v")  # weighted: no single probability to show
+        assert set(p_column(table)) == {""}
+        await pilot.press("v", "h")  # weighted, back to fastest, then horizon 5 epochs
         assert "5 epochs" in title(app) and "fastest" in title(app)
         assert table_order(table) == cli_order(*SEISMIC, "--epochs", "5")
         await pilot.press("h", "h")  # 20 epochs

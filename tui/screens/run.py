@@ -162,7 +162,7 @@ class RunScreen(Screen[None]):
         self._rows = {r.key: r for r in records}
         self._full_cost = self.session.board.full_cost(records)
         table = self.query_one(RankingTable)
-        table.apply(records)
+        table.apply(records, self.by)
         box = self.query_one("#ranking-box")
         more = (f"top {MAX_ROWS} of {len(records)} rows · e exports all"
                 if len(records) > MAX_ROWS else "")

@@ -13,17 +13,28 @@ from probecast.core.model.ranking import RankedRow
 from probecast.core.report.fmt import fmt_cost, fmt_duration
 
 COLUMNS = (("rank", "#"), ("instance", "instance"), ("batch", "batch"), ("runtime", "runtime"),
-           ("bounds", "bounds"), ("cost", "cost"), ("rel", "rel"), ("pareto", "P"))
+           ("bounds", "bounds"), ("cost", "cost"), ("rel", "rel"), ("p", "P"), ("pareto", "★"))
 # Fixed widths: the layout does not jitter as estimates change, and no width passes (each one
-# repaints the table). 73 columns with cell padding: fits 80.
-WIDTHS = {"rank": 3, "instance": 15, "batch": 5, "runtime": 7, "bounds": 11, "cost": 8, "rel": 5,
-          "pareto": 1}
+# repaints the table). 77 columns with cell padding and the scrollbar: fits 80.
+WIDTHS = {"rank": 3, "instance": 15, "batch": 5, "runtime": 7, "bounds": 11, "cost": 8, "rel": 4,
+          "p": 4, "pareto": 1}
 MAX_ROWS = 1000  # a decision needs the top; every row is in `e` exports and `probecast rank`
 
 
-def row_cells(rank: int, r: RankedRow) -> dict[str, Any]:
+def p_cell(r: RankedRow, by: str) -> Text:
+    """P(the leader is ahead of this row) in the view ('92%'), dim where it is below the claim
+    threshold (the row is undecided); blank for the leader and the weighted view."""
+    p = r.p_faster if by == "time" else r.p_cheaper if by == "cost" else None
+    if p is None:
+        return Text("")
+    text = ">99%" if p >= 0.995 else f"{p:.0%}"
+    return Text(text, justify="right", style="dim" if r.undecided else "")
+
+
+def row_cells(rank: int, r: RankedRow, by: str = "time") -> dict[str, Any]:
     rel = r.relative
-    rel_text = "-" if rel is None or math.isnan(rel) else f"{rel:.2f}"
+    rel_text = ("-" if rel is None or math.isnan(rel) else f"{rel:.2f}" if rel < 9.995
+                else f"{rel:.1f}" if rel < 99.95 else f"{rel:.0f}")  # 4 characters up to 9999
     style = "bold green" if rank == 1 else ""
     live = "" if r.status in ("done", "") else (r.mark or "…")
     return {
@@ -35,6 +46,7 @@ def row_cells(rank: int, r: RankedRow) -> dict[str, Any]:
                        justify="right", style="dim"),
         "cost": Text(fmt_cost(r.cost_usd), justify="right"),
         "rel": Text(rel_text, justify="right", style=style),
+        "p": p_cell(r, by),
         "pareto": Text("★" if r.pareto else "", style="yellow"),
     }
 
@@ -76,8 +88,9 @@ class RankingTable(DataTable[Any]):
         self._update_count += 1
         self.refresh_row(self.get_row_index(key))
 
-    def apply(self, records: list[RankedRow]) -> None:
-        """Diff the table against the ranking: update changed cells, add/remove rows, re-sort."""
+    def apply(self, records: list[RankedRow], by: str = "time") -> None:
+        """Diff the table against the ranking: update changed cells, add/remove rows, re-sort.
+        ``by``: the view (time, cost, weighted), whose probability the P column shows."""
         selected = self.selected_key()
         records = records[:MAX_ROWS]
         wanted = [r.key for r in records]
@@ -87,7 +100,7 @@ class RankingTable(DataTable[Any]):
             del self._cells[gone]
         for rank, r in enumerate(records, 1):
             key = r.key
-            cells = row_cells(rank, r)
+            cells = row_cells(rank, r, by)
             old = self._cells.get(key)
             if old is None:
                 self.add_row(*(cells[c] for c, _ in COLUMNS), key=key)
