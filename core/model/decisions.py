@@ -128,6 +128,15 @@ def fmt_p(p: float) -> str:
     return f"{p * 100:.0f} %"
 
 
+def p_in_view(r: RankedRow, by: str) -> str:
+    """The table's P cell: P(the leader beats this row) in the view, in 4 characters ('92%',
+    '>99%'); blank for the leader, a row without the figure, and the weighted view."""
+    p = r.p_faster if by == "time" else r.p_cheaper if by == "cost" else None
+    if p is None:
+        return ""
+    return ">99%" if p >= 0.995 else f"{p:.0%}"
+
+
 def _values(r: RankedRow, by: str) -> tuple[float, float, float] | None:
     if by == "time":
         return r.runtime_s, r.runtime_low_s, r.runtime_high_s

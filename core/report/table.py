@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..model.decisions import PairConstants
+from ..model.decisions import PairConstants, p_in_view
 from ..model.pricing import cost_usd
 from ..model.ranking import RankedRow, RankOptions, decision_lines, verdict
 from ..model.state import ProbeState
@@ -29,17 +29,17 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
     out.write(f"Ranking: {view_name(options)} first, at {ep}\n")
     w = max(2, len(str(len(rows))) + 1)  # "≈10000" keeps the columns aligned
     out.write(f"{'#':>{w}}  {'instance':<15} {'batch':>5} {'runtime':>8} {'bounds':>17} "
-              f"{'cost':>9} {'rel':>5} P\n")
+              f"{'cost':>9} {'rel':>5} {'P':>4} *\n")
     for i, r in enumerate(rows, 1):
         bounds = f"{fmt_duration(r.runtime_low_s)}-{fmt_duration(r.runtime_high_s)}"
         rel = "-" if r.relative is None else f"{r.relative:.2f}"
         rank = f"≈{i}" if r.undecided else f"{i}"
         out.write(f"{rank:>{w}}  {((r.instance or '?')[:14] + r.mark):<15} {r.batch_size:>5} "
                   f"{fmt_duration(r.runtime_s):>8} {bounds:>17} {fmt_cost(r.cost_usd):>9} "
-                  f"{rel:>5} {'*' if r.pareto else ' '}\n")
-    out.write("rel: 1.00 = best; P *: Pareto-optimal (no row is both faster and cheaper)\n"
-              f"≈: undecided - under {PairConstants.load().threshold:.0%} that the leader beats "
-              "it (README: what the % means)\n")
+                  f"{rel:>5} {p_in_view(r, options.by):>4} {'*' if r.pareto else ' '}\n")
+    out.write("rel: 1.00 = best; *: Pareto-optimal (no row is both faster and cheaper)\n"
+              "P: the probability that the leader beats the row (README: what it promises)\n"
+              f"≈: undecided - P under {PairConstants.load().threshold:.0%}\n")
     if any(r.mark for r in rows):
         out.write("after an instance: ! its probe failed or was stopped, ? its log has no end, "
                   "… still running\n")

@@ -43,7 +43,8 @@ full training (Malta 2021, Eq. 5.3, plus the epoch-boundary cost) and settles as
 
 {keys}
 
-**rel** is relative to the best row (1.00). **★** marks Pareto-optimal rows: no other row is both
+**rel** is relative to the best row (1.00). **P** is the probability that the leader beats the
+row in this view (faster, or cheaper). **★** marks Pareto-optimal rows: no other row is both
 faster and cheaper. **bounds** should hold the real total 9 times in 10: they come from the
 step time's interval and drift, the epoch boundaries still to come (for Keras, the tf.data
 autotuner's stalls) and the start-up and post-training work. **≈** marks a row the leader beats

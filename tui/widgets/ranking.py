@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
+from probecast.core.model.decisions import p_in_view
 from probecast.core.model.ranking import RankedRow
 from probecast.core.report.fmt import fmt_cost, fmt_duration
 
@@ -19,16 +20,6 @@ COLUMNS = (("rank", "#"), ("instance", "instance"), ("batch", "batch"), ("runtim
 WIDTHS = {"rank": 3, "instance": 15, "batch": 5, "runtime": 7, "bounds": 11, "cost": 8, "rel": 4,
           "p": 4, "pareto": 1}
 MAX_ROWS = 1000  # a decision needs the top; every row is in `e` exports and `probecast rank`
-
-
-def p_cell(r: RankedRow, by: str) -> Text:
-    """P(the leader is ahead of this row) in the view ('92%'), dim where it is below the claim
-    threshold (the row is undecided); blank for the leader and the weighted view."""
-    p = r.p_faster if by == "time" else r.p_cheaper if by == "cost" else None
-    if p is None:
-        return Text("")
-    text = ">99%" if p >= 0.995 else f"{p:.0%}"
-    return Text(text, justify="right", style="dim" if r.undecided else "")
 
 
 def row_cells(rank: int, r: RankedRow, by: str = "time") -> dict[str, Any]:
@@ -46,7 +37,7 @@ def row_cells(rank: int, r: RankedRow, by: str = "time") -> dict[str, Any]:
                        justify="right", style="dim"),
         "cost": Text(fmt_cost(r.cost_usd), justify="right"),
         "rel": Text(rel_text, justify="right", style=style),
-        "p": p_cell(r, by),
+        "p": Text(p_in_view(r, by), justify="right", style="dim" if r.undecided else ""),
         "pareto": Text("★" if r.pareto else "", style="yellow"),
     }
 
