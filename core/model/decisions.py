@@ -56,8 +56,9 @@ def is_pareto(times: Sequence[float], costs: Sequence[float | None]) -> list[boo
 # errors measured on pairs of real runs of one program (on one host kind, and across host kinds),
 # and kappa is set on those pairs so that the difference's 90 % interval covers 90 % of them
 # (split conformal). P(A ahead of B) = Phi(log(est_B/est_A) / s_d). A row is undecided against
-# the leader while that is below the threshold (0.95: a claim made is wrong at most 1 time in 20
-# on the recorded pairs; benchmarks/accuracy.py reports how often on programs never calibrated on).
+# the leader while that is below the claim threshold (calibration.json: the lowest P, never under
+# 0.80, at which the claims on the recorded pairs were wrong at most 1 time in 20;
+# benchmarks/accuracy.py reports how often on programs never calibrated on).
 
 BOUND_Z = 1.6449  # one side of a 90 % two-sided interval, in standard deviations
 
@@ -69,7 +70,7 @@ class PairConstants:
     rho_same_host: float = 0.0  # correlation of two probes' errors, same instance kind
     rho_other_host: float = 0.0  # ... different instance kinds
     kappa: float = 1.0  # scale on the spread of the difference (conformal, 90 %)
-    threshold: float = 0.95  # below this P(ahead), a row is undecided against the leader
+    threshold: float = 0.95  # below this P(ahead), a row is undecided (shipped: calibration.json)
 
     @classmethod
     def load(cls) -> PairConstants:
