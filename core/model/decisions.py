@@ -129,10 +129,15 @@ def fmt_p(p: float) -> str:
     return f"{p * 100:.0f} %"
 
 
+def p_of(r: RankedRow, by: str) -> float | None:
+    """P(the leader beats this row) in the view: by time or by cost; None for the leader, a row
+    without the figure, and the weighted view."""
+    return r.p_faster if by == "time" else r.p_cheaper if by == "cost" else None
+
+
 def p_in_view(r: RankedRow, by: str) -> str:
-    """The table's P cell: P(the leader beats this row) in the view, in 4 characters ('92%',
-    '>99%'); blank for the leader, a row without the figure, and the weighted view."""
-    p = r.p_faster if by == "time" else r.p_cheaper if by == "cost" else None
+    """The table's P cell, in 4 characters ('92%', '>99%'; blank where p_of is None)."""
+    p = p_of(r, by)
     if p is None:
         return ""
     return ">99%" if p >= 0.995 else f"{p:.0%}"
@@ -190,7 +195,7 @@ def mark_undecided(ordered: list[RankedRow], by: str, pc: PairConstants | None =
         r.p_cheaper = p_leader_ahead(lead, r, "cost", pc)
         if by == "weighted":
             continue
-        p = r.p_faster if by == "time" else r.p_cheaper
+        p = p_of(r, by)
         r.decision_basis = basis(lead, r, by, pc)
         if p is not None and p < pc.threshold:
             r.undecided = lead.undecided = True
@@ -212,7 +217,7 @@ def verdict(rows: Sequence[RankedRow], by: str, pc: PairConstants | None = None,
         return (f"only {lead.name} has an estimate so far{still}" if running
                 else f"{lead.name} is the only candidate")
     probs = [(p, r) for r in rows[1:]
-             if (p := (r.p_faster if by == "time" else r.p_cheaper)) is not None]
+             if (p := p_of(r, by)) is not None]
     if not probs:
         return "no prices: cannot rank by cost" if by == "cost" else ""
     p, nearest = min(probs, key=lambda pr: pr[0])
@@ -225,7 +230,7 @@ def verdict(rows: Sequence[RankedRow], by: str, pc: PairConstants | None = None,
 
 def decision_line(lead: RankedRow, r: RankedRow, by: str) -> str | None:
     """'g5 b256 is faster than g5 b64: 99 %' or 'g5 b128 vs g5 b256: 70 % - undecided'."""
-    p = r.p_faster if by == "time" else r.p_cheaper if by == "cost" else None
+    p = p_of(r, by)
     if p is None:
         return None
     word = "faster" if by == "time" else "cheaper"

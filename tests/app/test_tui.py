@@ -83,7 +83,7 @@ async def test_replay_to_the_end_matches_cli_rank_and_views_toggle(size) -> None
         assert p_column(table) == cli_p(*SEISMIC, "--by", "cost")
         await pilot.press("v")  # weighted: no single probability to show
         assert set(p_column(table)) == {""}
-        await pilot.press("v", "h")  # weighted, back to fastest, then horizon 5 epochs
+        await pilot.press("v", "h")  # back to fastest, then horizon 5 epochs
         assert "5 epochs" in title(app) and "fastest" in title(app)
         assert table_order(table) == cli_order(*SEISMIC, "--epochs", "5")
         await pilot.press("h", "h")  # 20 epochs
