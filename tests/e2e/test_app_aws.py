@@ -38,7 +38,8 @@ def our_instances(ec2, before: set[str]) -> list[str]:  # type: ignore[no-untype
 class Cloud:
     """The config, the client key, the trainer, and an sshd per launched instance."""
 
-    def __init__(self, moto_url: str, tmp_path: Path, steps: int, step_s: float) -> None:
+    def __init__(self, moto_url: str, tmp_path: Path, steps: int, step_s: float,
+                 max_steps: int = 10) -> None:
         import sshd as sshd_mod
 
         if sshd_mod.available():
@@ -68,7 +69,7 @@ max_spend = 10
 [probe]
 command = "python3 {trainer}"
 batch_sizes = [8]
-max_steps = {min(steps, 10)}
+max_steps = {min(steps, max_steps)}
 boundary_budget = 0
 adaptive_budget = 0
 """)
@@ -176,7 +177,9 @@ async def test_two_picked_types_launch_probe_rank_and_are_terminated(moto_url, t
 
 async def test_quit_while_launched_instances_probe_terminates_them(moto_url, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
-    cloud = Cloud(moto_url, tmp_path, steps=100000, step_s=0.05)
+    # the probe must outlast the checks below: a 10-step probe (0.5 s) could end between the
+    # wait and the "probing" check on a loaded machine (it did, in CI)
+    cloud = Cloud(moto_url, tmp_path, steps=100000, step_s=0.05, max_steps=100000)
     app = cloud.app()
     try:
         async with app.run_test(size=(80, 24)) as pilot:
