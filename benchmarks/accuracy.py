@@ -650,6 +650,14 @@ def summary(results: list[Result], made: list[Decision]) -> list[tuple[str, str]
         apart = sum(_vals(d.lead, view)[2] < _vals(d.other, view)[1] for d in big)
         rows.append((f"... decided by the old rule, intervals apart ({word})",
                      f"{apart}/{len(big)} = {_pct(apart, len(big))}"))
+    # #20's gates as it words them, over every comparison a user is shown (by time and by cost)
+    big = [d for d in made if d.view in ("time", "cost") and d.differs]
+    decided = [d for d in made if d.view in ("time", "cost") and d.decided]
+    decided_big, wrong = sum(d.decided for d in big), sum(d.wrong for d in decided)
+    rows.append(("pairs differing >= 10 % decided (both views)",
+                 f"{decided_big}/{len(big)} = {_pct(decided_big, len(big))}"))
+    rows.append(("wrong claims among decided pairs (both views)",
+                 f"{wrong}/{len(decided)} = {_pct(wrong, len(decided))}"))
     return rows
 
 
