@@ -14,7 +14,7 @@ corpus:
 - decisions: for every two runs of one program (its batch sizes, its hosts), P(the one estimated
   faster really is) from the two probes jointly (core/model/decisions.py); among the pairs whose
   real totals differ by >= 10 %, how many are decided, and among all decided pairs, how many are
-  wrong - by time, and by cost at a price per core-hour;
+  wrong - by time, by cost at a price per core-hour, and both together (#20's gates);
 - whether P is calibrated: every pair of every corpus by the P it was given, the claims that
   were wrong against the number P itself expected (the sum of 1 - P).
 
