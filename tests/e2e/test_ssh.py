@@ -31,8 +31,9 @@ import sys, time
 from probecast_agent import StepTimer
 sleep = float(sys.argv[1])
 fail_at = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else -1
-probe = StepTimer(steps_per_epoch=40, val_steps=2, batch_size=8, epochs=3, framework="plain")
-for epoch in range(3):
+epochs = int(sys.argv[3]) if len(sys.argv) > 3 else 3  # 120 steps unless told
+probe = StepTimer(steps_per_epoch=40, val_steps=2, batch_size=8, epochs=epochs, framework="plain")
+for epoch in range(epochs):
     for i in probe.steps(range(40), epoch):
         if i == fail_at:
             print("trainer: simulated failure at step", i, file=sys.stderr)
@@ -179,7 +180,8 @@ async def test_sshd_killed_mid_stream_keeps_data_and_others_finish(world, tmp_pa
                   identity_file=str(world["client"]), known_hosts=str(world["known"]),
                   python="/usr/bin/python3", keepalive_interval=1)
         ok = host(world, "ok2", "b")
-        s = settings(world, sleep=0.05, max_steps=100)
+        # 300 steps: the victim is still training long after its 5th (ok2 ends in ~15 s)
+        s = settings(world, sleep=0.05, extra="- 10", max_steps=300)
         board = Board(Pricing(Catalog.embedded()))
         plan = plan_probes([hv, ok], s, tmp_path)
         task = asyncio.create_task(run_plan(board, plan, factory=lambda h, sp, p: SshRunner(h, sp, p)))
@@ -219,7 +221,7 @@ async def test_sshd_killed_mid_stream_keeps_data_and_others_finish(world, tmp_pa
                     checks='detected by keepalive within seconds; log ends in end')
 async def test_hung_host_is_detected_by_keepalive(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
     h = host(world, "hung", "b", keepalive_interval=1.0)
-    s = settings(world, sleep=0.05, max_steps=200)
+    s = settings(world, sleep=0.05, extra="- 1000", max_steps=10_000)  # outlasts the checks
     board = Board(Pricing(Catalog.embedded()))
     plan = plan_probes([h], s, tmp_path)
     task = asyncio.create_task(run_plan(board, plan, factory=lambda hh, sp, p: SshRunner(hh, sp, p)))
@@ -257,7 +259,8 @@ async def test_remote_failure_shows_stderr_tail(world, tmp_path) -> None:  # typ
 @pytest.mark.parametrize("user", ["root", sshd_mod.TEST_USER])
 async def test_cancel_leaves_no_remote_process(world, tmp_path, user) -> None:  # type: ignore[no-untyped-def]
     h = host(world, f"cancel-{user}", "b", user=user)
-    spec_settings = settings(world, sleep=0.05, max_steps=10_000)
+    # a probe far longer than the checks: the cancel, not its end, must stop it
+    spec_settings = settings(world, sleep=0.05, extra="- 1000", max_steps=10_000)
     board = Board(Pricing(Catalog.embedded()))
     plan = plan_probes([h], spec_settings, tmp_path)
     runner = SshRunner(h, plan[0].spec, plan[0].log_path)

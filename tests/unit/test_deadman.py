@@ -39,19 +39,23 @@ def _stop_loops(tmp_path):  # type: ignore[no-untyped-def]
 @pytest.mark.faults('dead-man deadline reached',
                     checks='shuts down on time; file 0600')
 def test_fires_on_time_and_the_file_is_roots_alone(tmp_path: Path) -> None:
-    deadline, fired = start(tmp_path, 1)
+    # deadlines are whole seconds of `date +%s`: one of N seconds falls N-1 to N seconds on
+    deadline, fired = start(tmp_path, 3)
     assert oct(deadline.stat().st_mode & 0o777) == "0o600"
     assert not fired.exists()
-    assert wait_for(fired, 5)
+    assert wait_for(fired, 8)
 
 
 @pytest.mark.faults('dead-man deadline pushed back',
                     checks='waits')
 def test_pushed_back_it_waits(tmp_path: Path) -> None:
-    deadline, fired = start(tmp_path, 1)
+    # the first deadline lies 4-5 s on (whole seconds of `date +%s`), time enough for the push
+    # on a loaded machine: a deadline of 1 s can fall due a few ms after the start
+    deadline, fired = start(tmp_path, 5)
     subprocess.run(["bash", "-c", extend_command(1, str(deadline))], check=True)  # +60 s
+    assert int(deadline.read_text()) >= time.time() + 50
     assert oct(deadline.stat().st_mode & 0o777) == "0o600"
-    assert not wait_for(fired, 2.5)
+    assert not wait_for(fired, 6.5)  # past the first deadline (<= 5 s) and a loop turn
 
 
 @pytest.mark.faults('dead-man file empty / truncated / not a number / missing',
