@@ -125,8 +125,10 @@ class Board:
             async for item in runner.stream():
                 self.feed(key, item)
         except asyncio.CancelledError:
-            await runner.cancel()
+            # the log ends first: stopping the host can take long (an SSH grace period) or
+            # never end (a hung host), and a second cancel - the app quitting - cuts it short
             self.feed(key, RunnerStatus("stopped", "cancelled"))
+            await runner.cancel()
             raise
         except Exception as exc:  # noqa: BLE001 - one probe's failure must not stop the others
             self.feed(key, RunnerStatus("failed", f"{type(exc).__name__}: {exc}"))

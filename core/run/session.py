@@ -65,6 +65,7 @@ class Session:
     # a probe's host in one line, where its provider knows more (a launched instance's phase
     # and cost so far); None: nothing to add
     host_caption: Callable[[str], str | None] | None = None
+    stop_wait: float = 20.0  # seconds stop_all waits for the hosts' probes to stop
     _live: dict[str, Runner] = field(default_factory=dict, init=False)
     adaptive: AdaptiveReport | None = field(default=None, init=False)  # after a live plan
     _plans: list[list[PlannedProbe]] = field(default_factory=list, init=False)  # every plan run
@@ -183,16 +184,22 @@ class Session:
         await self._live[key].cancel()
         return True
 
-    async def stop_all(self, wait: float = 20.0) -> None:
+    async def stop_all(self, wait: float | None = None) -> None:
         """Stop every running probe and wait (bounded) until they are gone. A replay has
-        nothing to stop: cancelling its driver (the caller's) ends it at once."""
+        nothing to stop: cancelling its driver (the caller's) ends it at once. A host slower to
+        stop than ``wait`` is given up on, not waited for: the caller cancels the drivers next,
+        which end its log as stopped (raising here kept the app from quitting)."""
         if self.is_replay:
             return
         active = [r for k, r in self._live.items()
                   if (e := self.board.entries.get(k)) is not None and e.active]
         if active:
-            await asyncio.wait_for(asyncio.gather(*(r.cancel() for r in active),
-                                                  return_exceptions=True), wait)
+            try:
+                await asyncio.wait_for(asyncio.gather(*(r.cancel() for r in active),
+                                                      return_exceptions=True),
+                                       self.stop_wait if wait is None else wait)
+            except TimeoutError:
+                pass
 
     # ---- replay controls --------------------------------------------------------------------
 
