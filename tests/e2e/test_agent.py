@@ -227,9 +227,11 @@ def test_step_timer_max_steps_then_partial_validation(tmp_path: Path) -> None:
 
 
 def test_step_timer_adaptive_stop_on_tight_interval(tmp_path: Path) -> None:
-    events = run_loop(tmp_path, 0.02, PROBECAST_TARGET_CI="0.05")
+    # ±10 %: reached within the loop's 150 steps even when a loaded machine makes sleep(0.02)
+    # jitter by half its length (a 5 % target needed under 50 steps only on a quiet one)
+    events = run_loop(tmp_path, 0.02, PROBECAST_TARGET_CI="0.1")
     n = len([e for e in events if isinstance(e, Step)])
-    assert 10 <= n < 50  # stops after min-steps once the 95% CI is within 5 %
+    assert 10 <= n < 150  # stops after min-steps once the 95% CI is within the target
     assert "ci" in events[-1].reason
 
 
@@ -327,7 +329,7 @@ def start_training_loop(tmp: Path, sleep: str, *extra: str) -> tuple[subprocess.
 @pytest.mark.faults('SIGTERM to the agent',
                     checks='log ends in end stopped')
 def test_sigterm_ends_the_log_as_stopped(tmp_path: Path) -> None:
-    proc, log = start_training_loop(tmp_path, "0.05")
+    proc, log = start_training_loop(tmp_path, "0.1")
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=20)
     events, report = read_log(log)
@@ -357,7 +359,7 @@ def test_zipped_agent_runs_with_python_only(tmp_path: Path) -> None:
                     checks='agent and program stop')
 def test_agent_stops_when_its_reader_goes_away(tmp_path: Path) -> None:
     """probecast quit or the SSH channel closed: the agent must not train on, unobserved."""
-    proc, log = start_training_loop(tmp_path, "0.02", "--sample-interval", "0")
+    proc, log = start_training_loop(tmp_path, "0.1", "--sample-interval", "0")
     assert proc.stdout is not None
     proc.stdout.close()
     assert proc.wait(timeout=20) == 130
