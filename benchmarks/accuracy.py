@@ -654,31 +654,33 @@ def summary(results: list[Result], made: list[Decision]) -> list[tuple[str, str]
     for view in ("time", "cost"):
         ds = [d for d in made if d.view == view]
         big = [d for d in ds if d.differs]
-        decided_big = sum(d.decided for d in big)
-        decided = [d for d in ds if d.decided]
-        wrong = sum(d.wrong for d in decided)
         word = "faster" if view == "time" else "cheaper"
-        rows.append((f"pairs differing >= 10 % ({word}) decided",
-                     f"{decided_big}/{len(big)} = {_pct(decided_big, len(big))}"))
+        decided_row, wrong_row = _gate_rows(ds)
+        rows.append((f"pairs differing >= 10 % ({word}) decided", decided_row))
         # the ceiling of any rule: a pair the point estimates put in the wrong order can only be
         # left undecided or decided wrongly
         ordered = sum(not d.wrong for d in big)
         rows.append((f"... ordered right by the point estimates ({word})",
                      f"{ordered}/{len(big)} = {_pct(ordered, len(big))}"))
-        rows.append((f"wrong claims among decided pairs ({word})",
-                     f"{wrong}/{len(decided)} = {_pct(wrong, len(decided))}"))
+        rows.append((f"wrong claims among decided pairs ({word})", wrong_row))
         apart = sum(_vals(d.lead, view)[2] < _vals(d.other, view)[1] for d in big)
         rows.append((f"... decided by the old rule, intervals apart ({word})",
                      f"{apart}/{len(big)} = {_pct(apart, len(big))}"))
     # #20's gates as it words them, over every comparison a user is shown (by time and by cost)
-    big = [d for d in made if d.view in ("time", "cost") and d.differs]
-    decided = [d for d in made if d.view in ("time", "cost") and d.decided]
-    decided_big, wrong = sum(d.decided for d in big), sum(d.wrong for d in decided)
-    rows.append(("pairs differing >= 10 % decided (both views)",
-                 f"{decided_big}/{len(big)} = {_pct(decided_big, len(big))}"))
-    rows.append(("wrong claims among decided pairs (both views)",
-                 f"{wrong}/{len(decided)} = {_pct(wrong, len(decided))}"))
+    decided_row, wrong_row = _gate_rows([d for d in made if d.view in ("time", "cost")])
+    rows.append(("pairs differing >= 10 % decided (both views)", decided_row))
+    rows.append(("wrong claims among decided pairs (both views)", wrong_row))
     return rows
+
+
+def _gate_rows(ds: list[Decision]) -> tuple[str, str]:
+    """#20's two gates over these decisions: the pairs differing >= 10 % that are decided, and
+    the decided pairs that are wrong."""
+    big = [d for d in ds if d.differs]
+    decided = [d for d in ds if d.decided]
+    decided_big, wrong = sum(d.decided for d in big), sum(d.wrong for d in decided)
+    return (f"{decided_big}/{len(big)} = {_pct(decided_big, len(big))}",
+            f"{wrong}/{len(decided)} = {_pct(wrong, len(decided))}")
 
 
 def _pct(a: int, b: int) -> str:

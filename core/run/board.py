@@ -125,7 +125,7 @@ class Board:
             async for item in runner.stream():
                 self.feed(key, item)
         except asyncio.CancelledError:
-            # the log ends first: stopping the host can take long (an SSH grace period) or
+            # marked stopped first: stopping the host can take long (an SSH grace period) or
             # never end (a hung host), and a second cancel - the app quitting - cuts it short
             self.feed(key, RunnerStatus("stopped", "cancelled"))
             await runner.cancel()

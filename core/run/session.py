@@ -14,6 +14,7 @@ the app's notification and the CLI's last lines.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -184,22 +185,19 @@ class Session:
         await self._live[key].cancel()
         return True
 
-    async def stop_all(self, wait: float | None = None) -> None:
-        """Stop every running probe and wait (bounded) until they are gone. A replay has
-        nothing to stop: cancelling its driver (the caller's) ends it at once. A host slower to
-        stop than ``wait`` is given up on, not waited for: the caller cancels the drivers next,
-        which end its log as stopped (raising here kept the app from quitting)."""
+    async def stop_all(self) -> None:
+        """Stop every running probe and wait, ``stop_wait`` at most, until they are gone. A
+        replay has nothing to stop: cancelling its driver (the caller's) ends it at once. A host
+        slower to stop is given up on, not waited for: the caller cancels the drivers next,
+        which mark its probe stopped (raising here kept the app from quitting)."""
         if self.is_replay:
             return
         active = [r for k, r in self._live.items()
                   if (e := self.board.entries.get(k)) is not None and e.active]
         if active:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*(r.cancel() for r in active),
-                                                      return_exceptions=True),
-                                       self.stop_wait if wait is None else wait)
-            except TimeoutError:
-                pass
+                                                      return_exceptions=True), self.stop_wait)
 
     # ---- replay controls --------------------------------------------------------------------
 
