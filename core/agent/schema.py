@@ -1,10 +1,10 @@
-"""The event log schema (v2), written down once: what the agent writes and what readers accept.
+"""The event log schema (v3), written down once: what the agent writes and what readers accept.
 
 Stdlib only (this file is shipped to probe hosts with the rest of the agent). The emitter checks
 its lines against it (``Emitter(strict=True)`` or ``PROBECAST_STRICT_EVENTS=1``: the tests do);
 ``core/model/events.py`` takes its version, kinds and statuses from here, and a unit test holds
 its msgspec records to every kind and field below, so the writer and the readers cannot drift.
-docs/ARCHITECTURE.md ("Event log: schema v2") describes each field.
+docs/ARCHITECTURE.md ("Event log: schema v3") describes each field.
 """
 
 from __future__ import annotations
@@ -13,10 +13,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-SCHEMA_VERSION = 2  # v2: `done`, `end.exit_code`, `log.code`; v1 logs read as before
+# v2: `done`, `end.exit_code`, `log.code`; v3: `plan` (the job's length as the program says it),
+# `memory` (peak memory of the probe), the `does-not-fit` status. Older logs read as before.
+SCHEMA_VERSION = 3
 
-# How a run ended (`end.status`), and how training ended (`done.status`).
-END_STATUSES = ("complete", "probe-done", "stopped", "failed")
+# How a run ended (`end.status`), and how training ended (`done.status`). `does-not-fit`: the
+# program ran out of memory (the framework's own out-of-memory error, or the kernel's OOM killer)
+# - an answer about the batch size, not a failure of the probe.
+END_STATUSES = ("complete", "probe-done", "stopped", "failed", "does-not-fit")
 
 LOG_LEVELS = ("info", "warning", "error")
 
@@ -31,6 +35,9 @@ LOG_CODES: dict[str, str] = {
     "no-post": "the probe unwound a loop: the program's post-training code did not run",
     "boundary-stall": "an epoch boundary cost far more than a step (tf.data teardown)",
     "hook-failed": "a framework could not be hooked: that process is not timed",
+    "backward-step": "PyTorch without an optimizer: each backward pass is a step",
+    "endless-loader": "a DataLoader's length is not an epoch (a sampler far past its data)",
+    "out-of-memory": "the program ran out of memory (the batch size does not fit)",
 }
 
 # Field types, as JSON carries them ("number" is an int or a float; bool is neither).
@@ -123,6 +130,29 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("log", timed=False, fields=(
         Field("level", LEVEL, required=True), Field("msg", STR, required=True),
         Field("code", CODE))),
+    # The job's length as the program (or the user) says it, whenever it becomes known: planned
+    # epochs, total training steps, and periodic work (an evaluation or checkpoint every K steps).
+    # `source` / `every_source` say where each was read ("argparse --max_iters 5000", "Lightning
+    # max_steps", "module global eval_interval"). A later `plan` replaces an earlier one's fields.
+    Kind("plan", timed=False, fields=(
+        Field("epochs", COUNT, nullable=True), Field("steps", COUNT, nullable=True),
+        Field("every", COUNT, nullable=True), Field("source", STR), Field("every_source", STR))),
+    # Peak memory of the probe (written when training ends, and with `does-not-fit`): the device
+    # the framework allocated on (PyTorch max_memory_allocated/reserved, TF get_memory_info's
+    # peak, else NVML's used) and the host (peak RSS of the training processes), with the limits
+    # that applied where they are known. An address-space limit (RLIMIT_AS, `ulimit -v`) counts
+    # virtual memory, not RSS: `host_vm_peak_mb` is the largest training process's peak virtual
+    # size, and `host_limit_kind` says which the limit counts ("address-space" or "memory").
+    Kind("memory", timed=False, fields=(
+        Field("device", STR),
+        Field("device_peak_mb", NUMBER, nullable=True),
+        Field("device_reserved_mb", NUMBER, nullable=True),
+        Field("device_total_mb", NUMBER, nullable=True),
+        Field("host_peak_mb", NUMBER, nullable=True),
+        Field("host_vm_peak_mb", NUMBER, nullable=True),
+        Field("host_limit_mb", NUMBER, nullable=True),
+        Field("host_limit_kind", STR),
+        Field("source", STR))),
     Kind("done", timed=True, fields=(
         Field("status", STATUS, required=True), Field("reason", STR))),
     Kind("end", timed=True, fields=(

@@ -1,4 +1,4 @@
-"""Event log schema v2 (v1 logs read too): typed records (msgspec), a streaming reader and an
+"""Event log schema v3 (v1 and v2 logs read too): typed records (msgspec), a streaming reader and an
 appending writer.
 
 One JSON object per line. Every line has ``ev`` (kind) and ``t`` (seconds since the probe
@@ -30,7 +30,7 @@ from ..agent.schema import EVENT_KINDS as EVENT_KINDS
 from ..agent.schema import LOG_CODES as LOG_CODES
 from ..agent.schema import SCHEMA_VERSION as SCHEMA_VERSION
 
-Status = Literal["complete", "probe-done", "stopped", "failed"]  # END_STATUSES, for the type checker
+Status = Literal["complete", "probe-done", "stopped", "failed", "does-not-fit"]  # END_STATUSES, for the type checker
 
 # Times are seconds; anything beyond ~30 years is a corrupt line, and the bounds also refuse
 # inf (JSON has no NaN or Infinity, but 1e999 decodes to inf).
@@ -112,6 +112,36 @@ class Log(_Event, tag="log"):
     code: str = ""  # machine-readable: fit-loop, early-stop, custom-loop, no-post, ...
 
 
+class Plan(_Event, tag="plan"):
+    """The job's length as the program says it (schema v3): planned epochs, total training
+    steps, periodic work every ``every`` steps, and where each was read."""
+
+    t: Time
+    epochs: Count | None = None
+    steps: Count | None = None
+    every: Count | None = None
+    source: str = ""
+    every_source: str = ""
+
+
+MB = Annotated[float, msgspec.Meta(ge=0, le=1e12)]
+
+
+class Memory(_Event, tag="memory"):
+    """Peak memory of the probe (schema v3): the device's and the host's, with their limits."""
+
+    t: Time
+    device: str = ""
+    device_peak_mb: MB | None = None
+    device_reserved_mb: MB | None = None
+    device_total_mb: MB | None = None
+    host_peak_mb: MB | None = None
+    host_vm_peak_mb: MB | None = None  # the largest process's peak virtual size (RLIMIT_AS)
+    host_limit_mb: MB | None = None
+    host_limit_kind: str = ""  # what the limit counts: "address-space" or "memory"
+    source: str = ""
+
+
 class Done(_Event, tag="done"):
     """Training is over (the probe stopped it, or it ran to its end): what follows until ``end``
     is the program's own post-training work and exit, timed by ``end.dt``."""
@@ -130,12 +160,12 @@ class End(_Event, tag="end"):
     exit_code: int | None = None  # the program's own exit status, when it exited by itself
 
 
-Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, Done, End]
+Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, Plan, Memory, Done, End]
 
 # kind (`ev`) -> its record, in the schema's order
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__struct_config__.tag: cls  # type: ignore[misc]
-    for cls in (Start, Init, Step, Val, Epoch, Sample, Log, Done, End)
+    for cls in (Start, Init, Step, Val, Epoch, Sample, Log, Plan, Memory, Done, End)
 }
 
 _DECODER: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)

@@ -1,4 +1,4 @@
-"""Per-probe state: fold schema-v2 events (v1 logs too) one at a time into what the estimator needs.
+"""Per-probe state: fold schema-v3 events (v1 and v2 logs too) one at a time into what the estimator needs.
 
 Folding is O(1) per event (appends and running sums); order statistics for the steady-state step
 time are computed on demand and cached until the next step arrives.
@@ -6,12 +6,18 @@ time are computed on demand and cached until the next step arrives.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from ..agent.steady import DEFAULT_STATISTIC, StepSeries
 from collections.abc import Iterable
 
-from .events import SCHEMA_VERSION, Done, End, Epoch, Event, EventReader, Init, Log, Sample, Start, Step, Val
+from .events import (SCHEMA_VERSION, Done, End, Epoch, Event, EventReader, Init, Log, Memory, Plan,
+                     Sample, Start, Step, Val)
+
+
+_M = TypeVar("_M", Plan, Memory)
 
 
 @dataclass(slots=True)
@@ -43,8 +49,14 @@ class ProbeState:
     last_sample: Sample | None = None
     samples: int = 0
     peak_swap_mb: float = 0.0
+    # the highest host RSS and GPU memory (one GPU's) any sample showed: memory for logs
+    # without a `memory` event (schema v1/v2), and a floor under one that has it
+    peak_rss_mb: float = 0.0
+    peak_gpu_mem_mb: float = 0.0
     logs: list[tuple[str, str]] = field(default_factory=list)
     codes: set[str] = field(default_factory=set)  # log codes: fit-loop, early-stop, ...
+    plan: Plan | None = None  # the job's length as the program said it (fields merged, latest wins)
+    memory: Memory | None = None  # peak memory (fields merged: the highest peak of each)
     done: Done | None = None  # training over; end.dt is then the program's post-training work
     done_dts: list[float] = field(default_factory=list)
     end: End | None = None
@@ -66,6 +78,10 @@ class ProbeState:
             self.last_sample = ev
             if ev.swap_mb is not None and ev.swap_mb > self.peak_swap_mb:
                 self.peak_swap_mb = ev.swap_mb
+            if ev.rss_mb is not None and ev.rss_mb > self.peak_rss_mb:
+                self.peak_rss_mb = ev.rss_mb
+            if ev.gpu_mem_mb and max(ev.gpu_mem_mb) > self.peak_gpu_mem_mb:
+                self.peak_gpu_mem_mb = max(ev.gpu_mem_mb)
         elif isinstance(ev, Val):
             self.vals.append(ValTiming(ev.epoch, ev.dt, ev.steps))
             self.time_by_epoch[ev.epoch] = self.time_by_epoch.get(ev.epoch, 0.0) + ev.dt
@@ -88,6 +104,11 @@ class ProbeState:
             self.elapsed += ev.dt
             self.done_dts.append(ev.dt)
             self._done_pending += ev.dt  # fit() returned: if training goes on, part of a boundary
+        elif isinstance(ev, Plan):
+            self.plan = _merge(self.plan, ev, max_of=())
+        elif isinstance(ev, Memory):
+            self.memory = _merge(self.memory, ev, max_of=(
+                "device_peak_mb", "device_reserved_mb", "host_peak_mb", "host_vm_peak_mb"))
         elif isinstance(ev, Log):
             if len(self.logs) < 200:
                 self.logs.append((ev.level, ev.msg))
@@ -261,6 +282,21 @@ class ProbeState:
                 # the cheapest per epoch
                 return f"GPU memory {used:.0%} used: a larger batch size may be faster per epoch"
         return ""
+
+
+def _merge(old: _M | None, new: _M, max_of: tuple[str, ...]) -> _M:
+    """A later plan or memory event over an earlier one: its set fields win (the highest, for
+    ``max_of``), the earlier one's stay where it says nothing."""
+    if old is None:
+        return new
+    out = copy.copy(new)
+    for name in new.__struct_fields__:
+        mine, theirs = getattr(new, name), getattr(old, name)
+        if mine is None or mine == "":
+            setattr(out, name, theirs)
+        elif name in max_of and theirs is not None:
+            setattr(out, name, max(mine, theirs))
+    return out
 
 
 def fold_lines(lines: Iterable[str], state: ProbeState, reader: EventReader) -> None:
