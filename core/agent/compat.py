@@ -38,8 +38,11 @@ TENSORFLOW = (TF_DATASET_ITER, TF_ITERATOR_NEXT, TF_DATASET_CARDINALITY,
 TORCH_STEP_HOOK = "torch.optim.optimizer:register_optimizer_step_post_hook"  # a step
 TORCH_LOADER_ITER = "torch.utils.data:DataLoader.__iter__"  # a pass: an epoch, or validation
 TORCH_LOADER_NEXT = "torch.utils.data.dataloader:_BaseDataLoaderIter.__next__"  # batches, the stop
+TORCH_OPTIMIZER_INIT = "torch.optim:Optimizer.__init__"  # counted: none made, backward steps
+TORCH_BACKWARD = "torch.autograd:backward"  # Tensor.backward calls it: the step without optimizer
 
-TORCH = (TORCH_STEP_HOOK, TORCH_LOADER_ITER, TORCH_LOADER_NEXT, "torch:__version__",
+TORCH = (TORCH_STEP_HOOK, TORCH_LOADER_ITER, TORCH_LOADER_NEXT, TORCH_OPTIMIZER_INIT,
+         TORCH_BACKWARD, "torch:__version__", "torch.cuda:is_initialized",
          "torch:device", "torch:tensor", "torch.cuda:synchronize", "torch.cuda:current_device",
          "torch.distributed:is_available", "torch.distributed:is_initialized",
          "torch.distributed:get_world_size", "torch.distributed:get_backend",
@@ -95,4 +98,6 @@ def owner(symbol: str) -> tuple[Any, str]:
     """What to patch for a symbol: (the object holding the attribute, the attribute's name)."""
     module_name, _, qualname = symbol.partition(":")
     head, _, name = qualname.rpartition(".")
+    if not head:  # a module's own function
+        return importlib.import_module(module_name), name
     return resolve(f"{module_name}:{head}"), name

@@ -86,12 +86,27 @@ def install() -> None:
                                   steps_per_epoch=cfg.get("steps_per_epoch")),
                         on_error=hook_failed)
     from .imports import when_imported
-    from .torch_probe import TorchHook, watch_trainers
+    from .torch_probe import TorchHook
+    from .torch_trainers import watch_trainers
 
     when_imported("torch", TorchHook(session, steps_per_epoch=cfg.get("steps_per_epoch")).install,
                   on_error=hook_failed)
+    for framework in ("torch", "keras", "tensorflow"):  # the launcher names what it looked for
+        when_imported(framework, _hello(client, framework), on_error=hook_failed)
+    from .length import watch_arguments
+
+    watch_arguments()  # the program's parsed arguments: its settings, by name (length.py)
     watch_trainers(on_error=hook_failed)
     _quiet_probe_exits()
+
+
+def _hello(client: EventClient, framework: str) -> Any:
+    """Tell the launcher this process imported a framework (not an event: never logged)."""
+
+    def say() -> None:
+        client.write(json.dumps({"ev": "hello", "framework": framework}) + "\n")
+
+    return say
 
 
 def _quiet_probe_exits() -> None:

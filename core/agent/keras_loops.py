@@ -47,11 +47,29 @@ class LoopHook:
                   + ("" if n > 0 else "; steps per epoch unknown - give it with "
                      "--steps-per-epoch (or iterate a tf.data dataset of known cardinality)"),
                   code="custom-loop")
+            self._plan(n)
         if s.step(self.epoch, self.index):
             self.stop_pending = True
             s.mark_done("probe-done", s.policy.reason)
             threading.Thread(target=self._watchdog, daemon=True).start()
         self.index += 1
+
+    def _plan(self, per_pass: int) -> None:
+        """The job's length from the loops around this step (length.py): a loop over the
+        training dataset makes an epoch of ``per_pass`` steps, the loops outside it epochs."""
+        import sys
+
+        from .length import read_length
+
+        def loader_loop(obj: Any) -> int | None:
+            return per_pass if per_pass > 0 and id(obj) == self.train_dataset else None
+
+        found = read_length(sys._getframe(), loader_loop)
+        fields = found.fields()
+        if self.session.meta.epochs:
+            fields = {k: v for k, v in fields.items() if k in ("every", "every_source")}
+        if fields:
+            self.session.plan(**fields)
 
     def _watchdog(self, wait: float = 10.0) -> None:
         """A loop with no Python-level point to stop at (graph mode over NumPy slices): after

@@ -336,7 +336,24 @@ class KerasHook:
                       "the planned epochs: the estimate for them is an upper bound")
         if self.calls == 1:
             info["hint"] = STALL_HINT
+            self._plan_calls(info)
         return info
+
+    def _plan_calls(self, info: dict[str, Any]) -> None:
+        """fit() in a loop: the loops around the call say how many calls the program makes, so
+        the job's epochs are that many times this call's (length.py)."""
+        import sys
+
+        from .length import calls_around
+
+        found = calls_around(sys._getframe())  # the loops around the program's fit() call
+        if found is None or self.session.meta.epochs:
+            return
+        calls, source = found
+        epochs = int(info.get("epochs") or 1)
+        if calls > 1:
+            self.session.plan(epochs=calls * epochs,
+                              source=f"{source} x fit(epochs={epochs})")
 
 
 def _history(keras: Any, model: Any, metrics: dict[str, Any]) -> Any:

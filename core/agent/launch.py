@@ -32,10 +32,25 @@ from .emit import Emitter
 ENV_CONFIG = "PROBECAST_CONFIG"
 ENV_T0 = "PROBECAST_T0"
 
-NO_STEP_HELP = (
-    "looked for: Keras Model.fit, Keras optimizer steps (apply / apply_gradients: custom "
-    "loops), StepTimer - in every Python process the command started. If your loop is "
-    "something else, time it with StepTimer (README: 'Any loop')")
+# What the hook looks for, by the framework the program imported (the hook says which).
+LOOKED_FOR = {
+    "torch": "PyTorch: optimizer steps (torch.optim, step(closure) too), backward passes (a "
+             "program with no optimizer), Lightning and Hugging Face trainers, DataLoader passes",
+    "keras": "Keras: Model.fit, optimizer steps (apply / apply_gradients: custom loops)",
+}
+NO_STEP_HELP = ("in every Python process the command started; StepTimer times any other loop "
+                "(README: 'Any loop')")
+
+
+def no_step_help(frameworks: set[str]) -> str:
+    """What was looked for, in the frameworks the program imported."""
+    names = [LOOKED_FOR["torch"]] if "torch" in frameworks else []
+    if frameworks & {"keras", "tensorflow"}:
+        names.append(LOOKED_FOR["keras"])
+    if not names:
+        return ("no framework probecast times was imported (looked for "
+                + "; ".join(LOOKED_FOR.values()) + ") " + NO_STEP_HELP)
+    return "looked for " + "; ".join(names) + " " + NO_STEP_HELP
 
 
 @dataclass
@@ -90,6 +105,9 @@ class Launcher:
             return
         with self._lock:
             ev = obj.get("ev")
+            if ev == "hello":  # a process imported a framework: named if nothing trains
+                self.frameworks.add(str(obj.get("framework")))
+                return
             if ev == "log" and obj.get("code") == "hook-failed":
                 self._hook_failed(line, str(obj.get("msg", "")))
                 return
@@ -132,6 +150,7 @@ class Launcher:
 
     def run(self) -> int:
         self.server = EventServer(self.on_line)
+        self.frameworks: set[str] = set()  # imported by the program's processes (hello lines)
         try:
             return self._run()
         finally:
@@ -281,7 +300,7 @@ class Launcher:
                      if seen else "no Python process started with the hook (python -I, or not "
                                   "Python?)")
             self.emitter.end("failed", f"no training step within {self.opts.first_step_timeout:g}s"
-                                       f" ({where}); {NO_STEP_HELP}")
+                                       f" ({where}); {no_step_help(self.frameworks)}")
             return 124
         if self.cancel_reason is not None:
             self._start_if_needed()
@@ -298,7 +317,8 @@ class Launcher:
         if done is None:
             self._start_if_needed()
             if code == 0:
-                self.emitter.end("failed", f"the program finished without training; {NO_STEP_HELP}",
+                self.emitter.end("failed", "the program finished without training; "
+                                           f"{no_step_help(self.frameworks)}",
                                  exit_code=code)
             else:
                 self.emitter.end("failed", f"the program exited with status {code}: {self._tail()}",

@@ -71,6 +71,10 @@ class ProbeSession:
         self.boundaries = 0
         self.waiting_for_boundary = False
         self._waiting_since = 0.0
+        self.every: int | None = None  # periodic work every K steps (the program's `plan`)
+        self._periodic_said = False
+        self.planned_steps: int | None = None
+        self._pending_plan: dict[str, Any] = {}
 
     @property
     def ended(self) -> bool:
@@ -113,6 +117,9 @@ class ProbeSession:
             fields["price_per_hour"] = m.price_per_hour
         self.emitter.start(m.probe or uuid.uuid4().hex[:12], **fields)
         self.emitter.timed("init", at=at)
+        if self._pending_plan:
+            self.emitter.emit("plan", **self._pending_plan)
+            self._pending_plan = {}
         self.policy.begin()
         if self.sample_interval:
             self.sampler = HardwareSampler(self.emitter, self.sample_interval)
@@ -142,7 +149,7 @@ class ProbeSession:
         if self.waiting_for_boundary:
             if first_of_epoch:
                 self._after_boundary()
-        elif self.policy.should_stop():
+        elif self.policy.should_stop() and not self._wait_for_periodic():
             left = self.steps_per_epoch - step - 1 if self.steps_per_epoch else -1
             wanted = self.policy.boundaries_wanted
             cost = None if self.boundaries >= wanted else self.policy.boundary_affordable(
@@ -156,6 +163,21 @@ class ProbeSession:
                                  f"(~{cost:.0f}s) to time an epoch boundary")
         return self.stop_requested
 
+    def _wait_for_periodic(self) -> bool:
+        """The program does periodic work every K steps (an evaluation, a checkpoint) that the
+        probe has not reached yet: go on to step K + 1 to time one, if the budget affords it."""
+        k = self.every
+        if not k or self.total_steps > k + 1:
+            return False
+        cost = self.policy.boundary_affordable(k + 1 - self.total_steps, self._boundary_budget())
+        if cost is None:
+            return False
+        if not self._periodic_said:
+            self._periodic_said = True
+            self.emitter.log("info", f"probe: {self.policy.reason}; going on to step {k + 1} "
+                             f"(~{cost:.0f}s) to time the periodic work every {k} steps")
+        return True
+
     def _boundary_budget(self) -> float:
         """Seconds the probe may spend reaching epoch boundaries: the configured budget, or 5 %
         of the job predicted so far when that is more (long jobs: a boundary seen beats a
@@ -163,8 +185,9 @@ class ProbeSession:
         budget = self.policy.boundary_budget
         if budget <= 0:
             return 0.0
-        if self.planned_epochs and self.steps_per_epoch and self.policy.series.n:
-            job = self.planned_epochs * self.steps_per_epoch * self.policy.series.mean()
+        steps = self.planned_steps or (self.planned_epochs or 0) * self.steps_per_epoch
+        if steps and self.policy.series.n:
+            job = steps * self.policy.series.mean()
             budget = max(budget, self.policy.job_share * job)
         return budget
 
@@ -205,6 +228,24 @@ class ProbeSession:
 
     def log(self, level: str, msg: str, code: str = "") -> None:
         self.emitter.log(level, msg, code)
+
+    def plan(self, **fields: Any) -> None:
+        """The job's length as the program says it (a `plan` event: epochs, steps, periodic work
+        every K steps, and where each was read). Before `start` it waits for it."""
+        fields = {k: v for k, v in fields.items() if v is not None and v != ""}
+        if not fields:
+            return
+        every = fields.get("every")
+        if isinstance(every, int) and every > 1:
+            self.every = every
+        if isinstance(fields.get("steps"), int):
+            self.planned_steps = fields["steps"]
+        elif isinstance(fields.get("epochs"), int) and not self.meta.epochs:
+            self.planned_epochs = fields["epochs"]
+        if not self.started:
+            self._pending_plan.update(fields)
+            return
+        self.emitter.emit("plan", **fields)
 
     def mark_done(self, status: str, reason: str = "", at: float | None = None) -> None:
         """Training is over for now (a fit() returned, the probe stopped it): under the agent a

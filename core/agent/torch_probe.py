@@ -1,9 +1,16 @@
 """PyTorch jobs timed with no code change: plain loops, and the loops of Lightning, the Hugging
 Face Trainer and Accelerate, started by python, torchrun or accelerate launch.
 
-- A training step is an optimizer step: torch's global optimizer post-step hook. On CUDA the
-  hook synchronises the device before it reads the clock, so queued kernels are not taken for
-  fast steps (the cost: the host cannot queue the next step while this one finishes).
+- A training step is an optimizer step: torch's global optimizer post-step hook (``step(closure)``
+  is one step however many passes its closure makes). A program that made no optimizer at all
+  (weights updated by hand: ``p.data.add_(p.grad, alpha=-lr)``) steps at each backward pass
+  (``Tensor.backward`` / ``torch.autograd.backward``). On CUDA the hook synchronises the device
+  before it reads the clock, so queued kernels are not taken for fast steps (the cost: the host
+  cannot queue the next step while this one finishes).
+- The job's length is read at the first step (length.py): the loops around the step in the
+  program (``for epoch in range(args.epochs)``, ``while iter_num < max_iters``), a trainer's
+  ``max_steps`` / ``max_epochs``, else its parsed arguments and settings by name; it goes out as
+  a ``plan`` event with where it was read.
 - Epochs and steps per epoch come from the DataLoader the steps consume: a new pass over it is a
   new epoch; ``len(loader)`` batches, divided by the batches per optimizer step (gradient
   accumulation), is N_it.
@@ -27,13 +34,18 @@ collective for one that already left.
 from __future__ import annotations
 
 import functools
+import sys
 import time
 from typing import Any
 
-from .imports import OnError
 from .session import ProbeSession, ProbeStop
+from .torch_trainers import (stop_frameworks, trainer_accumulation, trainer_batches,
+                             trainer_frameworks, trainer_length, trainer_planned_epochs)
 
 MAX_EMPTY_PASSES = 10_000  # a loop that re-iterates its finished loaders forever is stopped
+# A DataLoader longer than this many batches a pass is not an epoch (minGPT's sampler draws
+# num_samples=1e10 with replacement): its length is never taken as N_it.
+ENDLESS_BATCHES = 10_000_000
 
 
 class TorchHook:
@@ -52,6 +64,8 @@ class TorchHook:
         self.empty_passes = 0
         self.sync_cuda: bool | None = None  # decided at the first step
         self.framework = ""
+        self.optimizers = 0  # torch.optim optimizers the program made
+        self.by_backward: bool | None = None  # decided at the first step: no optimizer, backward
         self._installed = False
 
     # ---- patches -----------------------------------------------------------------------------
@@ -68,7 +82,8 @@ class TorchHook:
         loader_class, iter_name = owner(TORCH_LOADER_ITER)  # DataLoader.__iter__
         iterator_class, next_name = owner(TORCH_LOADER_NEXT)  # _BaseDataLoaderIter.__next__
         self.framework = f"torch {torch.__version__}"
-        register_optimizer_step_post_hook(self._after_step)
+        register_optimizer_step_post_hook(self._after_optimizer_step)
+        self._patch_backward()
         import atexit
 
         atexit.register(self._at_exit)
@@ -113,6 +128,32 @@ class TorchHook:
         setattr(loader_class, iter_name, loader_iter)
         setattr(iterator_class, next_name, iter_next)
 
+    def _patch_backward(self) -> None:
+        """Count the optimizers the program makes, and take a backward pass as the step of a
+        program that made none (hand-written updates)."""
+        from .compat import TORCH_BACKWARD, TORCH_OPTIMIZER_INIT, owner
+
+        optimizer_class, init_name = owner(TORCH_OPTIMIZER_INIT)
+        original_init = getattr(optimizer_class, init_name)
+        autograd_module, backward_name = owner(TORCH_BACKWARD)
+        original_backward = getattr(autograd_module, backward_name)
+        hook = self
+
+        @functools.wraps(original_init)
+        def init(optimizer: Any, *args: Any, **kwargs: Any) -> None:
+            hook.optimizers += 1
+            original_init(optimizer, *args, **kwargs)
+
+        @functools.wraps(original_backward)
+        def backward(*args: Any, **kwargs: Any) -> Any:
+            out = original_backward(*args, **kwargs)
+            if hook.by_backward is not False and not hook.optimizers:
+                hook._after_step(None, "backward")
+            return out
+
+        setattr(optimizer_class, init_name, init)
+        setattr(autograd_module, backward_name, backward)
+
     # ---- data ------------------------------------------------------------------------------
 
     def _new_pass(self, key: int, n: int | None) -> None:
@@ -143,14 +184,21 @@ class TorchHook:
 
     # ---- the step clock ----------------------------------------------------------------------
 
-    def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+    def _after_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if self.by_backward:
+            return  # steps were backward passes from the first: they stay so
+        self._after_step(optimizer, "optimizer")
+
+    def _after_step(self, optimizer: Any, kind: str) -> None:
         s = self.session
         if self.stopped:
             raise ProbeStop(s.policy.reason or "the probe stopped")  # trains on without data
         if s.ended:
             return
+        if self.by_backward is None:
+            self.by_backward = kind == "backward"
         if self.sync_cuda is None:
-            self.sync_cuda = _on_cuda(optimizer)
+            self.sync_cuda = _on_cuda(optimizer) if optimizer is not None else _cuda_in_use()
         if self.sync_cuda:
             import torch
 
@@ -164,7 +212,7 @@ class TorchHook:
         stop = _agree(stop)
         if stop:
             self.stopped = True
-            _stop_frameworks()
+            stop_frameworks()
             s.mark_done("probe-done", s.policy.reason or "stopped with rank 0")
 
     def _at_exit(self) -> None:
@@ -179,24 +227,66 @@ class TorchHook:
     def _begin(self) -> None:
         s = self.session
         self.train_loader = self.last_loader
-        batches = _trainer_batches()
+        batches = trainer_batches()
         if batches is None and self.train_loader is not None:
             batches = self.loaders.get(self.train_loader)
-        per_step = _trainer_accumulation() or max(1, self.batches_since_step)
-        n = self.steps_per_epoch or (batches // per_step if batches else 0)
-        s.begin(steps_per_epoch=max(0, n), framework=self.framework + _frameworks(),
-                at=self.first_batch_at, epochs=_planned_epochs())
+        per_step = trainer_accumulation() or max(1, self.batches_since_step)
+        endless = bool(batches and batches > ENDLESS_BATCHES)
+        n = self.steps_per_epoch or (batches // per_step if batches and not endless else 0)
+        s.begin(steps_per_epoch=max(0, n), framework=self.framework + trainer_frameworks(),
+                at=self.first_batch_at, epochs=trainer_planned_epochs())
         if self.train_loader is None:
             how = "no DataLoader seen"
         elif not batches:
             how = "its DataLoader has no length"
+        elif endless:
+            how = f"its DataLoader's {batches} batches a pass are not an epoch"
         else:
             how = f"{batches} batches per pass" + (f", {per_step} per optimizer step"
                                                   if per_step > 1 else "")
-        s.log("info", "PyTorch: each optimizer step is a training step; "
-              + (f"{n} steps per epoch ({how})" if n else
-                 f"steps per epoch unknown ({how}) - give it with --steps-per-epoch"),
+        if self.by_backward:
+            s.log("info", "PyTorch without an optimizer (no torch.optim optimizer was made): each "
+                  "backward pass is a training step", code="backward-step")
+        s.log("info", f"PyTorch: each {'backward pass' if self.by_backward else 'optimizer step'}"
+              " is a training step; "
+              + (f"{n} steps per epoch ({how})" if n else f"steps per epoch unknown ({how})"),
               code="torch-loop")
+        self._plan(batches, per_step)
+
+    def _plan(self, batches: int | None, per_step: int) -> None:
+        """The job's length as the program says it: a trainer's settings, else the loops around
+        this step, else its settings by name (length.py)."""
+        from .length import read_length
+
+        def loader_loop(obj: Any) -> int | None:
+            if self.train_loader is not None and id(obj) == self.train_loader and batches:
+                return max(1, batches // per_step)
+            return None
+
+        found = trainer_length() or read_length(sys._getframe(), loader_loop)
+        meta = self.session.meta
+        fields = found.fields()
+        if meta.epochs or meta.extra.get("steps"):  # the user's own setting wins: said at start
+            fields.pop("epochs", None)
+            fields.pop("steps", None)
+            fields.pop("source", None)
+        if fields:
+            self.session.plan(**fields)
+        if batches and self.train_loader is not None and batches > ENDLESS_BATCHES:
+            self.session.log("warning", f"the training DataLoader has {batches} batches per pass "
+                             "(a sampler's num_samples far past its data?): that is not an epoch"
+                             + (f"; the job's length: {found.source}" if found.steps else
+                                " - give the job's length with --steps or --epochs"),
+                             code="endless-loader")
+
+
+def _cuda_in_use() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_initialized())
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def _on_cuda(optimizer: Any) -> bool:
@@ -221,95 +311,3 @@ def _agree(stop: bool) -> bool:
         return bool(flag.item())
     except Exception:  # noqa: BLE001 - never break the program's own collectives
         return stop
-
-
-_TRAINERS: list[Any] = []  # the Lightning / Hugging Face trainers this process made (a handful)
-
-
-def _frameworks() -> str:
-    """The training framework in use: its trainer module is loaded (importing a framework's top
-    package, which other libraries do to check for it, is not using it)."""
-    import sys
-
-    names = [label for module, label in (
-        ("lightning.pytorch.trainer.trainer", "Lightning"),
-        ("pytorch_lightning.trainer.trainer", "Lightning"),
-        ("transformers.trainer", "Hugging Face Trainer"),
-        ("accelerate.accelerator", "Accelerate")) if module in sys.modules]
-    return f" ({', '.join(dict.fromkeys(names))})" if names else ""
-
-
-def _trainer_accumulation() -> int | None:
-    """Batches per optimizer step as the framework's trainer says (its loops fetch batches ahead,
-    so counting them at the first step would be wrong)."""
-    for trainer in _TRAINERS:
-        k = getattr(trainer, "accumulate_grad_batches", None)  # Lightning
-        if k is None:
-            k = getattr(getattr(trainer, "args", None), "gradient_accumulation_steps", None)
-        if isinstance(k, int) and k >= 1:
-            return k
-    return None
-
-
-def _trainer_batches() -> int | None:
-    """Lightning's batches per epoch (after limit_train_batches), when it knows them."""
-    for trainer in _TRAINERS:
-        n = getattr(trainer, "num_training_batches", None)
-        if isinstance(n, int) and n > 0:
-            return n
-        if isinstance(n, float) and n == n and 0 < n < float("inf"):
-            return int(n)
-    return None
-
-
-def _planned_epochs() -> int | None:
-    """N_ep from a framework's trainer when one is in use (Lightning max_epochs, the Trainer's
-    num_train_epochs); plain loops keep --epochs / the config."""
-    for trainer in _TRAINERS:
-        epochs = getattr(trainer, "max_epochs", None)  # Lightning
-        if epochs is None:
-            args = getattr(trainer, "args", None)
-            epochs = getattr(args, "num_train_epochs", None)
-        if isinstance(epochs, (int, float)) and epochs > 0:
-            return int(epochs)
-    return None
-
-
-def _stop_frameworks() -> None:
-    for trainer in _TRAINERS:
-        if hasattr(trainer, "should_stop"):
-            try:
-                trainer.should_stop = True  # Lightning: leaves fit() through its own exit
-            except Exception:  # noqa: BLE001
-                pass
-        control = getattr(trainer, "control", None)
-        if control is not None and hasattr(control, "should_training_stop"):
-            control.should_training_stop = True  # Hugging Face Trainer
-
-
-def watch_trainers(on_error: OnError | None = None) -> None:
-    """Remember Lightning and Hugging Face trainers as the program makes them (a patch that
-    fails goes to ``on_error``, never to the program's import)."""
-    from .imports import when_imported
-
-    def patch(module_name: str, attr: str) -> None:
-        import sys
-
-        cls = getattr(sys.modules.get(module_name), attr, None)
-        if cls is None or getattr(cls.__init__, "_probecast", False):
-            return
-        original = cls.__init__
-
-        def init(self: Any, *args: Any, **kwargs: Any) -> None:
-            original(self, *args, **kwargs)
-            _TRAINERS.append(self)
-
-        init._probecast = True  # type: ignore[attr-defined]
-        cls.__init__ = init
-
-    # the modules that define the classes: importing a framework does not import them, and
-    # reaching for them early would (transformers loads its Trainer lazily)
-    from .compat import TRAINERS
-
-    for module_name, attr in TRAINERS:  # Lightning (both names), the Hugging Face Trainer
-        when_imported(module_name, functools.partial(patch, module_name, attr), on_error)
