@@ -123,9 +123,63 @@ def _quiet_probe_exits() -> None:
             _finish_quietly(0)  # the custom-loop watchdog interrupted a loop it could not stop
         if isinstance(exc, ProbeCancelled) or name == "ProbeCancelled":
             _finish_quietly(130)
+        _out_of_memory(exc)
         previous(kind, exc, tb)
 
     sys.excepthook = hook
+
+
+def _out_of_memory(exc: BaseException) -> None:
+    """The program's own out-of-memory error ends the probe as `does-not-fit`, not `failed`: a
+    `memory` event (the device, its peaks, the limit), a log line, then `done`; the launcher
+    ends the log. Before the first step there is no `start` yet: this process writes one."""
+    session = _SESSION
+    if session is None:
+        return
+    try:
+        from . import memory
+
+        cause = memory.out_of_memory(exc)
+        if cause is None:
+            return
+        if session.trained:  # after training (an evaluation, say): said, training did fit
+            session.log("warning", f"out of memory after training: {cause}", code="out-of-memory")
+            return
+        if not session.started:
+            _start_without_steps(session)
+        fields = memory.measure()
+        session.emitter.emit("memory", **fields)
+        reason = memory.does_not_fit_reason(session.meta.batch_size, fields, cause)
+        session.log("error", reason, code="out-of-memory")
+        session.memory_said = True
+        session.mark_done("does-not-fit", reason)
+    except Exception:  # noqa: BLE001 - the program's own error report comes first
+        pass
+
+
+def _start_without_steps(session: ProbeSession) -> None:
+    """`start` for a process that ran out of memory before its first step ended: what it was
+    meant to train, its framework and devices (the launcher relays it as the probe's)."""
+    import uuid
+
+    from .sampler import describe_devices
+
+    m = session.meta
+    frameworks = [f"{name} {getattr(sys.modules[name], '__version__', '')}".strip()
+                  for name in ("torch", "keras", "tensorflow") if name in sys.modules]
+    fields: dict[str, Any] = {"instance": m.instance, "workload": m.workload,
+                              "batch_size": int(m.batch_size or 0), "steps_per_epoch": 0,
+                              "val_steps": 0, "devices": describe_devices(),
+                              "framework": m.framework or (frameworks[0] if frameworks else ""),
+                              **m.extra}
+    if m.epochs:
+        fields["epochs"] = int(m.epochs)
+    if m.host:
+        fields["host"] = m.host
+    if m.price_per_hour is not None:
+        fields["price_per_hour"] = m.price_per_hour
+    session.started = True
+    session.emitter.start(m.probe or uuid.uuid4().hex[:12], **fields)
 
 
 def _finish_quietly(code: int) -> None:

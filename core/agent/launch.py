@@ -26,6 +26,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from . import limits, memory
 from .channel import ENV_SOCKET, EventServer
 from .emit import Emitter
 
@@ -93,6 +94,9 @@ class Launcher:
         self.proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._wake = threading.Event()
+        self.memory = memory.GroupWatch()  # the program's processes' memory, from outside
+        self.oom_before: dict[str, int] = {}  # the kernel's OOM-kill counters at the launch
+        self.hook_memory: dict[str, Any] = {}  # the lead's latest `memory` event (its device)
 
     # ---- events from the hooks -------------------------------------------------------------
 
@@ -121,6 +125,8 @@ class Launcher:
                 self.lead_started = True
             if "dt" in obj and isinstance(obj.get("t"), (int, float)):
                 self.emitter.sync_timed(float(obj["t"]))
+            if ev == "memory":
+                self.hook_memory = obj
             if ev == "done":
                 self.done = obj
                 self._wake.set()
@@ -178,6 +184,7 @@ class Launcher:
             self.emitter.end("failed", f"cannot start {self.opts.command[0]!r}: "
                                        f"{exc.strerror or exc}")
             return 127
+        self.oom_before = limits.oom_kills()
         relay = threading.Thread(target=self._relay_output, name="probecast-output", daemon=True)
         relay.start()
         code = self._supervise()
@@ -195,6 +202,10 @@ class Launcher:
             try:
                 return proc.wait(timeout=0.2)
             except subprocess.TimeoutExpired:
+                pass
+            try:
+                self.memory.poll(proc.pid)
+            except Exception:  # noqa: BLE001 - a reading that fails must not end the probe
                 pass
             now = time.monotonic()
             if self.emitter.orphaned and self.cancel_reason is None:
@@ -286,6 +297,39 @@ class Launcher:
         lines = [line for line in self.output_tail if line]
         return " | ".join(lines[-n:]) if lines else "no output"
 
+    def _say_memory(self) -> dict[str, Any]:
+        fields = memory.merged(self.hook_memory, self.memory)
+        self.emitter.emit("memory", **fields)
+        return fields
+
+    def _does_not_fit(self, code: int | None, done: dict[str, Any] | None) -> bool:
+        """The program ran out of memory: its own error said so (the hook's `done`), or it was
+        killed by a signal where the OOM killer or a memory limit shows, or it failed saying
+        an allocation failed. Then the log ends `does-not-fit`, with the memory it reached."""
+        said = done is not None and done.get("status") == "does-not-fit"
+        if done is not None and not said:
+            return False  # training ended; what failed after it is not this batch size's fit
+        if said:
+            assert done is not None
+            reason = str(done.get("reason") or "")
+        else:
+            why = memory.killed_by_memory(code, self.oom_before, limits.oom_kills(), self.memory)
+            said_so = memory.oom_in_output(self.output_tail) if code not in (0, None) else None
+            if why is not None and said_so:
+                why += f"; its output: {said_so}"
+            why = why or said_so
+            if why is None:
+                return False
+            self._start_if_needed()
+            fields = self._say_memory()
+            meta = self.opts.hook_config.get("meta", {})
+            reason = memory.does_not_fit_reason(meta.get("batch_size"), fields, why)
+            self.emitter.log("error", reason, code="out-of-memory")
+        if said:
+            self._say_memory()
+        self.emitter.end("does-not-fit", reason, exit_code=code)
+        return True
+
     def _finish(self, code: int | None) -> int:
         if self.others_trained:
             self.emitter.log("info", f"{len(self.others_trained)} other process(es) trained too; "
@@ -306,6 +350,10 @@ class Launcher:
             self._start_if_needed()
             self.emitter.end("stopped", f"cancelled by {self.cancel_reason}")
             return 130
+        if self._does_not_fit(code, done):
+            return 0
+        if self.lead_started:
+            self._say_memory()
         if done is None and self.lead_started:  # trained, never said when training ended
             if code == 0:
                 self.emitter.end("complete", "training ran to the program's exit",
