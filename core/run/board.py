@@ -21,6 +21,7 @@ from ..model.ranking import Candidate, EstimateCache, Pricing, RankedRow, Rankin
 from .runners import LineBatch, ProbeSpec, Runner, RunnerStatus
 from ..model.events import EventReader
 from ..model.logstore import setup_seconds
+from ..model.memory import does_not_fit
 from ..model.state import ProbeState, fold_lines
 
 CHART_POINTS = 240
@@ -143,11 +144,13 @@ class Board:
                        if e.state.start is not None})
 
     def candidates(self) -> list[Candidate]:
-        """Every probe that can support an estimate yet (two steps or more)."""
+        """Every probe that can support an estimate yet (two steps or more), and every probe
+        whose batch size does not fit (a row that says so)."""
         return [Candidate(e.key, e.spec.label, e.state, status=e.status,
                           path=str(e.log_path) if e.log_path else None, version=e.version,
                           setup_s=self._setup_s(e.log_path))
-                for e in self.entries.values() if e.state.steps >= 2]
+                for e in self.entries.values()
+                if e.state.steps >= 2 or e.status == "does-not-fit" or does_not_fit(e.state)]
 
     def _setup_s(self, log: Path | None) -> float | None:
         """The host's measured setup, read once per probe: setup ends before a probe's first

@@ -193,7 +193,7 @@ class LocalRunner:
                 await err_task
                 output.finish()  # what the mask held back, in the tail too
                 final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail),
-                                      output.error)
+                                      output.error, sink.end)
         except asyncio.CancelledError:  # probecast itself is stopping (Ctrl-C, quit)
             self._cancelled = True
             raise
@@ -226,9 +226,11 @@ class LocalRunner:
 
 
 def _final_status(cancelled: bool, code: int | None, saw_end: bool, stderr_tail: list[str],
-                  output_error: str | None = None) -> RunnerStatus:
+                  output_error: str | None = None, end: End | None = None) -> RunnerStatus:
     if cancelled:
         return RunnerStatus("stopped", "cancelled")
+    if end is not None and end.status == "does-not-fit":  # an answer: the others go on
+        return RunnerStatus("does-not-fit", end.reason or "does not fit")
     if code == 0 and saw_end:
         return RunnerStatus("done", output_error or "")
     tail = " | ".join(stderr_tail[-3:]) if stderr_tail else "no output on stderr"
@@ -274,6 +276,7 @@ class ReplayRunner:
         yield RunnerStatus("running", f"replay of {self.path.name}")
         last_t: float | None = None
         saw_end = False
+        fits = True  # the log's `end` says does-not-fit: its replay ends so too
         try:
             fh = open_log(self.path)  # as `rank` reads it: gzipped logs (the corpus) too
         except OSError as exc:
@@ -287,8 +290,9 @@ class ReplayRunner:
                     if not lines:
                         break
                     tail = EventReader()  # the log is finished if its last event is a whole `end`
-                    saw_end = saw_end or any(isinstance(tail.feed_line(ln), End)
-                                             for ln in lines[-3:])
+                    ends = [ev for ln in lines[-3:] if isinstance(ev := tail.feed_line(ln), End)]
+                    saw_end = saw_end or bool(ends)
+                    fits = fits and all(e.status != "does-not-fit" for e in ends)
                     yield LineBatch(lines)
                     if self._cancelled:
                         yield RunnerStatus("stopped", "cancelled")
@@ -309,11 +313,14 @@ class ReplayRunner:
                         await self._running.wait()
                     last_t = ev.t
                     saw_end = saw_end or isinstance(ev, End)
+                    fits = fits and not (isinstance(ev, End) and ev.status == "does-not-fit")
                     yield ev
         bad = reader.report.malformed
         note = f"; {len(bad)} malformed line(s) skipped: {reader.report.describe_malformed(1)}" \
             if bad else ""
-        if saw_end:
+        if not fits:
+            yield RunnerStatus("does-not-fit", "replayed" + note)
+        elif saw_end:
             yield RunnerStatus("done", "replayed" + note)
         else:
             yield RunnerStatus("done", "replayed (log truncated: no end event)" + note)

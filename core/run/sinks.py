@@ -140,6 +140,7 @@ class LogSink:
         self.log_path = log_path
         self.writer: EventWriter | None = None  # opened on the first line: no empty logs
         self.saw_end = False
+        self.end: End | None = None  # the agent's own `end`, once it arrived
         self.last_t = 0.0
         self.error: str | None = None
         self.kept = 0  # lines written whole
@@ -159,6 +160,7 @@ class LogSink:
             self.last_t = max(self.last_t, ev.t)
         if isinstance(ev, End):
             self.saw_end = True
+            self.end = ev
         return ev
 
     def failure(self) -> RunnerStatus:

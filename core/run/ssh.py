@@ -262,7 +262,7 @@ class SshRunner:
                 err_task.cancel()
         output.finish()  # what the mask held back, in the tail too
         final = _final_status(self._cancelled, code, sink.saw_end, list(output.tail),
-                              output.error)
+                              output.error, sink.end)
         sink.close(final)
         yield final
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-STATUSES = ("pending", "connecting", "uploading", "running", "done", "failed", "stopped")
+# does-not-fit: the program ran out of memory at this batch size (an answer, not a failure)
+STATUSES = ("pending", "connecting", "uploading", "running", "done", "failed", "stopped",
+            "does-not-fit")
 
 
 @dataclass(frozen=True, slots=True)
