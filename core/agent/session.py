@@ -75,6 +75,7 @@ class ProbeSession:
         self._periodic_said = False
         self.planned_steps: int | None = None
         self._pending_plan: dict[str, Any] = {}
+        self.memory_said = False  # a does-not-fit wrote its own `memory` event (hook.py)
 
     @property
     def ended(self) -> bool:
@@ -152,6 +153,8 @@ class ProbeSession:
         elif self.policy.should_stop() and not self._wait_for_periodic():
             left = self.steps_per_epoch - step - 1 if self.steps_per_epoch else -1
             wanted = self.policy.boundaries_wanted
+            if self.planned_steps and self.planned_steps <= self.steps_per_epoch:
+                wanted = 0  # the whole job is one pass: it has no epoch boundary to time
             cost = None if self.boundaries >= wanted else self.policy.boundary_affordable(
                 left, self._boundary_budget())
             if cost is None:
@@ -168,6 +171,8 @@ class ProbeSession:
         probe has not reached yet: go on to step K + 1 to time one, if the budget affords it."""
         k = self.every
         if not k or self.total_steps > k + 1:
+            if k and self._periodic_said and "periodic" not in self.policy.reason:
+                self.policy.reason += f"; went on to time the periodic work every {k} steps"
             return False
         cost = self.policy.boundary_affordable(k + 1 - self.total_steps, self._boundary_budget())
         if cost is None:
@@ -255,6 +260,10 @@ class ProbeSession:
             self.sampler.stop()
         if status != "complete":
             self.trained = True
+        if self.started and not self.memory_said:  # the peaks training reached (memory.py)
+            from .memory import say_peaks
+
+            say_peaks(self.emitter)
         if not self.under_agent:
             self.finish(status, reason)
             return

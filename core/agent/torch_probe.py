@@ -66,6 +66,8 @@ class TorchHook:
         self.framework = ""
         self.optimizers = 0  # torch.optim optimizers the program made
         self.by_backward: bool | None = None  # decided at the first step: no optimizer, backward
+        self.loop_epoch = 0  # N_it of a loop without a DataLoader (read at the first step)
+        self.unwind = False  # stop by unwinding the loop, not by running its loader dry
         self._installed = False
 
     # ---- patches -----------------------------------------------------------------------------
@@ -113,6 +115,8 @@ class TorchHook:
         def iter_next(it: Any) -> Any:
             key = getattr(it, "_probecast_loader", None)
             if hook.stopped and key is not None and key == hook.train_loader:
+                if hook.unwind:  # next(it) in a loop of the program's own: not its end
+                    raise ProbeStop(hook.session.policy.reason or "the probe stopped")
                 raise StopIteration  # training ends here: the epoch loop runs out
             if hook.first_batch_at is None:
                 hook.first_batch_at = time.monotonic()  # the program asks for data: T_init ends
@@ -207,6 +211,9 @@ class TorchHook:
             self._begin()
         self._end_val()  # a validation pass the program left early
         self.batches_since_step = 0
+        if self.loop_epoch and self.index >= self.loop_epoch:  # the program's loop ran a pass
+            self.epoch += 1
+            self.index = 0
         stop = s.step(self.epoch, self.index)
         self.index += 1
         stop = _agree(stop)
@@ -233,8 +240,7 @@ class TorchHook:
         per_step = trainer_accumulation() or max(1, self.batches_since_step)
         endless = bool(batches and batches > ENDLESS_BATCHES)
         n = self.steps_per_epoch or (batches // per_step if batches and not endless else 0)
-        s.begin(steps_per_epoch=max(0, n), framework=self.framework + trainer_frameworks(),
-                at=self.first_batch_at, epochs=trainer_planned_epochs())
+        found = self._length(batches if not endless else None, per_step)
         if self.train_loader is None:
             how = "no DataLoader seen"
         elif not batches:
@@ -244,6 +250,15 @@ class TorchHook:
         else:
             how = f"{batches} batches per pass" + (f", {per_step} per optimizer step"
                                                   if per_step > 1 else "")
+        # The program draws batches with next() inside a loop of its own (an endless sampler):
+        # running its loader dry is no end it expects - the probe unwinds the loop instead.
+        self.unwind = self.train_loader is not None and bool(found.loops) and not any(
+            lp.over_loader for lp in found.loops)
+        if not n and found.steps_per_epoch:  # a loop of its own makes the epoch: counted here
+            n = self.loop_epoch = found.steps_per_epoch
+            how = f"the loop {found.loops[0].text}"
+        s.begin(steps_per_epoch=max(0, n), framework=self.framework + trainer_frameworks(),
+                at=self.first_batch_at, epochs=trainer_planned_epochs())
         if self.by_backward:
             s.log("info", "PyTorch without an optimizer (no torch.optim optimizer was made): each "
                   "backward pass is a training step", code="backward-step")
@@ -251,9 +266,17 @@ class TorchHook:
               " is a training step; "
               + (f"{n} steps per epoch ({how})" if n else f"steps per epoch unknown ({how})"),
               code="torch-loop")
-        self._plan(batches, per_step)
+        fields = found.fields()
+        if s.meta.epochs or s.meta.extra.get("steps"):  # the user's own setting wins
+            fields = {k: v for k, v in fields.items() if k in ("every", "every_source")}
+        s.plan(**fields)
+        if endless:
+            s.log("warning", f"the training DataLoader has {batches} batches per pass (a "
+                  "sampler's num_samples far past its data?): that is not an epoch"
+                  + (f"; the job's length: {found.source}" if found.steps else
+                     " - give the job's length with --steps or --epochs"), code="endless-loader")
 
-    def _plan(self, batches: int | None, per_step: int) -> None:
+    def _length(self, batches: int | None, per_step: int) -> Any:
         """The job's length as the program says it: a trainer's settings, else the loops around
         this step, else its settings by name (length.py)."""
         from .length import read_length
@@ -263,21 +286,7 @@ class TorchHook:
                 return max(1, batches // per_step)
             return None
 
-        found = trainer_length() or read_length(sys._getframe(), loader_loop)
-        meta = self.session.meta
-        fields = found.fields()
-        if meta.epochs or meta.extra.get("steps"):  # the user's own setting wins: said at start
-            fields.pop("epochs", None)
-            fields.pop("steps", None)
-            fields.pop("source", None)
-        if fields:
-            self.session.plan(**fields)
-        if batches and self.train_loader is not None and batches > ENDLESS_BATCHES:
-            self.session.log("warning", f"the training DataLoader has {batches} batches per pass "
-                             "(a sampler's num_samples far past its data?): that is not an epoch"
-                             + (f"; the job's length: {found.source}" if found.steps else
-                                " - give the job's length with --steps or --epochs"),
-                             code="endless-loader")
+        return trainer_length() or read_length(sys._getframe(), loader_loop)
 
 
 def _cuda_in_use() -> bool:

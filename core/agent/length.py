@@ -1,0 +1,194 @@
+"""The job's length as the program writes it: read at the first training step, from the program
+itself, so a user configures nothing.
+
+Two readings, the structural one first:
+
+1. **The loops around the step.** The training step (an optimizer step, a backward pass, a
+   ``fit()`` call) is taken on some line of the user's code; the ``for`` and ``while`` loops
+   around that line - in its function and in every user function up the call stack - say how
+   often it runs: ``for epoch in range(1, args.epochs + 1)``, ``for i in range(opt.steps)``,
+   ``while True: ... if iter_num > max_iters: break``, ``while step < cfg.max_steps``. Each
+   loop's bound is read in the running frame without calling the program's code. A loop over the
+   training DataLoader counts its passes (the DataLoader hook knows its steps); a loop whose
+   bound cannot be read leaves the total unknown from there out. Inside the step's loop, an
+   ``if step % K == 0:`` whose body evaluates or saves is the job's periodic work, every K steps.
+2. **Settings by name**, where the loops do not say: the program's parsed arguments (every
+   ``argparse`` Namespace it made) and its module-level settings (a config-style script's
+   globals): ``max_iters``, ``max_steps``, ``epochs``, ``num_epochs``, ``eval_interval`` ...
+
+The loops are read by loops.py. Only the stdlib: this runs inside the user's process, on the probe host. Anything that goes
+wrong here leaves the length unknown; it never reaches the program.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+from .loops import Loop, loops_around
+
+# Settings by name (lowercase, as written); the first found wins, in this order.
+STEP_NAMES = ("max_iters", "max_steps", "total_steps", "num_steps", "train_steps",
+              "training_steps", "num_train_steps", "max_iter", "num_iterations", "n_steps",
+              "iterations", "max_train_steps", "num_training_steps", "steps")
+EPOCH_NAMES = ("epochs", "num_epochs", "n_epochs", "max_epochs", "num_train_epochs",
+               "train_epochs", "nb_epoch", "nb_epochs", "total_epochs", "epoch_num")
+EVERY_NAMES = ("eval_interval", "eval_every", "eval_steps", "val_interval", "val_every",
+               "eval_freq", "validate_every", "evaluation_interval", "eval_iters_interval",
+               "save_every", "save_interval", "checkpoint_every", "checkpoint_interval",
+               "ckpt_interval", "save_steps", "save_freq")
+@dataclass
+class Length:
+    """What was read: totals and where each came from ("" where nothing was)."""
+
+    epochs: int | None = None
+    steps: int | None = None
+    steps_per_epoch: int | None = None
+    every: int | None = None
+    source: str = ""
+    every_source: str = ""
+    loops: list[Loop] = field(default_factory=list)
+
+    def fields(self) -> dict[str, Any]:
+        """The `plan` event's fields (only those known)."""
+        out: dict[str, Any] = {}
+        for name in ("epochs", "steps", "every"):
+            value = getattr(self, name)
+            if value is not None and value > 0:
+                out[name] = int(value)
+        if self.source and ("epochs" in out or "steps" in out):
+            out["source"] = self.source[:300]
+        if self.every_source and "every" in out:
+            out["every_source"] = self.every_source[:300]
+        return out
+
+
+# ---- reading the program --------------------------------------------------------------------
+
+_NAMESPACES: list[Any] = []  # every argparse Namespace the program parsed (a handful)
+
+
+def watch_arguments() -> None:
+    """Remember the Namespaces the program's argparse returns (its settings, by name)."""
+    import argparse
+
+    parser_class = argparse.ArgumentParser
+    if getattr(parser_class.parse_known_args, "_probecast", False):
+        return
+    original = parser_class.parse_known_args
+
+    def parse_known_args(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original(self, *args, **kwargs)
+        try:
+            if len(_NAMESPACES) < 20:
+                _NAMESPACES.append(result[0])
+        except Exception:  # noqa: BLE001
+            pass
+        return result
+
+    parse_known_args._probecast = True  # type: ignore[attr-defined]
+    parser_class.parse_known_args = parse_known_args  # type: ignore[method-assign]
+
+
+def read_length(frame: FrameType | None, loader_loop: Callable[[Any], int | None] | None = None,
+                ) -> Length:
+    """The job's length from the loops around ``frame``'s line (and its callers'), then from
+    settings by name. ``loader_loop(obj)``: the steps per pass when ``obj`` is the training
+    loader (None otherwise)."""
+    found = Length()
+    try:
+        loops, every = loops_around(frame, loader_loop)
+        found.loops = loops
+        if every is not None:
+            found.every, found.every_source = every
+        _totals_from_loops(found)
+    except Exception:  # noqa: BLE001 - an unreadable program leaves the length unknown
+        pass
+    try:
+        _by_name(found)
+    except Exception:  # noqa: BLE001
+        pass
+    return found
+
+
+def calls_around(frame: FrameType | None) -> tuple[int, str] | None:
+    """How many times the line running in ``frame`` (a ``fit()`` call) runs in all: the product
+    of every loop around it, when every one is readable."""
+    try:
+        loops, _ = loops_around(frame, None)
+    except Exception:  # noqa: BLE001
+        return None
+    if not loops or any(lp.count is None for lp in loops):
+        return None
+    return math.prod(lp.count or 1 for lp in loops), " x ".join(lp.text for lp in reversed(loops))
+
+
+def _totals_from_loops(found: Length) -> None:
+    """Steps = the product of the loops from the step outwards, when every one is known. The
+    loop over the training loader (else the innermost loop) makes an epoch; loops inside it
+    multiply its steps, loops outside it count epochs (a loop that sweeps settings around the
+    training repeats it too: the job is all of it)."""
+    loops = found.loops
+    if not loops:
+        return
+    at = next((i for i, lp in enumerate(loops) if lp.over_loader), 0)
+    per_epoch: int | None = 1
+    for lp in loops[: at + 1]:
+        per_epoch = None if per_epoch is None or lp.count is None else per_epoch * lp.count
+    outer = loops[at + 1:]
+    if per_epoch is not None and not loops[at].over_loader:
+        found.steps_per_epoch = per_epoch
+    if per_epoch is None or any(lp.count is None for lp in outer):
+        return  # a loop whose bound is not readable: the total is not known from the loops
+    epochs = math.prod(lp.count or 1 for lp in outer)
+    found.steps = per_epoch * epochs
+    if outer or loops[at].over_loader:
+        found.epochs = epochs
+    found.source = " x ".join(lp.text for lp in reversed(loops[: at + 1] + outer))
+
+
+def _by_name(found: Length) -> None:
+    """Settings by name where the loops did not say: parsed arguments, then module globals."""
+    sources: list[tuple[str, Callable[[str], Any]]] = []
+    for ns in _NAMESPACES:
+        sources.append(("argument --{}", functools.partial(_setting, ns)))
+    main = sys.modules.get("__main__")
+    if main is not None:
+        sources.append(("setting {} (module global)", lambda name: vars(main).get(name)))
+    if found.steps is None and found.epochs is None:
+        for fmt, get in sources:
+            hit = _first(STEP_NAMES, get)
+            if hit is not None:
+                found.steps, found.source = hit[1], fmt.format(hit[0]) + f" = {hit[1]}"
+                break
+            hit = _first(EPOCH_NAMES, get)
+            if hit is not None:
+                found.epochs, found.source = hit[1], fmt.format(hit[0]) + f" = {hit[1]}"
+                break
+    if found.every is None:
+        for fmt, get in sources:
+            hit = _first(EVERY_NAMES, get)
+            if hit is not None:
+                found.every, found.every_source = hit[1], fmt.format(hit[0]) + f" = {hit[1]}"
+                break
+
+
+def _setting(namespace: Any, name: str) -> Any:
+    return getattr(namespace, name, None)
+
+
+def _first(names: tuple[str, ...], get: Callable[[str], Any]) -> tuple[str, int] | None:
+    for name in names:
+        value = get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if isinstance(value, float) and not value.is_integer():
+            continue
+        if 0 < value < 1e12:
+            return name, int(value)
+    return None

@@ -1,0 +1,393 @@
+"""The loops around a line of the program, read from its source and its running frames: how
+many times each runs (length.py uses them for the job's length).
+
+A loop's bound is evaluated in the running frame by a small evaluator that only reads values
+(names, plain attributes, arithmetic, ``len``/``range``/``min``/``max``, a tensor's
+``size()``/``shape``): nothing the program would not have run is called. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import math
+import os
+import sysconfig
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+# The body of an `if step % K == 0:` is periodic work if it calls something named like this.
+PERIODIC_WORDS = ("eval", "valid", "test", "save", "checkpoint", "ckpt", "estimate", "sample",
+                  "generate", "val_", "dump", "export")
+_SAFE_CALLS: dict[str, Callable[..., Any]] = {
+    "range": range, "len": len, "int": int, "min": min, "max": max, "round": round,
+    "float": float, "abs": abs, "ceil": math.ceil, "floor": math.floor}
+_TRANSPARENT = ("enumerate", "tqdm", "trange", "iter", "list", "tuple", "sorted", "reversed",
+                "progress_bar", "track")
+_LIBRARY_ROOTS = tuple({os.path.realpath(p) + os.sep for p in (
+    sysconfig.get_paths().get("purelib", ""), sysconfig.get_paths().get("platlib", ""),
+    sysconfig.get_paths().get("stdlib", "")) if p})
+
+
+class Unknown(Exception):
+    """The evaluator met something it will not evaluate."""
+
+
+@dataclass
+class Loop:
+    """One loop around the step: how many times it runs, and where it is written."""
+
+    count: int | None  # None: not readable
+    text: str  # "for epoch in range(1, args.epochs + 1)  (train.py:120)"
+    over_loader: bool = False  # iterates the training DataLoader: its passes are the epochs
+
+
+def user_code(filename: str) -> bool:
+    """The program's own code: not the standard library, not an installed package, not ours."""
+    if not filename or filename.startswith("<"):
+        return False
+    path = os.path.realpath(filename)
+    if any(path.startswith(root) for root in _LIBRARY_ROOTS):
+        return False
+    here = os.path.dirname(os.path.realpath(__file__))
+    return not path.startswith(here + os.sep) and "probecast_agent" not in path
+
+
+_TREES: dict[str, ast.Module | None] = {}
+
+
+def _tree(filename: str) -> ast.Module | None:
+    if filename not in _TREES:
+        try:
+            source = "".join(linecache.getlines(filename))
+            _TREES[filename] = ast.parse(source) if source else None
+        except (SyntaxError, ValueError):
+            _TREES[filename] = None
+    return _TREES[filename]
+
+
+def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | None] | None,
+                  ) -> tuple[list[Loop], tuple[int, str] | None]:
+    loops: list[Loop] = []
+    every: tuple[int, str] | None = None
+    depth = 0
+    while frame is not None and depth < 60:
+        depth += 1
+        code = frame.f_code
+        if user_code(code.co_filename):
+            tree = _tree(code.co_filename)
+            if tree is not None:
+                for node in _enclosing_loops(tree, frame.f_lineno, code):
+                    loops.append(_count(node, frame, loader_loop))
+                    if every is None:
+                        every = _periodic(node, frame)
+        frame = frame.f_back
+    return loops, every
+
+
+def _enclosing_loops(tree: ast.Module, line: int, code: Any) -> list[ast.For | ast.While]:
+    """The loops containing ``line`` inside the scope that runs as ``code`` (innermost first)."""
+    scope: ast.AST = tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if not isinstance(scope, ast.Module) and scope.lineno > node.lineno:  # type: ignore[attr-defined]
+                continue  # keep the innermost function of that name
+            scope = node
+    out: list[ast.For | ast.While] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                  ast.ClassDef)):
+                continue  # another scope
+            start, end = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
+            if start is None or end is None or not start <= line <= end:
+                if start is None:
+                    visit(child)
+                continue
+            if isinstance(child, (ast.For, ast.While)) and _in_body(child, line):
+                out.append(child)
+            visit(child)
+
+    visit(scope)
+    return out[::-1]
+
+
+def _in_body(loop: ast.For | ast.While, line: int) -> bool:
+    """The line runs once per iteration (in the loop's body, not its else)."""
+    return any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in loop.body)
+
+
+def _where(node: ast.AST, frame: FrameType) -> str:
+    head = ""
+    if isinstance(node, ast.For):
+        head = f"for {ast.unparse(node.target)} in {ast.unparse(node.iter)}"
+    elif isinstance(node, ast.While):
+        head = f"while {ast.unparse(node.test)}"
+    line = getattr(node, "lineno", 0)
+    return f"{head[:120]} ({os.path.basename(frame.f_code.co_filename)}:{line})"
+
+
+def _count(node: ast.For | ast.While, frame: FrameType,
+           loader_loop: Callable[[Any], int | None] | None) -> Loop:
+    where = _where(node, frame)
+    try:
+        if isinstance(node, ast.For):
+            if loader_loop is not None:
+                obj = _iterated_object(node.iter, frame)
+                if obj is not None:
+                    per_pass = loader_loop(obj)
+                    if per_pass is not None:
+                        return Loop(per_pass, where, over_loader=True)
+            return Loop(_for_count(node.iter, frame), where)
+        count, until = _while_count(node, frame)
+        if until:
+            where = where.replace("while True", f"while True ... if {until[:80]}: break", 1)
+        return Loop(count, where)
+    except Unknown:
+        return Loop(None, where)
+    except Exception:  # noqa: BLE001 - the program's objects may do anything when read
+        return Loop(None, where)
+
+
+def _iterated_object(expr: ast.expr, frame: FrameType) -> Any:
+    """The object a ``for`` iterates, through enumerate()/tqdm() and the like (never called)."""
+    while isinstance(expr, ast.Call) and _call_name(expr) in _TRANSPARENT and expr.args:
+        expr = expr.args[0]
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        try:
+            return _Evaluator(frame).value(expr)
+        except Unknown:
+            return None
+    return None
+
+
+def _for_count(expr: ast.expr, frame: FrameType) -> int:
+    if isinstance(expr, ast.Call):
+        name = _call_name(expr)
+        if name in _TRANSPARENT and expr.args:
+            return _for_count(expr.args[0], frame)
+        if name == "zip" and expr.args:
+            return min(_for_count(a, frame) for a in expr.args)
+        if name == "range":
+            return len(_Evaluator(frame).value(expr))
+    value = _Evaluator(frame).value(expr)
+    return _sized(value)
+
+
+def _sized(value: Any) -> int:
+    if isinstance(value, (range, list, tuple, dict, str, set, frozenset)):
+        return len(value)
+    shape: Any = getattr(value, "shape", None)  # a tensor or array: its first dimension
+    if isinstance(shape, tuple) or type(shape).__name__ == "Size":
+        if len(shape) >= 1:
+            return int(shape[0])
+    raise Unknown(type(value).__name__)
+
+
+def _while_count(node: ast.While, frame: FrameType) -> tuple[int, str]:
+    """``while x < N`` / ``while x <= N``, or ``while True`` with ``if x >= N: break`` (then
+    the break's condition, for the source)."""
+    ev = _Evaluator(frame)
+    test = node.test
+    if not (isinstance(test, ast.Constant) and test.value is True):
+        return _bound(test, ev, leave=False), ""
+    for stmt in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+        if isinstance(stmt, ast.If) and any(isinstance(s, ast.Break) for s in stmt.body):
+            try:
+                return _bound(stmt.test, ev, leave=True), ast.unparse(stmt.test)
+            except Unknown:
+                continue
+    raise Unknown("while True without a readable break")
+
+
+def _bound(test: ast.expr, ev: _Evaluator, leave: bool) -> int:
+    """Iterations of a loop that goes on while ``test`` holds (``leave``: until it holds),
+    counting from 0 as such loops do."""
+    if isinstance(test, ast.BoolOp):
+        for value in test.values:  # `x >= N and master`: the comparison is the bound
+            try:
+                return _bound(value, ev, leave)
+            except Unknown:
+                continue
+        raise Unknown("no bound")
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        raise Unknown("not a comparison")
+    op, right = test.ops[0], test.comparators[0]
+    # the counter is the side the evaluator reads as an int that changes; the bound the other
+    left_n, right_n = _maybe_int(test.left, ev), _maybe_int(right, ev)
+    if left_n is None or right_n is None:
+        raise Unknown("no number")
+    if leave:  # leave when x > N (N+1 iterations from 0) or x >= N (N)
+        table = {ast.Gt: (right_n, 1), ast.GtE: (right_n, 0), ast.Lt: (left_n, 1),
+                 ast.LtE: (left_n, 0), ast.Eq: (right_n, 0)}
+    else:  # go on while x < N (N iterations) or x <= N (N+1)
+        table = {ast.Lt: (right_n, 0), ast.LtE: (right_n, 1), ast.Gt: (left_n, 0),
+                 ast.GtE: (left_n, 1), ast.NotEq: (right_n, 0)}
+    for kind, (n, extra) in table.items():
+        if isinstance(op, kind):
+            if n <= 0:
+                raise Unknown("not a bound")
+            return n + extra
+    raise Unknown("not a bound")
+
+
+def _maybe_int(expr: ast.expr, ev: _Evaluator) -> int | None:
+    try:
+        value = ev.value(expr)
+    except Unknown:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return int(value) if abs(value) < 1e15 else None
+
+
+def _periodic(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] | None:
+    """``if step % K == 0:`` (or ``(step + 1) % K == 0``) in the loop's body whose body
+    evaluates or saves: periodic work every K steps."""
+    ev = _Evaluator(frame)
+    best: tuple[int, str] | None = None
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if not isinstance(node, ast.If):
+            continue
+        k = _modulo(node.test, ev)
+        if k is None or k <= 1:
+            continue
+        calls = [_call_name(c).lower() for b in node.body for c in ast.walk(b)
+                 if isinstance(c, ast.Call)]
+        if not any(w in c for c in calls for w in PERIODIC_WORDS):
+            continue
+        text = f"if {ast.unparse(node.test)[:80]} ({os.path.basename(frame.f_code.co_filename)}:{node.lineno})"
+        if best is None or k < best[0]:
+            best = (k, text)
+    return best
+
+
+def _modulo(test: ast.expr, ev: _Evaluator) -> int | None:
+    if isinstance(test, ast.BoolOp):
+        for value in test.values:
+            k = _modulo(value, ev)
+            if k is not None:
+                return k
+        return None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand  # `if not step % K:`
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        test = test.left
+    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod):
+        return _maybe_int(test.right, ev)
+    return None
+
+
+def _call_name(call: ast.Call) -> str:
+    f = call.func
+    if isinstance(f, ast.Name):
+        return f.id
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    return ""
+
+
+class _Evaluator:
+    """Reads values in a frame, calling nothing but a few pure builtins and a tensor's size."""
+
+    def __init__(self, frame: FrameType) -> None:
+        self.frame = frame
+
+    def value(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            for scope in (self.frame.f_locals, self.frame.f_globals):
+                if node.id in scope:
+                    return scope[node.id]
+            if node.id in _SAFE_CALLS:
+                return _SAFE_CALLS[node.id]
+            raise Unknown(node.id)
+        if isinstance(node, ast.Attribute):
+            obj = self.value(node.value)
+            if node.attr == "shape":
+                return tuple(getattr(obj, "shape"))
+            return _plain_attribute(obj, node.attr)
+        if isinstance(node, ast.BinOp):
+            return _binop(node.op, self.value(node.left), self.value(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -self.value(node.operand)
+        if isinstance(node, ast.Subscript):
+            obj = self.value(node.value)
+            index = self.value(node.slice)
+            if isinstance(obj, (tuple, list)) and isinstance(index, int):
+                return obj[index]
+            if isinstance(obj, dict) and isinstance(index, (int, str)):
+                return obj[index]
+            raise Unknown("subscript")
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        raise Unknown(type(node).__name__)
+
+    def call(self, node: ast.Call) -> Any:
+        if node.keywords:
+            raise Unknown("keywords")
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in ("size", "__len__"):
+            obj = self.value(f.value)
+            shape = tuple(getattr(obj, "shape"))
+            if f.attr == "__len__":
+                return shape[0]
+            args = [self.value(a) for a in node.args]
+            return shape[args[0]] if args else shape
+        if isinstance(f, ast.Attribute) and f.attr in ("ceil", "floor") and \
+                isinstance(f.value, ast.Name) and f.value.id == "math":
+            fn = _SAFE_CALLS[f.attr]
+        elif isinstance(f, ast.Name) and f.id in _SAFE_CALLS:
+            fn = _SAFE_CALLS[f.id]
+        else:
+            raise Unknown("call")
+        args = [self.value(a) for a in node.args]
+        if fn is len:
+            return _sized(args[0]) if len(args) == 1 else len(*args)
+        if not all(isinstance(a, (int, float, range)) and not isinstance(a, bool) for a in args):
+            raise Unknown("arguments")
+        if fn is range and any(isinstance(a, float) for a in args):
+            raise Unknown("range of floats")
+        return fn(*args)
+
+
+def _plain_attribute(obj: Any, name: str) -> Any:
+    """An attribute stored on the object (or a dict key of a config object): never a property
+    or anything else that runs code."""
+    if isinstance(obj, dict):
+        if name in obj:
+            return obj[name]
+        raise Unknown(name)
+    try:
+        static = inspect.getattr_static(obj, name)
+    except AttributeError:
+        raise Unknown(name) from None
+    if hasattr(type(static), "__get__") and not isinstance(static, (int, float, str)):
+        if not inspect.ismodule(obj):
+            raise Unknown(f"{name} runs code")
+    return getattr(obj, name)
+
+
+def _binop(op: ast.operator, a: Any, b: Any) -> Any:
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or \
+            not isinstance(b, (int, float)):
+        raise Unknown("not numbers")
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.FloorDiv) and b:
+        return a // b
+    if isinstance(op, ast.Div) and b:
+        return a / b
+    if isinstance(op, ast.Mod) and b:
+        return a % b
+    raise Unknown("operator")
