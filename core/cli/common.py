@@ -71,7 +71,7 @@ def epoch_plan_from(paths: list[str] | None, metric: str = "val_accuracy") -> Ep
 def options_from(ns: argparse.Namespace, **override: Any) -> RankOptions:
     """RankOptions from the estimate options every analysing command shares."""
     values: dict[str, Any] = dict(
-        epochs=ns.epochs, by=getattr(ns, "by", "time"), weight=getattr(ns, "weight", 0.5),
+        epochs=ns.epochs, steps=getattr(ns, "steps", None), by=getattr(ns, "by", "time"), weight=getattr(ns, "weight", 0.5),
         use_validation=not ns.no_validation, equation=ns.equation, statistic=ns.statistic,
         epoch_plan=epoch_plan_from(getattr(ns, "epochs_from", None),
                                    getattr(ns, "metric", "val_accuracy")),
@@ -125,7 +125,11 @@ def pricing_from(ns: argparse.Namespace) -> Pricing:
 
 def add_estimate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=float, default=None,
-                   help="planned number of epochs N_ep (default: the log's plan, else 10)")
+                   help="planned number of epochs N_ep (default: what the program says, the "
+                        "log's plan, else 10)")
+    p.add_argument("--steps", type=int, default=None,
+                   help="the job's total training steps, for jobs measured in steps (wins over "
+                        "--epochs; default: what the program says)")
     p.add_argument("--no-validation", action="store_true", help="leave validation out (Eq. 5.4)")
     p.add_argument("--equation", choices=EQUATIONS, default="auto",
                    help="auto: 5.1 when two whole epochs were seen, else 5.3 (5.4 without validation)")

@@ -11,11 +11,13 @@ from dataclasses import dataclass, replace
 from .bounds import Calibration, Uncertainty, interval
 from .stalls import BoundaryForecast, forecast
 from ..agent.steady import DEFAULT_STATISTIC
-from .training import (DEFAULT_HORIZONS, EQUATIONS, Estimate, NoEstimate, Terms, eq_5_1, eq_5_3,
-                       eq_5_4, parse_horizons, training_estimate)
+from .training import (DEFAULT_HORIZONS, EQUATIONS, MEASURED, PER_STEPS_EQUATION, Estimate,
+                       NoEstimate, Terms, eq_5_1, eq_5_3, eq_5_4, parse_horizons,
+                       training_estimate)
 
 __all__ = ["DEFAULT_HORIZONS", "EQUATIONS", "Estimate", "NoEstimate", "Terms", "eq_5_1", "eq_5_3",
-           "eq_5_4", "estimate_runtime", "parse_horizons", "training_estimate", "whole_process"]
+           "eq_5_4", "estimate_runtime", "measured_run", "parse_horizons", "per_steps_estimate",
+           "training_estimate", "whole_process"]
 
 
 def estimate_runtime(
@@ -25,12 +27,14 @@ def estimate_runtime(
     use_validation: bool = True,
     equation: str = "auto",
     statistic: str = DEFAULT_STATISTIC,
+    n_it: int | None = None,
 ) -> Estimate:
-    """Estimate the whole run of the probed command for ``n_ep`` epochs: start-up (T_init, from
-    the command's launch), the training terms, the end-of-training teardown and the program's
-    post-training work until it exits - with bounds calibrated on recorded runs."""
+    """Estimate the whole run of the probed command for ``n_ep`` epochs (of ``n_it`` steps; by
+    default the log's): start-up (T_init, from the command's launch), the training terms, the
+    end-of-training teardown and the program's post-training work until it exits - with bounds
+    calibrated on recorded runs."""
     est = training_estimate(state, n_ep, use_validation=use_validation, equation=equation,
-                            statistic=statistic)
+                            statistic=statistic, n_it=n_it)
     return whole_process(state, est, n_ep)
 from .state import ProbeState
 
@@ -85,7 +89,8 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
                            "Keras' and the end of training")
     total = tally.total
     expected = n_b * fc.per_boundary + fc.fit_end
-    u = Uncertainty(steps=train_s, boundaries=fc.sigma, validation=_validation_spread(state, t, n_b, cal),
+    validation = math.hypot(_validation_spread(state, t, n_b, cal), _periodic_spread(state, t, cal))
+    u = Uncertainty(steps=train_s, boundaries=fc.sigma, validation=validation,
                     post=post_s, floor=cal.floor * total, init=cal.init_rel * t.t_init,
                     drift=cal.noise(state, train_steps)[0] * train_steps,
                     unseen_high=tally.unseen, reach_low=max(0.0, expected - fc.least),
@@ -96,6 +101,61 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
                    terms=replace(t, t_post=post, t_fit_end=fit_end, fit_s=fit,
                                  p_stall=fc.p_stall if cal.stalls and cal.stall_point else None,
                                  stall_s=fc.stall_s if cal.stalls and cal.stall_point else None))
+
+
+def measured_run(state: ProbeState, est: Estimate) -> Estimate:
+    """A probe that saw the whole run - training to its end and the program's own exit - is its
+    own answer: the measured runtime, launch to exit, with bounds from how much a repeat of it
+    varies (the run-to-run drift of its steps and the noise floor)."""
+    end = state.end
+    if end is None or end.status != "complete" or end.exit_code != 0 or state.done is None:
+        return est
+    cal = Calibration.for_state(state)
+    total = end.t
+    train_s = est.terms.fit_s or max(0.0, total - (state.t_init or 0.0))
+    # a repeat's level against this run's: the drift's base and its short-run share (how the
+    # run itself wandered is in its total already, not a reason for a repeat to differ more)
+    drift = math.hypot(cal.drift_base, cal.drift_per_sqrt_s / math.sqrt(max(train_s, 1.0)))
+    u = Uncertainty(steps=0.0, boundaries=0.0, validation=0.0, post=0.0,
+                    floor=cal.floor * total, init=cal.init_rel * (state.t_init or 0.0),
+                    drift=drift * train_s)
+    low, high = interval(total, u, cal)
+    notes = ("the probe saw the whole run (it ended by itself): the measured runtime is the "
+             "answer; the bounds are what a repeat of it may vary",)
+    return replace(est, runtime_s=total, low_s=low, high_s=high, equation=MEASURED, notes=notes,
+                   uncertainty=u.as_dict())
+
+
+def per_steps_estimate(state: ProbeState, n: int, statistic: str = DEFAULT_STATISTIC) -> Estimate:
+    """Time per ``n`` training steps (start-up apart: paid once whatever the length), the
+    periodic work's share included - what ranks jobs whose length is unknown."""
+    if state.start is None:
+        raise NoEstimate("no 'start' event: not a probe log")
+    if state.t_it1 is None:
+        raise NoEstimate("the log has no training steps")
+    t_it, t_low, t_high = state.step_time(statistic)
+    if not (t_it == t_it):  # NaN: one step seen
+        t_it = t_low = state.t_it1
+        t_high = 2 * state.t_it1
+    elif math.isinf(t_high):
+        t_high = 2 * t_it
+    periodic = state.periodic(t_it)
+    t_per = periodic.mean_s if periodic is not None else None
+    every = periodic.every if periodic is not None else None
+    n_per = n // every if every and t_per else 0
+    total = n * t_it + n_per * (t_per or 0.0)
+    cal = Calibration.for_state(state)
+    u = Uncertainty(steps=n * (t_high - t_it) / STEP_CI_Z, boundaries=0.0,
+                    validation=n_per * cal.val_rel * (t_per or 0.0), post=0.0,
+                    floor=cal.floor * total, drift=cal.noise(state, n * t_it)[0] * n * t_it)
+    low, high = interval(total, u, cal)
+    notes = []
+    if periodic is not None and t_per is None:
+        notes.append(f"periodic work every {every} steps: not reached by the probe, not included")
+    terms = Terms(n_it=n, n_ep=1.0, t_init=state.t_init or 0.0, t_it1=state.t_it1, t_it=t_it,
+                  t_it_low=t_low, t_it_high=t_high, steady_steps=state.steady.n,
+                  statistic=statistic, every=every, t_per=t_per, n_per=n_per or None)
+    return Estimate(total, low, high, PER_STEPS_EQUATION, terms, tuple(notes), u.as_dict())
 
 
 def _steady_training(t: Terms, n_ep: float) -> float:
@@ -138,6 +198,17 @@ def _validation_spread(state: ProbeState, t: Terms, n_b: float, cal: Calibration
         return 0.0
     later = max(1, len(state.vals) - 1)
     return (math.sqrt(n_b) + n_b / math.sqrt(later)) * cal.val_rel * t.t_val
+
+
+def _periodic_spread(state: ProbeState, t: Terms, cal: Calibration) -> float:
+    """The periodic work's (evaluations, checkpoints every K steps) spread, as validation's: each
+    occurrence varies, and the few the probe saw stand for all of them."""
+    if not t.t_per or not t.n_per:
+        return 0.0
+    periodic = state.periodic(t.t_it or 0.0)
+    seen = max(1, len(periodic.extra_s) if periodic is not None else 1)
+    n = t.n_per
+    return (math.sqrt(n) + n / math.sqrt(seen)) * cal.val_rel * t.t_per
 
 
 def _post_training(state: ProbeState, cal: Calibration,

@@ -25,6 +25,24 @@ class ValTiming:
     epoch: int
     dt: float
     steps: int
+    at_step: int = 0  # training steps seen before it
+
+
+@dataclass(frozen=True)
+class Periodic:
+    """Work the program does every ``every`` steps besides training (an evaluation, a
+    checkpoint): how much each time it was seen, on top of a step."""
+
+    every: int
+    extra_s: tuple[float, ...]  # each occurrence the probe saw
+    reached: bool  # the probe ran past step ``every``: absent occurrences cost ~nothing
+    source: str
+
+    @property
+    def mean_s(self) -> float | None:
+        if self.extra_s:
+            return sum(self.extra_s) / len(self.extra_s)
+        return 0.0 if self.reached else None
 
 
 @dataclass
@@ -64,6 +82,10 @@ class ProbeState:
     elapsed: float = 0.0  # sum of timed dt: wall time covered by the log
     last_step_dt: float | None = None
     disorder: int = 0  # steps whose time or epoch went backwards (out of order, repeated)
+    # steps where the program's periodic work (plan.every) may have landed: (index, dt); kept
+    # out of the steady series, judged against it (periodic())
+    periodic_steps: list[tuple[int, float]] = field(default_factory=list)
+    _every: int = 0
     _epoch: int | None = None
     _last_step_t: float = -1.0
     _done_pending: float = 0.0  # dt of `done` events since the last step
@@ -83,7 +105,7 @@ class ProbeState:
             if ev.gpu_mem_mb and max(ev.gpu_mem_mb) > self.peak_gpu_mem_mb:
                 self.peak_gpu_mem_mb = max(ev.gpu_mem_mb)
         elif isinstance(ev, Val):
-            self.vals.append(ValTiming(ev.epoch, ev.dt, ev.steps))
+            self.vals.append(ValTiming(ev.epoch, ev.dt, ev.steps, self.steps))
             self.time_by_epoch[ev.epoch] = self.time_by_epoch.get(ev.epoch, 0.0) + ev.dt
             self.elapsed += ev.dt
             if ev.metrics:
@@ -106,6 +128,8 @@ class ProbeState:
             self._done_pending += ev.dt  # fit() returned: if training goes on, part of a boundary
         elif isinstance(ev, Plan):
             self.plan = _merge(self.plan, ev, max_of=())
+            every = self.plan.every or 0
+            self._every = every if every > 1 else 0
         elif isinstance(ev, Memory):
             self.memory = _merge(self.memory, ev, max_of=(
                 "device_peak_mb", "device_reserved_mb", "host_peak_mb", "host_vm_peak_mb"))
@@ -124,12 +148,16 @@ class ProbeState:
         self._last_step_t = t
         pending, self._done_pending = self._done_pending, 0.0
         if e == self._epoch:  # a steady step inside the current epoch
+            index = self.steps
             self.steps += 1
             self.elapsed += dt
             self.last_step_dt = dt
             self.steps_by_epoch[e] += 1
             self.time_by_epoch[e] += dt
-            self.steady.add(dt)
+            if self._every and index % self._every < 2:
+                self.periodic_steps.append((index, dt))  # the program's work every K steps?
+            else:
+                self.steady.add(dt)
             return
         self.steps += 1
         self.elapsed += dt
@@ -259,6 +287,30 @@ class ProbeState:
             if n_it and self.steps_by_epoch.get(e, 0) >= n_it:
                 out.append((e, self.time_by_epoch.get(e, 0.0)))
         return out
+
+    @property
+    def vals_are_periodic(self) -> bool:
+        """Validation runs every K steps within a pass (a step-budgeted job), not per epoch."""
+        k = self._every
+        return bool(k) and (not self.steps_per_epoch or k < self.steps_per_epoch)
+
+    def periodic(self, t_it: float) -> Periodic | None:
+        """The program's periodic work (the `plan`'s every K steps): each occurrence the probe
+        saw, as a slow step at step K·j (or just after), or as a validation pass inside one
+        long pass (a step-budgeted job evaluates on its own schedule, not per epoch)."""
+        k = self._every
+        if not k:
+            return None
+        extra: list[float] = []
+        for j in sorted({index // k for index, _ in self.periodic_steps}):
+            block = [dt for index, dt in self.periodic_steps if index // k == j]
+            worst = max(block) - t_it
+            if worst > max(0.5 * t_it, 0.002):
+                extra.append(worst)
+        if self.vals_are_periodic:
+            extra += [v.dt for v in self.vals if v.at_step > 1]
+        source = self.plan.every_source if self.plan is not None else ""
+        return Periodic(k, tuple(extra), self.steps > k + 1, source)
 
     def boundary_overheads(self, t_it: float) -> list[float]:
         """Epoch-boundary cost of each later epoch: its first step minus a steady step."""

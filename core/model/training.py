@@ -19,10 +19,16 @@ import math
 from dataclasses import dataclass, field
 
 from ..agent.steady import DEFAULT_STATISTIC
+from .length import steps_per_epoch
 from .state import ProbeState
 
 DEFAULT_HORIZONS: tuple[int, ...] = (5, 10, 20, 25)
 EQUATIONS = ("auto", "5.1", "5.3", "5.4")
+# A job that ends inside its first pass (measured in steps, no epochs): the equation without
+# epochs - T = T_init + T_it1 + (N-1)*T_it + n_per*T_per - named so in rows and the detail view.
+STEPS_EQUATION = "steps"
+MEASURED = "measured"  # the probe saw the whole run: its runtime is the answer
+PER_STEPS_EQUATION = "per-steps"  # the length is unknown: time per N steps, start-up apart
 
 
 class NoEstimate(ValueError):
@@ -58,6 +64,9 @@ class Terms:
     t_ep_seen: float = 0.0  # the mean cost of the boundaries the probe crossed (t_ep: forecast)
     p_stall: float | None = None  # odds a boundary stalls on the tf.data autotuner (stalls.py)
     stall_s: float | None = None  # ... and how long, when it does
+    every: int | None = None  # the program's periodic work (evaluate, save) every K steps ...
+    t_per: float | None = None  # ... what each costs on top of a step (None: not seen)
+    n_per: int | None = None  # ... and how many times the job does it
 
     def as_dict(self) -> dict[str, float | int | str | None]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -82,6 +91,18 @@ class Estimate:
             return (f"{t.t_init:.3f} + {t.t_ep1:.3f} + ({t.n_ep:g}-1) x {t.t_ep2:.3f}{post}"
                     f" = {self.runtime_s:.2f} s")
         ep = f" + {t.t_ep:.3f}" if t.t_ep else ""
+        if t.t_per and t.n_per:
+            post = f" + {t.n_per} x {t.t_per:.3f}" + post
+        if self.equation == MEASURED:
+            return f"the run itself, launch to exit = {self.runtime_s:.2f} s"
+        if self.equation == PER_STEPS_EQUATION:
+            per = f" + {t.n_per} x {t.t_per:.3f}" if t.t_per and t.n_per else ""
+            return (f"{t.n_it} x {t.t_it:.5f}{per} = {self.runtime_s:.2f} s per {t.n_it} steps"
+                    f" (start-up {t.t_init:.2f} s apart)")
+        if self.equation == STEPS_EQUATION:
+            val = f" + {t.t_val1:.3f}" if t.t_val1 else ""
+            return (f"{t.t_init:.3f} + {t.t_it1:.3f} + ({t.n_it}-1) x {t.t_it:.5f}{val}{post}"
+                    f" = {self.runtime_s:.2f} s")
         if self.equation == "5.3":
             return (f"{t.t_init:.3f} + {t.t_it1:.3f} + ({t.n_it}-1) x {t.t_it:.5f} + {t.t_val1:.3f}"
                     f" + ({t.n_ep:g}-1) x ({t.n_it} x {t.t_it:.5f} + {t.t_val:.3f}{ep}){post}"
@@ -111,16 +132,21 @@ def training_estimate(
     use_validation: bool,
     equation: str,
     statistic: str,
+    n_it: int | None = None,
 ) -> Estimate:
+    """The training terms for ``n_ep`` passes of ``n_it`` steps (default: the log's N_it; a
+    job measured in steps passes its own, length.py)."""
     if equation not in EQUATIONS:
         raise ValueError(f"unknown equation {equation!r}; one of {', '.join(EQUATIONS)}")
     if n_ep <= 0:
         raise NoEstimate(f"the number of epochs must be positive, got {n_ep:g}")
     if state.start is None:
         raise NoEstimate("no 'start' event: not a probe log")
-    n_it = state.steps_per_epoch
+    own_it, _ = steps_per_epoch(state)
+    n_it = n_it or own_it
     if n_it <= 0:
-        raise NoEstimate("steps_per_epoch is unknown (0 in the start event)")
+        raise NoEstimate("the steps in an epoch are unknown (no DataLoader or loop of known "
+                         "length around the step): give the job's length with --steps N")
     if state.t_it1 is None:
         raise NoEstimate("the log has no training steps")
     t_init = state.t_init if state.t_init is not None else 0.0
@@ -132,6 +158,8 @@ def training_estimate(
     # auto: Eq. 5.1 only with three whole epochs or more - with two it rests on one later epoch,
     # i.e. one boundary, while Eq. 5.3 with T_ep uses every boundary the probe crossed
     # (benchmarks/RESULTS.md: boundaries vary from 0.2 s to 4 s in one run)
+    if n_it != own_it:  # a job measured in steps, ending inside a pass: no whole epochs
+        full = []
     if equation == "5.1" or (equation == "auto" and len(full) >= 3):
         if len(full) < 2:
             raise NoEstimate("Eq. 5.1 needs two whole epochs; the log has "
@@ -163,6 +191,8 @@ def _iteration_based(state: ProbeState, t_init: float, n_it: int, n_ep: float,
         t_ep = t_ep_low = t_ep_high = 0.0  # not seen: the bounds allow for it (estimate.py)
 
     t_val1, t_val, partial = state.validation_times()
+    if state.vals_are_periodic:  # evaluations every K steps: the periodic term has them
+        t_val1 = t_val = None
     want_val = use_validation and equation in ("auto", "5.3")
     if want_val and t_val1 is None:
         if equation == "5.3":
@@ -184,11 +214,38 @@ def _iteration_based(state: ProbeState, t_init: float, n_it: int, n_ep: float,
         high = eq_5_4(t_init, state.t_it1, t_it_high, n_it, n_ep, t_ep_high)
         eq = "5.4"
         t_val1 = t_val = None
+    every, t_per, n_per, added = _periodic_term(state, t_it, n_ep * n_it, notes)
+    runtime, low, high = runtime + added[0], low + added[1], high + added[2]
+    one_pass = n_it != state.steps_per_epoch or (state.plan is not None
+                                                  and state.plan.steps == n_it)
+    if n_ep == 1 and one_pass:
+        eq = STEPS_EQUATION
     terms = Terms(n_it=n_it, n_ep=n_ep, t_init=t_init, t_it1=state.t_it1, t_it=t_it,
                   t_it_low=t_it_low, t_it_high=t_it_high, t_val1=t_val1, t_val=t_val,
                   t_ep=t_ep, t_ep_low=t_ep_low, t_ep_high=t_ep_high,
-                  boundaries_seen=len(overheads), steady_steps=state.steady.n, statistic=statistic)
+                  boundaries_seen=len(overheads), steady_steps=state.steady.n, statistic=statistic,
+                  every=every, t_per=t_per, n_per=n_per)
     return Estimate(runtime, low, high, eq, terms, tuple(notes))
+
+
+def _periodic_term(state: ProbeState, t_it: float, total_steps: float, notes: list[str],
+                   ) -> tuple[int | None, float | None, int | None, tuple[float, float, float]]:
+    """The program's periodic work (every K steps: evaluate, save) over the whole job: (K, its
+    cost each time, how many times, and what it adds to the estimate, its low and its high)."""
+    periodic = state.periodic(t_it)
+    if periodic is None:
+        return None, None, None, (0.0, 0.0, 0.0)
+    every = periodic.every
+    n_per = max(0, int((total_steps - 1) // every))
+    t_per = periodic.mean_s
+    if t_per is None:
+        where = f" ({periodic.source})" if periodic.source else ""
+        notes.append(f"periodic work every {every} steps{where}: the probe did not reach one, "
+                     "so it is not in the estimate (a longer probe times it: "
+                     "probe.boundary_budget)")
+        return every, None, n_per, (0.0, 0.0, 0.0)
+    return every, t_per, n_per, (n_per * t_per, n_per * min(periodic.extra_s, default=t_per),
+                                 n_per * max(periodic.extra_s, default=t_per))
 
 
 def _epoch_based(state: ProbeState, full: list[tuple[int, float]], t_init: float, n_it: int,

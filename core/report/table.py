@@ -20,13 +20,15 @@ def view_name(options: RankOptions) -> str:
 
 
 def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) -> None:
-    sources = {r.epochs_source for r in rows}
-    epochs = {r.epochs for r in rows}
-    if len(epochs) == 1:
-        ep = f"{next(iter(epochs)):g} epochs ({', '.join(sorted(sources))})"
+    lengths = {r.length for r in rows}
+    if rows and rows[0].per_steps:
+        unknown = next((r.length_unknown for r in rows if r.length_unknown), "")
+        out.write(f"Ranking: {view_name(options)} first, {rows[0].length}\n")
+        if unknown:
+            out.write(f"length unknown: {unknown}\n")
     else:
-        ep = "each log's planned epochs"
-    out.write(f"Ranking: {view_name(options)} first, at {ep}\n")
+        ep = next(iter(lengths)) if len(lengths) == 1 else "each job's own length"
+        out.write(f"Ranking: {view_name(options)} first, at {ep}\n")
     w = max(2, len(str(len(rows))) + 1)  # "≈10000" keeps the columns aligned
     out.write(f"{'#':>{w}}  {'instance':<15} {'batch':>5} {'runtime':>8} {'bounds':>17} "
               f"{'cost':>9} {'rel':>5} {'P':>4} *\n")
@@ -69,7 +71,7 @@ def print_estimate(row: RankedRow, out: TextIO) -> None:
     flag = "  (log truncated)" if row.truncated else ""
     out.write(f"{row.probe}  {row.instance or '?'}  batch {row.batch_size}  "
               f"{row.workload}{flag}\n  {row.path}\n")
-    out.write(f"  Eq. {row.equation}, {row.epochs:g} epochs ({row.epochs_source}): "
+    out.write(f"  Eq. {row.equation}, {row.length}: "
               f"{fmt_duration(row.runtime_s)} "
               f"[{fmt_duration(row.runtime_low_s)} - {fmt_duration(row.runtime_high_s)}]"
               f"  {fmt_cost(row.cost_usd)}\n")

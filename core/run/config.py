@@ -99,6 +99,7 @@ class ProbeSettings(msgspec.Struct, forbid_unknown_fields=True):
     batch_sizes: Annotated[list[PositiveInt], msgspec.Meta(min_length=1)] = msgspec.field(
         default_factory=lambda: [64, 256])
     epochs: PositiveInt | None = None
+    steps: PositiveInt | None = None  # the job's total training steps (wins over epochs)
     horizons: list[PositiveInt] = msgspec.field(default_factory=lambda: [5, 10, 20, 25])
     max_steps: Annotated[int, msgspec.Meta(ge=2)] | None = None
     target_ci: Annotated[float, msgspec.Meta(gt=0, lt=1)] | None = None

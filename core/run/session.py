@@ -135,11 +135,33 @@ class Session:
                 from .adaptive import settle
 
                 self.adaptive = await settle(
-                    self.board, plan, RankOptions(epochs=settings.epochs),
+                    self.board, plan, RankOptions(epochs=settings.epochs, steps=settings.steps),
                     budget_s=settings.adaptive_budget, concurrency=concurrency, timeout=timeout,
                     factory=factory)
         finally:  # the hosts' project copies: once the adaptive probe is over too
             await finish_preparations(plan)
+
+    async def run_only(self, plan: list[PlannedProbe], timeout: float | None = None) -> None:
+        """Run a plan's probes and nothing else: no adaptive probe, and the hosts' project
+        copies kept for the next plan (``release`` them at the end). The batch-size search
+        (find_batch.py) runs its probes one by one through here."""
+        make = self.factory or runner_factory(self.config.hosts if self.config else [])
+
+        def factory(host, spec, path):  # type: ignore[no-untyped-def]
+            runner = make(host, spec, path)
+            self._live[spec.key] = runner
+            return runner
+
+        if plan:
+            self.log_dir = plan[0].log_path.parent
+        self._plans.append(plan)
+        timeout = self.probe_settings.timeout if timeout is None else timeout
+        await run_plan(self.board, plan, concurrency=len(plan) or 1, timeout=timeout,
+                       factory=factory, finish=False)
+
+    async def release(self) -> None:
+        """The project copies of every plan run_only ran: released (removed unless kept)."""
+        await finish_preparations([p for plan in self._plans for p in plan])
 
     async def run_launched(self, launch: Launch, plan: list[PlannedProbe],
                            concurrency: int | None = None, timeout: float | None = None) -> None:

@@ -142,7 +142,7 @@ def test_bounds_bracket_the_estimate_and_allow_for_what_was_not_seen(log_builder
 def test_no_estimate_reasons(log_builder) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(NoEstimate, match="no training steps"):
         estimate_runtime(state_of(log_builder().init(1.0).end("failed")), 10)
-    with pytest.raises(NoEstimate, match="steps_per_epoch"):
+    with pytest.raises(NoEstimate, match="steps in an epoch are unknown"):
         estimate_runtime(state_of(log_builder(steps_per_epoch=0).init(1.0).steps(0, [1, 1])), 10)
     with pytest.raises(NoEstimate, match="positive"):
         estimate_runtime(state_of(log_builder().init(1.0).steps(0, [1, 1])), 0)

@@ -78,7 +78,12 @@ class SetupScreen(Screen[None]):
                     yield Input("" if s.epochs is None else str(s.epochs),
                                 placeholder="blank: horizons " + "/".join(map(str, s.horizons)),
                                 id="epochs", restrict=r"[0-9]*", compact=True)
-                yield Static("probes run one batch size at a time per host; logs are saved",
+                with Horizontal(classes="field"):
+                    yield Label("steps")
+                    yield Input("" if s.steps is None else str(s.steps),
+                                placeholder="blank: what the program says", id="steps",
+                                restrict=r"[0-9]*", compact=True)
+                yield Static("batch sizes run in turn on a host; logs are saved",
                              classes="hint")
         yield Static(id="summary")
         yield Footer()
@@ -223,6 +228,8 @@ class SetupScreen(Screen[None]):
         if s.max_steps is None and s.target_ci is None:
             s.max_steps = 30
         s.epochs = int(epochs) if epochs else None
+        total = self.query_one("#steps", Input).value.strip()
+        s.steps = int(total) if total else None
         return s
 
     def plan(self) -> list[Any]:
@@ -230,7 +237,7 @@ class SetupScreen(Screen[None]):
         return plan_probes(hosts, self.settings(), session_dir())
 
     @on(SelectionList.SelectedChanged)
-    @on(Input.Changed, "#custom-batches, #max-steps, #target-ci, #epochs")
+    @on(Input.Changed, "#custom-batches, #max-steps, #target-ci, #epochs, #steps")
     @on(Select.Changed)
     def update_summary(self) -> None:
         plan = self.plan()
