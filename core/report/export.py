@@ -20,6 +20,10 @@ def to_markdown(rows: Sequence[RankedRow], title: str) -> str:
     lines = [f"# {title}", "", "| # | instance | batch | runtime | bounds | cost | relative | Pareto |",
              "|---:|---|---:|---:|---|---:|---:|:---:|"]
     for i, r in enumerate(rows, 1):
+        if r.does_not_fit:  # a row that says so, never a time
+            lines.append(f"| ✗ | {r.instance} | {r.batch_size} | does not fit | "
+                         f"{r.notes[0] if r.notes else ''} | - | - | |")
+            continue
         rel_s = "-" if r.relative is None else f"{r.relative:.2f}"
         lines.append(
             f"| {i} | {r.instance} | {r.batch_size} | {fmt_duration(r.runtime_s)} | "

@@ -13,12 +13,13 @@ from textual.containers import Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Sparkline, Static
 
+from probecast.core.model.memory import does_not_fit, fit_reason
 from probecast.core.run.board import Board, ProbeEntry
 from probecast.core.report.fmt import fmt_ms
 
 STATUS_STYLE = {
     "pending": "dim", "launching": "yellow", "connecting": "yellow", "uploading": "yellow", "running": "cyan",
-    "done": "green", "failed": "bold red", "stopped": "magenta",
+    "done": "green", "failed": "bold red", "stopped": "magenta", "does-not-fit": "bold yellow",
 }
 
 
@@ -36,6 +37,7 @@ class ProbePanel(Vertical):
     ProbePanel { height: 6; border: round $panel-lighten-2; padding: 0 1; margin-bottom: 0; }
     ProbePanel.-failed { border: round $error; }
     ProbePanel.-done { border: round $success 50%; }
+    ProbePanel.-nofit { border: round $warning; }
     ProbePanel .headline { height: 1; }
     ProbePanel Sparkline { height: 2; margin: 0; }
     ProbePanel Sparkline > .sparkline--max-color { color: $accent; }
@@ -112,11 +114,15 @@ class ProbePanel(Vertical):
         _set(self.query_one(".hardware", Static), hardware_line(e))
         self.set_class(e.status == "failed", "-failed")
         self.set_class(e.status == "done", "-done")
+        self.set_class(e.status == "does-not-fit" or does_not_fit(e.state), "-nofit")
         self.show_caption()
 
 
 def hardware_line(e: ProbeEntry) -> Text:
     out = Text()
+    if e.status == "does-not-fit" or does_not_fit(e.state):  # the answer, in its words
+        out.append(fit_reason(e.state) if does_not_fit(e.state) else e.detail, "yellow")
+        return out
     if e.status in ("failed", "stopped") and e.detail:
         out.append(e.detail, "red" if e.status == "failed" else "magenta")
         return out

@@ -22,7 +22,34 @@ WIDTHS = {"rank": 3, "instance": 15, "batch": 5, "runtime": 7, "bounds": 11, "co
 MAX_ROWS = 1000  # a decision needs the top; every row is in `e` exports and `probecast rank`
 
 
+def no_fit_cells(r: RankedRow) -> dict[str, Any]:
+    """A batch size that does not fit: a row that says so, never a time."""
+    return {
+        "rank": Text("✗", justify="right", style="yellow"),
+        "instance": Text(r.instance or "?", style="yellow"),
+        "batch": Text(str(r.batch_size), justify="right"),
+        "runtime": Text("does not fit", style="bold yellow"),
+        "bounds": Text(_limit(r), justify="right", style="dim"),
+        "cost": Text("-", justify="right"), "rel": Text("-", justify="right"),
+        "p": Text(""), "pareto": Text(""),
+    }
+
+
+def _limit(r: RankedRow) -> str:
+    m = r.memory
+    if m is None or not m.limit_mb:
+        return ""
+    return f"{m.limit_mb / 1024:.1f}G {'GPU' if m.basis == 'device' else 'lim'}"
+
+
+def _rank_key(cell: Any) -> int:
+    text = str(cell).lstrip("≈")
+    return int(text) if text.isdigit() else 1 << 30  # does-not-fit rows: after the ranked ones
+
+
 def row_cells(rank: int, r: RankedRow, by: str = "time") -> dict[str, Any]:
+    if r.does_not_fit:
+        return no_fit_cells(r)
     rel = r.relative
     rel_text = ("-" if rel is None or math.isnan(rel) else f"{rel:.2f}" if rel < 9.995
                 else f"{rel:.1f}" if rel < 99.95 else f"{rel:.0f}")  # 4 characters up to 9999
@@ -101,7 +128,7 @@ class RankingTable(DataTable[Any]):
                     self._update_row(key, changed)
             self._cells[key] = cells
         if wanted != self._order:
-            self.sort("rank", key=lambda cell: int(str(cell).lstrip("≈")))
+            self.sort("rank", key=_rank_key)
             self._order = wanted
             if selected in self._cells:
                 self.move_cursor(row=self.get_row_index(selected), animate=False)
