@@ -327,8 +327,9 @@ class KerasHook:
         info["epoch_base"] = self.session.epochs_begun
         if self.calls == 2:
             self._say("fit-loop", "warning", "fit() called again: epochs are counted "
-                      "across calls, and the planned number of epochs is unknown - give it "
-                      "(probe --epochs / [probe] epochs)")
+                      "across calls; the job's epochs are the loops' around the call when they "
+                      "can be read (the plan says so), else give them (probe --epochs / "
+                      "[probe] epochs)")
         early = [type(c).__name__ for c in info["callbacks"]
                  if type(c).__name__ in ("EarlyStopping", "TerminateOnNaN")]
         if early:

@@ -110,7 +110,8 @@ def test_fit_in_a_loop_stops_after_the_probe_with_epochs_counted(tmp_path: Path)
     st = load_probe(log).state
     from probecast.core.model.ranking import choose_epochs
 
-    assert "unknown" in choose_epochs(st, None)[1]  # said plainly; the user gives --epochs
+    epochs, source = choose_epochs(st, None)  # the loop around fit() says how many calls
+    assert epochs == 30 and "for i in range(30)" in source and "fit(epochs=1)" in source
 
 
 def test_gradient_tape_loop_is_probed_with_no_code_change(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from probecast.core.model.estimate import estimate_runtime
-from probecast.core.model.events import Done, End, Log, Start, Step, Val, read_log
+from probecast.core.model.events import Done, End, Log, Plan, Start, Step, Val, read_log
 from probecast.core.model.logstore import load_probe
 
 torch = pytest.importorskip("torch")
@@ -70,13 +70,16 @@ def test_gradient_accumulation_divides_the_loader_into_optimizer_steps(tmp_path:
     assert "saved" in output
 
 
-def test_a_loop_with_no_dataloader_is_unwound_and_says_what_was_not_timed(tmp_path: Path) -> None:
+def test_a_loop_with_no_dataloader_is_read_from_its_loops_and_unwound(tmp_path: Path) -> None:
     log, output = agent(tmp_path, PY, str(SCRIPTS / "no_loader.py"))
     events, _ = read_log(log)
     start = next(e for e in events if isinstance(e, Start))
-    assert start.steps_per_epoch == 0
+    assert start.steps_per_epoch == 256  # for i in range(0, len(x), 32): 8192 / 32
+    plan = next(e for e in events if isinstance(e, Plan))
+    assert (plan.epochs, plan.steps) == (50, 50 * 256) and "range(50)" in plan.source
+    assert {e.epoch for e in events if isinstance(e, Step)} >= {0, 1}  # its boundary, counted
     logs = {e.code: e.msg for e in events if isinstance(e, Log)}
-    assert "--steps-per-epoch" in logs["torch-loop"]
+    assert "for i in range(0, len(x), 32)" in logs["torch-loop"]
     assert "no-post" in logs  # stopped by unwinding: the post-training code did not run
     assert "never printed" not in output
     assert isinstance(events[-1], End) and events[-1].status == "probe-done"

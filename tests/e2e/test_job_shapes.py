@@ -1,0 +1,284 @@
+"""Training jobs in the shapes people write them, probed as a user probes them (`probecast probe
+--headless --json`, nothing configured but the command): a step-budgeted GPT-style loop with
+periodic evaluation, hand-written weight updates, an LBFGS closure loop, an endless sampler, a
+loop whose length only its arguments say, a job of unknown length, and Keras' fit() in a loop
+and GradientTape loops. Each gets an estimate with bounds, or a ranking per 1 000 steps that
+says why - never a failure or an absurd number. Real PyTorch and TensorFlow (CPU).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from probecast.core.model.events import End, Log, Plan, read_log
+
+PY = sys.executable
+DAY = 86400.0
+
+TORCH_HEADER = """
+import argparse, itertools, sys
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, RandomSampler, TensorDataset
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+data = torch.randn(4096, 32)
+labels = torch.randint(0, 4, (4096,))
+def loss_of(x, y):
+    return torch.nn.functional.cross_entropy(model(x), y)
+"""
+
+KERAS_HEADER = """
+import numpy as np
+import keras
+from keras import layers
+rng = np.random.default_rng(0)
+x = rng.normal(size=(2048, 8)).astype("float32")
+y = (x[:, 0] > 0).astype("int32")
+model = keras.Sequential([keras.Input((8,)), layers.Dense(32, activation="relu"),
+                          layers.Dense(2, activation="softmax")])
+model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
+"""
+
+
+def probe(tmp: Path, body: str, *extra: str, header: str = TORCH_HEADER,
+          args: str = "") -> tuple[dict[str, Any], Path, subprocess.CompletedProcess[str]]:
+    """The script probed with `probecast probe --headless --json`: the ranking's row, the log."""
+    script = tmp / "train.py"
+    script.write_text(header + textwrap.dedent(body))
+    cfg = tmp / "probecast.toml"
+    cfg.write_text(f'[probe]\ncommand = {json.dumps(f"{PY} train.py {args}".strip())}\n'
+                   f'workdir = {json.dumps(str(tmp))}\nbatch_sizes = [32]\n')
+    out = tmp / "logs"
+    r = subprocess.run([PY, "-m", "probecast.tui", "probe", "--config", str(cfg), "--headless",
+                        "--json", "--out", str(out), *extra], cwd=tmp, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    rows = json.loads(r.stdout)
+    assert len(rows) == 1, rows
+    logs = sorted(out.glob("*.jsonl"))
+    assert len(logs) == 1
+    row = rows[0]
+    assert 0 < row["runtime_low_s"] <= row["runtime_s"] <= row["runtime_high_s"] < DAY, row
+    return row, logs[0], r
+
+
+def events_of(log: Path) -> list[Any]:
+    events, report = read_log(log)
+    assert not report.malformed and not report.truncated
+    return events
+
+
+@pytest.mark.torch
+def test_a_step_budgeted_gpt_style_loop_with_periodic_evaluation(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    row, log, _ = probe(tmp_path, """
+        # nanoGPT's shape: config globals, batches drawn from a memory-mapped token file, an
+        # evaluation and a checkpoint every eval_interval iterations (and at 0), no epochs
+        max_iters = 400
+        eval_interval = 40
+        batch_size = 32
+        np.random.default_rng(0).integers(0, 4, 200_000).astype(np.uint16).tofile("tokens.bin")
+        tokens = np.memmap("tokens.bin", dtype=np.uint16, mode="r")
+        def get_batch():
+            ix = np.random.randint(0, len(tokens) - 32, batch_size)
+            x = torch.from_numpy(np.stack([tokens[i:i + 32] for i in ix]).astype(np.float32))
+            return x, torch.from_numpy(tokens[ix].astype(np.int64))
+        @torch.no_grad()
+        def estimate_loss():
+            for _ in range(60):
+                loss_of(*get_batch())
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        iter_num = 0
+        while True:
+            if iter_num % eval_interval == 0:
+                estimate_loss()
+                torch.save(model.state_dict(), "ckpt.pt")
+            loss = loss_of(*get_batch())
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            iter_num += 1
+            if iter_num > max_iters:
+                break
+        print("trained", iter_num)
+    """)
+    assert row["steps"] == 401 and row["equation"] == "steps"
+    assert "while True" in row["epochs_source"] and "max_iters" in row["epochs_source"]
+    terms = row["terms"]
+    assert terms["every"] == 40 and terms["n_per"] == 10
+    assert terms["t_per"] and terms["t_per"] > 0  # the probe went on to time an evaluation
+    plan = next(e for e in events_of(log) if isinstance(e, Plan))
+    assert "iter_num % eval_interval == 0" in plan.every_source
+
+
+@pytest.mark.torch
+def test_weights_updated_by_hand_step_at_each_backward_pass(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    row, log, _ = probe(tmp_path, """
+        # word_language_model's shape: no torch.optim, batches sliced by hand, --epochs
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--epochs", type=int, default=4)
+        parser.add_argument("--lr", type=float, default=0.05)
+        args = parser.parse_args()
+        def evaluate():
+            with torch.no_grad():
+                return loss_of(data, labels).item()
+        for epoch in range(1, args.epochs + 1):
+            for batch, i in enumerate(range(0, data.size(0) - 1, 32)):
+                model.zero_grad()
+                loss = loss_of(data[i:i + 32], labels[i:i + 32])
+                loss.backward()
+                for p in model.parameters():
+                    p.data.add_(p.grad, alpha=-args.lr)
+            print("epoch", epoch, evaluate())
+    """, args="--epochs 3")
+    assert row["epochs"] == 3 and "args.epochs" in row["epochs_source"]
+    assert row["terms"]["n_it"] == 128
+    events = events_of(log)
+    assert any(isinstance(e, Log) and e.code == "backward-step" for e in events)
+
+
+@pytest.mark.torch
+def test_an_lbfgs_closure_loop_seen_whole_is_its_own_answer(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    row, log, _ = probe(tmp_path, """
+        # time_sequence_prediction's shape: full-batch LBFGS, optimizer.step(closure), --steps
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--steps", type=int, default=6)
+        opt = parser.parse_args()
+        optimizer = torch.optim.LBFGS(model.parameters(), lr=0.5)
+        for i in range(opt.steps):
+            def closure():
+                optimizer.zero_grad()
+                loss = loss_of(data, labels)
+                loss.backward()  # several passes per step: still one step
+                return loss
+            optimizer.step(closure)
+            print("step", i)
+    """)
+    events = events_of(log)
+    end = events[-1]
+    assert isinstance(end, End) and end.status == "complete" and end.exit_code == 0
+    assert row["equation"] == "measured" and row["steps"] == 6
+    assert row["runtime_s"] == pytest.approx(end.t)
+
+
+@pytest.mark.torch
+def test_an_endless_sampler_is_no_epoch_and_its_loop_says_the_length(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    row, log, _ = probe(tmp_path, """
+        # minGPT's trainer: a sampler of 1e10 draws, next() in a while loop, max_iters
+        class Config:
+            max_iters = 300
+        config = Config()
+        optimizer = torch.optim.AdamW(model.parameters())
+        def run():
+            loader = DataLoader(TensorDataset(data, labels), batch_size=32, sampler=RandomSampler(
+                data, replacement=True, num_samples=int(1e10)))
+            iter_num, data_iter = 0, iter(loader)
+            while True:
+                try:
+                    x, y = next(data_iter)
+                except StopIteration:
+                    data_iter = iter(loader)
+                    x, y = next(data_iter)
+                loss = loss_of(x, y)
+                model.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                iter_num += 1
+                if config.max_iters is not None and iter_num >= config.max_iters:
+                    break
+        run()
+    """)
+    assert row["steps"] == 300 and row["runtime_s"] < 600  # not fifteen years
+    events = events_of(log)
+    assert any(isinstance(e, Log) and e.code == "endless-loader" for e in events)
+    end = events[-1]
+    assert isinstance(end, End) and end.exit_code == 0  # unwound, not run dry into a crash
+
+
+@pytest.mark.torch
+def test_a_loop_whose_length_only_its_arguments_say(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    row, _, _ = probe(tmp_path, """
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--max_steps", type=int, default=1000)
+        args = parser.parse_args()
+        def batches():  # a stream: no length the loop could be read from
+            while True:
+                i = np.random.randint(0, 4000)
+                yield data[i:i + 32], labels[i:i + 32]
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step, (x, y) in enumerate(batches()):
+            loss_of(x, y).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            if step + 1 >= args.max_steps:
+                break
+    """, args="--max_steps 700")
+    assert row["steps"] == 700 and "argument --max_steps = 700" in row["epochs_source"]
+
+
+@pytest.mark.torch
+def test_a_job_of_unknown_length_is_ranked_per_thousand_steps_and_says_why(
+        tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    row, _, r = probe(tmp_path, """
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        converged = False
+        while not converged:  # until the loss is low enough: no length written anywhere
+            i = np.random.randint(0, 4000)
+            loss = loss_of(data[i:i + 32], labels[i:i + 32])
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            converged = loss.item() < 1e-9
+    """)
+    assert row["per_steps"] == 1000 and row["length_unknown"]
+    assert "--steps" in row["length_unknown"]
+    # the user gives it: an estimate of the whole job
+    row, _, _ = probe(tmp_path, "", "--steps", "5000", header=(tmp_path / "train.py").read_text())
+    assert row["steps"] == 5000 and row["epochs_source"] == "user" and not row["per_steps"]
+
+
+@pytest.mark.tensorflow
+def test_keras_fit_called_in_a_loop_counts_its_calls(tmp_path: Path) -> None:
+    pytest.importorskip("tensorflow")
+    row, log, _ = probe(tmp_path, """
+        EPOCHS = 7
+        for epoch in range(EPOCHS):
+            model.fit(x, y, batch_size=32, epochs=1, verbose=0)
+            model.save_weights("w.weights.h5")  # something between the calls
+    """, header=KERAS_HEADER)
+    assert row["epochs"] == 7 and "range(EPOCHS)" in row["epochs_source"]
+    assert "fit(epochs=1)" in row["epochs_source"]
+
+
+@pytest.mark.tensorflow
+def test_a_gradient_tape_loop_with_module_level_epochs(tmp_path: Path) -> None:
+    pytest.importorskip("tensorflow")
+    row, _, _ = probe(tmp_path, """
+        import tensorflow as tf
+        epochs = 4
+        dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)
+        loss_fn = keras.losses.SparseCategoricalCrossentropy()
+        optimizer = keras.optimizers.Adam()
+        for epoch in range(epochs):
+            for step, (xb, yb) in enumerate(dataset):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(yb, model(xb, training=True))
+                grads = tape.gradient(loss, model.trainable_weights)
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+    """, header=KERAS_HEADER)
+    assert row["epochs"] == 4 and "range(epochs)" in row["epochs_source"]
+    assert row["terms"]["n_it"] == 64

@@ -1,0 +1,232 @@
+"""The job's length: read from the loops around a running line (core/agent/length.py, loops.py),
+and turned into what the equations take, with periodic work and unknown lengths
+(core/model/length.py, training.py, ranking.py) - on real frames and on built logs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from probecast.core.agent import length as agent_length
+from probecast.core.agent.length import calls_around, read_length
+from probecast.core.model.events import EventReader
+from probecast.core.model.length import resolve
+from probecast.core.model.pricing import Catalog
+from probecast.core.model.ranking import Pricing, RankOptions, build_ranking, estimate_row
+from probecast.core.model.rows import Candidate
+from probecast.core.model.state import fold_all
+
+pytestmark = pytest.mark.unit
+
+
+def run_program(tmp: Path, body: str, **scope: Any) -> list[Any]:
+    """Run ``body`` as a program of its own file (the reader only reads user code from files);
+    each ``step()`` call reads the length as the hook does at the first step."""
+    path = tmp / "train.py"
+    path.write_text(textwrap.dedent(body))
+    found: list[Any] = []
+
+    def step(loader_loop: Any = None) -> None:
+        frame: FrameType = sys._getframe(1)
+        found.append(read_length(frame, loader_loop))
+
+    def fit() -> None:
+        found.append(calls_around(sys._getframe(1)))
+
+    code = compile(path.read_text(), str(path), "exec")
+    exec(code, {"step": step, "fit": fit, "__name__": "train", **scope})  # noqa: S102
+    return found
+
+
+def test_an_epoch_loop_around_a_loop_of_sliced_batches(tmp_path: Path) -> None:
+    ns = argparse.Namespace(epochs=3, bptt=35)
+    (found,) = run_program(tmp_path, """
+        data = list(range(1000))
+        def train():
+            for batch, i in enumerate(range(0, len(data) - 1, args.bptt)):
+                step()
+                return
+        for epoch in range(1, args.epochs + 1):
+            train()
+            break
+    """, args=ns)
+    assert (found.steps_per_epoch, found.epochs, found.steps) == (29, 3, 87)
+    assert "for epoch in range(1, args.epochs + 1) (train.py:7)" in found.source
+
+
+def test_while_loops_count_steps_and_an_if_every_k_is_periodic_work(tmp_path: Path) -> None:
+    class Cfg:
+        max_iters = 500
+        eval_interval = 50
+
+    found = run_program(tmp_path, """
+        iter_num = 0
+        estimate_loss = lambda: None
+        while True:
+            if iter_num % cfg.eval_interval == 0:
+                estimate_loss()
+            step()
+            iter_num += 1
+            if iter_num > cfg.max_iters:
+                break
+            break
+        s = 0
+        while s < cfg.max_iters:
+            step()
+            break
+    """, cfg=Cfg())
+    assert found[0].steps == 501 and found[0].every == 50
+    assert "if iter_num > cfg.max_iters: break (train.py:4)" in found[0].source
+    assert "iter_num % cfg.eval_interval == 0" in found[0].every_source
+    assert found[1].steps == 500
+
+
+def test_a_loop_over_the_training_loader_makes_the_epoch(tmp_path: Path) -> None:
+    loader = [1, 2, 3]
+    (found,) = run_program(tmp_path, """
+        for epoch in range(4):
+            for x in enumerate(loader):
+                step(lambda obj: 120 if obj is loader else None)
+                break
+            break
+    """, loader=loader)
+    assert (found.epochs, found.steps) == (4, 480)
+    assert found.steps_per_epoch is None  # the DataLoader's: the hook knows it
+
+
+def test_an_unreadable_loop_leaves_the_total_to_settings_by_name(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max_steps", type=int, default=10)
+    agent_length.watch_arguments()
+    parser.parse_args(["--max_steps", "700"])
+    try:
+        (found,) = run_program(tmp_path, """
+            import itertools
+            for i in itertools.count():
+                step()
+                break
+        """)
+    finally:
+        agent_length._NAMESPACES.clear()
+    assert found.steps == 700 and found.source == "argument --max_steps = 700"
+
+
+def test_nothing_of_the_program_is_called_to_read_a_bound(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    class Sneaky:
+        @property
+        def epochs(self) -> int:
+            calls.append("epochs")
+            return 5
+
+        def count(self) -> int:
+            calls.append("count")
+            return 5
+
+    found = run_program(tmp_path, """
+        for e in range(s.epochs):
+            step()
+            break
+        for e in range(s.count()):
+            step()
+            break
+    """, s=Sneaky())
+    assert calls == ["epochs", "count"]  # the program's own two calls, none of the reader's
+    assert all(f.steps is None for f in found)
+
+
+def test_fit_in_a_loop_counts_its_calls(tmp_path: Path) -> None:
+    found = run_program(tmp_path, """
+        EPOCHS = 29
+        for i in range(EPOCHS):
+            fit()
+            break
+    """)
+    assert found == [(29, "for i in range(EPOCHS) (train.py:3)")]
+
+
+# ---- the model: the job's length and what the estimate does with it --------------------------
+
+def state_of(events: list[dict[str, Any]]) -> Any:
+    reader = EventReader()
+    return fold_all(list(reader.read(json.dumps(e) for e in events)))
+
+
+def log(steps_per_epoch: int, dts: list[float], plan: dict[str, Any] | None = None,
+        end: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    t = 2.0
+    events: list[dict[str, Any]] = [
+        {"ev": "start", "t": 0.0, "v": 3, "probe": "p", "instance": "g5.xlarge",
+         "batch_size": 32, "workload": "gpt", "steps_per_epoch": steps_per_epoch,
+         "val_steps": 0, "framework": "torch 2.13.0"},
+        {"ev": "init", "t": 2.0, "dt": 2.0}]
+    if plan:
+        events.append({"ev": "plan", "t": 2.0, **plan})
+    for i, dt in enumerate(dts):
+        t += dt
+        events.append({"ev": "step", "t": t, "dt": dt, "epoch": 0, "step": i})
+    if end:
+        events.append({"ev": "done", "t": t, "dt": 0.0, "status": end["status"]})
+        events.append({"ev": "end", "t": t + 0.5, "dt": 0.5, **end})
+    return events
+
+
+def test_a_step_budgeted_job_with_periodic_evaluation() -> None:
+    dts = [0.1] * 45
+    dts[40] = 1.1  # the evaluation at iteration 40 lands in step 40
+    st = state_of(log(0, dts, plan={"steps": 1000, "every": 40, "source": "while True",
+                                   "every_source": "if it % 40 == 0"}))
+    length = resolve(st)
+    assert (length.n_it, length.n_ep, length.steps) == (1000, 1.0, 1000)
+    row = estimate_row(Candidate("k", "k", st), Pricing(Catalog.embedded()), RankOptions())
+    t = row.terms
+    assert row.equation == "steps" and t["every"] == 40 and t["n_per"] == 24
+    assert t["t_per"] == pytest.approx(1.0)
+    assert t["t_it"] == pytest.approx(0.1)  # the slow step is not a steady step
+    assert row.runtime_s == pytest.approx(2.0 + 0.1 + 999 * 0.1 + 24 * 1.0, rel=0.02)
+    assert "24 x 1.000" in row.formula
+
+
+def test_steps_with_epochs_make_fractional_epochs_and_users_win() -> None:
+    st = state_of(log(100, [0.1] * 30, plan={"steps": 1000, "epochs": 3, "source": "loops"}))
+    assert resolve(st).n_ep == pytest.approx(10.0)
+    assert resolve(st, steps=250).n_ep == pytest.approx(2.5)
+    assert resolve(st, epochs=4).n_ep == 4 and resolve(st, epochs=4).source == "user"
+    st = state_of(log(0, [0.1] * 30, plan={"steps": 429, "epochs": 3}))
+    assert (resolve(st).n_it, resolve(st).n_ep) == (143, pytest.approx(3.0))
+
+
+def test_a_pass_far_longer_than_the_probe_is_no_epoch() -> None:
+    st = state_of(log(312_500_000, [0.01] * 30, plan={"steps": 5000, "source": "while True"}))
+    length = resolve(st)
+    assert length.steps == 5000 and length.n_it == 5000 and "not an epoch" in length.note
+    st = state_of(log(312_500_000, [0.01] * 30))
+    length = resolve(st)
+    assert length.unknown and "--steps" in length.unknown
+
+
+def test_unknown_length_ranks_every_row_of_the_job_per_thousand_steps() -> None:
+    known = state_of(log(100, [0.1] * 30))
+    unknown = state_of(log(0, [0.2] * 30))
+    ranking = build_ranking([Candidate("a", "a", known), Candidate("b", "b", unknown)],
+                            Pricing(Catalog.embedded()), RankOptions())
+    rows = ranking.groups["gpt"]
+    assert all(r.per_steps == 1000 for r in rows)
+    assert [round(r.runtime_s) for r in rows] == [100, 200]  # start-up apart
+    assert rows[1].length_unknown and "per 1,000 steps" in rows[1].length
+
+
+def test_a_run_the_probe_saw_whole_is_its_own_answer() -> None:
+    st = state_of(log(0, [0.5] * 6, plan={"steps": 6, "source": "for i in range(opt.steps)"},
+                      end={"status": "complete", "exit_code": 0}))
+    row = estimate_row(Candidate("k", "k", st), Pricing(Catalog.embedded()), RankOptions())
+    assert row.equation == "measured" and row.runtime_s == pytest.approx(5.5)
+    assert row.runtime_low_s < 5.5 < row.runtime_high_s
