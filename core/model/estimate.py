@@ -145,9 +145,11 @@ def per_steps_estimate(state: ProbeState, n: int, statistic: str = DEFAULT_STATI
     n_per = n // every if every and t_per else 0
     total = n * t_it + n_per * (t_per or 0.0)
     cal = Calibration.for_state(state)
+    # the step time's level over a run of unknown length: its wander, not a short run's noise
+    drift = cal.noise(state, math.inf)[0]
     u = Uncertainty(steps=n * (t_high - t_it) / STEP_CI_Z, boundaries=0.0,
                     validation=n_per * cal.val_rel * (t_per or 0.0), post=0.0,
-                    floor=cal.floor * total, drift=cal.noise(state, n * t_it)[0] * n * t_it)
+                    floor=cal.floor * total, drift=drift * n * t_it)
     low, high = interval(total, u, cal)
     notes = []
     if periodic is not None and t_per is None:

@@ -26,6 +26,9 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
         out.write(f"Ranking: {view_name(options)} first, {rows[0].length}\n")
         if unknown:
             out.write(f"length unknown: {unknown}\n")
+        if len({r.batch_size for r in rows}) > 1:
+            out.write("(batch sizes differ: a step of a larger batch trains more samples, so a "
+                      "job measured in epochs takes fewer of them)\n")
     else:
         ep = next(iter(lengths)) if len(lengths) == 1 else "each job's own length"
         out.write(f"Ranking: {view_name(options)} first, at {ep}\n")
@@ -56,7 +59,7 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
         undecided = sum(r.undecided for r in rows[MAX_PAIRS + 1:])
         out.write(f"  ... and {len(lines) - MAX_PAIRS} more rows ({undecided} undecided against "
                   "the leader, marked ≈)\n")
-    probes = [r for r in rows if r.probe_s and r.status == "probe-done"]
+    probes = [r for r in rows if r.probe_s and r.status == "probe-done" and not r.per_steps]
     if probes:
         total = sum(r.probe_s for r in probes)
         job = min(r.runtime_s for r in rows)
