@@ -18,6 +18,7 @@ from .events import (SCHEMA_VERSION, Done, End, Epoch, Event, EventReader, Init,
 
 
 _M = TypeVar("_M", Plan, Memory)
+MIN_EVERY = 10  # periodic work every fewer steps than this stays in the steady step time
 
 
 @dataclass(slots=True)
@@ -128,8 +129,8 @@ class ProbeState:
             self._done_pending += ev.dt  # fit() returned: if training goes on, part of a boundary
         elif isinstance(ev, Plan):
             self.plan = _merge(self.plan, ev, max_of=())
-            every = self.plan.every or 0
-            self._every = every if every > 1 else 0
+            every = self.plan.every or 0  # work every few steps is part of a steady step
+            self._every = every if every >= MIN_EVERY else 0
         elif isinstance(ev, Memory):
             self.memory = _merge(self.memory, ev, max_of=(
                 "device_peak_mb", "device_reserved_mb", "host_peak_mb", "host_vm_peak_mb"))

@@ -230,3 +230,24 @@ def test_a_run_the_probe_saw_whole_is_its_own_answer() -> None:
     row = estimate_row(Candidate("k", "k", st), Pricing(Catalog.embedded()), RankOptions())
     assert row.equation == "measured" and row.runtime_s == pytest.approx(5.5)
     assert row.runtime_low_s < 5.5 < row.runtime_high_s
+
+
+def test_a_trainers_settings_are_its_length() -> None:
+    from types import SimpleNamespace
+
+    from probecast.core.agent import torch_trainers
+
+    hf = SimpleNamespace(args=SimpleNamespace(max_steps=600, num_train_epochs=3.0,
+                                              eval_strategy="steps", eval_steps=100),
+                         control=None)
+    lightning = SimpleNamespace(max_steps=-1, max_epochs=7, val_check_interval=50)
+    try:
+        torch_trainers._TRAINERS[:] = [hf]
+        found = torch_trainers.trainer_length()
+        assert (found.steps, found.epochs, found.every) == (600, None, 100)
+        assert found.source == "TrainingArguments.max_steps = 600"
+        torch_trainers._TRAINERS[:] = [lightning]
+        found = torch_trainers.trainer_length()
+        assert (found.steps, found.epochs, found.every) == (None, 7, 50)
+    finally:
+        torch_trainers._TRAINERS.clear()
