@@ -75,6 +75,9 @@ ACTIONS: tuple[KeyAction, ...] = (
     KeyAction("filter", "slash", "focus_filter", "Filter", "setup: filter the instances", "setup"),
     KeyAction("pick", "space", "toggle_instance", "Pick instance",
               "setup: pick the instance under the cursor", "setup", footer=False),
+    KeyAction("find-batch", "f", "toggle_find", "Find batch",
+              "setup: find the largest batch size that fits on each picked host (probe, "
+              "forecast memory, confirm) instead of probing the chosen batch sizes", "setup"),
     KeyAction("replay-hint", "r", "replay_hint", "Replay samples",
               "setup: how to replay the sample logs", "setup"),
     KeyAction("palette", "ctrl+p", "command_palette", "Palette", "command palette: every action",

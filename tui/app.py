@@ -11,6 +11,8 @@ from textual import on, work
 from textual.app import App
 from textual.worker import Worker, WorkerState
 
+from probecast.core.run.config import ProbeSettings
+from probecast.core.run.plan import PlannedProbe
 from probecast.core.run.session import Session
 
 from .actions import bindings
@@ -60,7 +62,9 @@ class ProbecastApp(App[None]):
     @on(StartProbes)
     def _start_probes(self, message: StartProbes) -> None:
         launch = message.launch
-        if launch is not None:  # launched first; terminated when the probes end, or on quit
+        if message.find is not None:  # the largest batch size that fits, host by host
+            work = self._find(message.plan, message.find)
+        elif launch is not None:  # launched first; terminated when the probes end, or on quit
             self.launch = launch
             work = self.session.run_launched(launch, message.plan, message.concurrency,
                                              message.timeout)
@@ -83,6 +87,14 @@ class ProbecastApp(App[None]):
                 lines.append(f"Terminated {len(self.launch.launched)} launched instance(s).")
             self.notify("\n".join(lines), severity="warning" if failed else "information",
                         timeout=10 if len(lines) > 1 else 5)
+
+    async def _find(self, plan: list[PlannedProbe], settings: ProbeSettings) -> None:
+        from probecast.core.run.find_batch import find_on
+
+        hosts = list({p.host.name: p.host for p in plan}.values())
+        found = await find_on(self.session, hosts, settings, plan[0].log_path.parent)
+        self.notify("\n".join(f"{f.host.name}: {f.answer.lines()[0]}" for f in found),
+                    title="Largest batch size that fits", timeout=30)
 
     async def stop_all(self) -> None:
         try:

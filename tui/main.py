@@ -56,7 +56,8 @@ def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | Non
     return ProbecastApp(Session.replay(board, runners, title=f"replay of {where}"))
 
 
-def make_live_app(config_path: str | None, provider: AwsProvider | None = None) -> ProbecastApp:
+def make_live_app(config_path: str | None, provider: AwsProvider | None = None,
+                  memory_from: list[str] | None = None) -> ProbecastApp:
     """The app on a config. With [aws], an AwsProvider made here (or the one given: tests pass
     one whose instances are loopback sshd servers) launches picked types that have no host."""
     config = load_config(config_path)
@@ -68,7 +69,8 @@ def make_live_app(config_path: str | None, provider: AwsProvider | None = None) 
 
         provider = AwsProvider(config.aws, pricing.catalog)  # priced in the [aws] region
     return ProbecastApp(Session(board, config=config, title=where,
-                                horizons=tuple(config.probe.horizons)), setup=True,
+                                horizons=tuple(config.probe.horizons),
+                                memory_from=list(memory_from or [])), setup=True,
                         provider=provider)
 
 
@@ -78,7 +80,7 @@ def run_app(ns: argparse.Namespace) -> int:
         if ns.cmd == "replay":
             app = make_replay_app(ns.logs, ns.speed, ns.epochs_from, getattr(ns, "config", None))
         else:
-            app = make_live_app(ns.config)
+            app = make_live_app(ns.config, memory_from=getattr(ns, "memory_from", None))
     except ConfigError as exc:
         print(f"probecast: {exc}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from probecast.core.run.config import ProbeSettings
 from probecast.core.run.plan import PlannedProbe
 
 if TYPE_CHECKING:
@@ -21,3 +22,6 @@ class StartProbes(Message):
     concurrency: int
     timeout: float
     launch: AwsLaunch | None = None  # instances to launch first; their probes are in ``plan``
+    # the setup's "find batch size": search each host of ``plan`` for the largest batch size
+    # that fits (core/run/find_batch.py) with these settings, instead of probing ``plan``
+    find: ProbeSettings | None = None

@@ -5,15 +5,13 @@ then the ranking of the probes it ran."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..model.batch_search import DEFAULT_CAP, DEFAULT_START, Search
 from ..run.config import Config
-from ..run.find_batch import Found, find_batch_size
-from ..run.prepare import Preparation
+from ..run.find_batch import Found, find_on
 from ..run.session import Session
 from .common import CliError
 
@@ -41,8 +39,7 @@ def search_for(ns: argparse.Namespace) -> Search:
 
 
 def find_on_hosts(ns: argparse.Namespace, config: Config, session: Session, log_dir: Path,
-                  prep: Preparation | None, out: TextIO, ranking_out: TextIO, run: Run,
-                  rank: Rank) -> int:
+                  out: TextIO, ranking_out: TextIO, run: Run, rank: Rank) -> int:
     """Every configured host searched at once (each probes one batch size at a time)."""
     if (config.aws is not None or config.skypilot is not None) and not ns.local:
         raise CliError("--find-batch-size probes configured hosts (SSH or local), not launched "
@@ -51,17 +48,10 @@ def find_on_hosts(ns: argparse.Namespace, config: Config, session: Session, log_
     first = search_for(ns)
     out.write(f"finding the largest batch size that fits on {len(hosts)} host(s): from "
               f"b{first.start}, headroom {first.headroom:.0%}, cap b{first.cap}; logs: {log_dir}/\n")
-
-    async def work() -> list[Found]:
-        try:
-            return list(await asyncio.gather(*(
-                find_batch_size(session, h, session.probe_settings, log_dir, search_for(ns),
-                                config.hosts, prep) for h in hosts)))
-        finally:
-            await session.release()
-
+    work = find_on(session, hosts, session.probe_settings, log_dir, first.headroom, first.cap,
+                   first.start)
     try:
-        found = run(work())
+        found = run(work)
     except KeyboardInterrupt:
         out.write("\ninterrupted: probes stopped\n")
         return 130

@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", default=None, metavar="FILE",
                         help="the app with this config (default: ./probecast.toml, then "
                              "~/.config/probecast/config.toml, else this machine)")
+    parser.add_argument("--memory-from", nargs="+", default=None, metavar="LOG_OR_DIR",
+                        help="the app: forecast memory from these probe logs too (the setup "
+                             "screen marks batch sizes that cannot fit; default: the logs of "
+                             "earlier sessions in ./probecast-logs)")
     add_logging_options(parser)
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
 

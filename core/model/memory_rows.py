@@ -70,3 +70,4 @@ def add_memory(groups: dict[str, list[RankedRow]], no_fit: dict[str, list[Ranked
             if c is not None:
                 r.memory = row_memory(c.state, program, shared)
     return programs
+

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..model.memory import WHAT, ProgramMemory, RowMemory
+from ..model.memory import WHAT, InstanceFit, ProgramMemory, RowMemory
 from ..model.rows import RankedRow
 
 MAX_NAMED = 6  # instances named in one line; the rest counted
@@ -79,3 +79,33 @@ def print_memory(group: Sequence[RankedRow], no_fit: Sequence[RankedRow],
         said = ", ".join(f"{i} b{f.largest}" if f.largest is not None else f"{i} unbounded"
                          for i, f in known)
         out.write(f"  largest batch size that fits ({program.headroom:.0%} headroom): {said}\n")
+
+
+def fit_cell(fit: InstanceFit | None, batch_sizes: Sequence[int]) -> str:
+    """The setup table's cell: do the chosen batch sizes fit on this instance? "" (no
+    forecast), "all", "≤256" (the largest chosen that fits), "none"."""
+    if fit is None or not batch_sizes:
+        return ""
+    ok = [b for b in batch_sizes if fit.fits.get(b, True)]
+    if len(ok) == len(batch_sizes):
+        return "all"
+    return f"≤{max(ok)}" if ok else "none"
+
+
+def setup_note(workload: str, program: ProgramMemory | None, batch_sizes: Sequence[int],
+               picked: Sequence[str]) -> str:
+    """One short line under the setup summary (80 columns): what the memory forecast says of
+    the picks, or plainly that there is nothing to forecast from."""
+    main = program.main if program is not None else None
+    if program is None or main is None:
+        return f"memory: nothing to forecast from (no {workload} probes at 2+ batch sizes)"
+    short = {"device": "GPU", "host": "RSS", "address-space": "VM"}[main.basis]
+    said = (f"memory ({short} b{min(main.batch_sizes)}-b{max(main.batch_sizes)}, "
+            f"{program.headroom:.0%} room): ")
+    misses = [f"b{b} on {i}" for i in picked if (f := program.on(i)) is not None
+              for b in batch_sizes if not f.fits.get(b, True)]
+    if misses:
+        return said + "✗ " + _names(misses)
+    far = max(batch_sizes, default=0)
+    reach = f" · b{far} {main.reach(far):.0f}x past probes" if far and main.reach(far) > 2 else ""
+    return said + ("picks hold all" if picked else "see column fit") + reach

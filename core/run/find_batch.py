@@ -4,13 +4,14 @@ memory each probe reached. Each probe is an ordinary probe (a log, a row in the 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model.batch_search import Answer, Search
-from ..model.memory import memory_point
+from ..model.batch_search import DEFAULT_CAP, DEFAULT_START, Answer, Search
+from ..model.memory import HEADROOM, memory_point
 from .config import Host, ProbeSettings
 from .plan import PlannedProbe, plan_probes
 from .prepare import Preparation
@@ -58,3 +59,20 @@ async def find_batch_size(session: Session, host: Host, settings: ProbeSettings,
             break
         search.add(memory_point(entry.state), b)
     return Found(host, search.answer(), logs)
+
+
+
+async def find_on(session: Session, hosts: list[Host], settings: ProbeSettings, log_dir: Path,
+                  headroom: float = HEADROOM, cap: int = DEFAULT_CAP,
+                  start: int | None = None) -> list[Found]:
+    """Every host searched at once (``start``: else the smallest chosen batch size); the
+    project copies released at the end. `probe --find-batch-size` and the app's setup toggle."""
+    first = start or (min(settings.batch_sizes) if settings.batch_sizes else DEFAULT_START)
+    all_hosts = session.config.hosts if session.config is not None else hosts
+    try:
+        return list(await asyncio.gather(*(
+            find_batch_size(session, h, settings, log_dir,
+                            Search(start=first, cap=cap, headroom=headroom), all_hosts)
+            for h in hosts)))
+    finally:
+        await session.release()

@@ -67,6 +67,7 @@ class Session:
     # and cost so far); None: nothing to add
     host_caption: Callable[[str], str | None] | None = None
     stop_wait: float = 20.0  # seconds stop_all waits for the hosts' probes to stop
+    memory_from: list[str] = field(default_factory=list)  # logs the setup's memory forecast reads
     _live: dict[str, Runner] = field(default_factory=dict, init=False)
     adaptive: AdaptiveReport | None = field(default=None, init=False)  # after a live plan
     _plans: list[list[PlannedProbe]] = field(default_factory=list, init=False)  # every plan run

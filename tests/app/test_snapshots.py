@@ -47,5 +47,12 @@ def test_setup_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
     config = Config(hosts=hosts, probe=ProbeSettings(batch_sizes=[64, 256], max_steps=30),
                     path=Path("probecast.toml"))
     app = ProbecastApp(Session(Board(Pricing(Catalog.embedded())), config=config,
-                               title="probecast.toml"), setup=True)
-    assert snap_compare(app, press=["space"], terminal_size=(80, 24))
+                               title="probecast.toml",
+                               memory_from=[str(SAMPLE_LOGS / "cpu-keras" / "probes")]),
+                       setup=True)
+
+    async def memory_read(pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.app.workers.wait_for_complete()  # the memory forecast, read in a thread
+        await pilot.pause()
+
+    assert snap_compare(app, press=["space"], terminal_size=(80, 24), run_before=memory_read)

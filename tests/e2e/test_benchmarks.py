@@ -73,3 +73,11 @@ def test_step_statistics_reads_the_committed_pytorch_corpus() -> None:
     out = run("benchmarks/step_statistics.py", "benchmarks/corpus/runs-torch")
     m = re.search(r"trimmed \+boundary\s+median\s+([0-9.]+)%.*n=(\d+)", out)
     assert m and int(m.group(2)) == 20
+
+
+def test_memory_benchmark_smoke() -> None:
+    """The memory forecast's report on the committed probes (recording them is the slow part)."""
+    out = run("benchmarks/memory.py", "benchmarks/memory-runs", "benchmarks/corpus/runs-fresh")
+    assert re.search(r"keras: up forecasts of \d+ programs - median [0-9.]+%", out)
+    assert re.search(r"torch: up forecasts of \d+ programs - median [0-9.]+%", out)
+    assert "gate: median up error <= 15%: PASS" in out

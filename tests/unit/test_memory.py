@@ -198,3 +198,18 @@ def test_a_batch_size_that_does_not_fit_is_a_row_that_says_so(tmp_path: Path, ru
     # only the row that does not fit: still an answer
     code, out, _ = run_cli("rank", str(paths[2]))
     assert code == 0 and "does not fit" in out
+
+
+def test_the_setup_screen_words_for_what_fits_and_for_nothing_to_go_by() -> None:
+    from probecast.core.report.memory_text import fit_cell, setup_note
+
+    program = program_memory([point(64, 600.0), point(256, 1080.0)], Catalog.embedded(),
+                             batch_sizes=[64, 8192])
+    g4 = program.on("g4dn.xlarge")  # 16 GB RAM: 440 + 2.5 MB a sample -> b5000 or so
+    assert fit_cell(g4, [64, 8192]) == "≤64" and fit_cell(g4, [64]) == "all"
+    assert fit_cell(None, [64]) == ""
+    note = setup_note("w", program, [64, 8192], ["g4dn.xlarge"])
+    assert note.startswith("memory (RSS b64-b256, 10% room): ✗ b8192 on g4dn.xlarge")
+    assert len(note) <= 80
+    assert setup_note("w", None, [64], []) == \
+        "memory: nothing to forecast from (no w probes at 2+ batch sizes)"

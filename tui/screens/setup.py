@@ -15,10 +15,12 @@ from probecast.core.agent.workloads import WORKLOADS
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.report.fmt import fmt_cost
 from probecast.core.run.plan import plan_probes, session_dir, worst_case_probe_cost
+from probecast.core.run.runners import workload_label
 from probecast.core.run.session import Session
 
 from ..actions import bindings
 from ..messages import StartProbes
+from .setup_memory import SetupMemory
 
 if TYPE_CHECKING:
     from probecast.core.cloud.launch import AwsProvider
@@ -38,6 +40,8 @@ class SetupScreen(Screen[None]):
         self.provider = provider  # [aws]: picked types without a host are launched
         self.selected_hosts: set[str] = set()
         self.selected_launch: list[str] = []  # instance types to launch, in the order picked
+        self.find_batch = False  # f: search each picked host for its largest batch size
+        self.memory = SetupMemory(session, session.board.pricing.catalog)
 
     @property
     def config(self) -> Config:
@@ -94,7 +98,8 @@ class SetupScreen(Screen[None]):
         self.query_one("#probe-box").border_title = "Probe"
         table = self.query_one("#instances", DataTable)
         for key, label in (("pick", "✓"), ("instance", "instance"), ("gpus", "GPUs"),
-                           ("mem", "GPU mem"), ("vcpu", "vCPU"), ("price", "$/h"), ("hosts", "host")):
+                           ("mem", "GPU mem"), ("vcpu", "vCPU"), ("price", "$/h"), ("fit", "fit"),
+                           ("hosts", "host")):
             table.add_column(label, key=key)
         if len(self.config.hosts) == 1:
             self.selected_hosts.add(self.config.hosts[0].name)
@@ -103,6 +108,7 @@ class SetupScreen(Screen[None]):
         self.update_summary()
         if self.provider is not None:
             self.check_leftovers()
+        self.read_memory()
         if self.config.path is None:
             self.notify("No config: probing this machine with a built-in workload. "
                         "To see a six-instance comparison: probecast replay "
@@ -127,6 +133,21 @@ class SetupScreen(Screen[None]):
                 f"up in {aws.region} ({', '.join(i['type'] for i in left)}): run "
                 "`probecast cleanup` to terminate them", severity="error", timeout=20)
 
+    @work(thread=True, exclusive=True, group="memory", exit_on_error=False,
+          description="read earlier probes for a memory forecast")
+    def read_memory(self) -> None:
+        self.memory.load()
+        self.app.call_from_thread(self._memory_read)
+
+    def _memory_read(self) -> None:
+        self.fill_instances(self.query_one("#filter", Input).value)
+        self.update_summary()
+
+    def workload_name(self) -> str:
+        s = self.config.probe
+        return workload_label(s.command) if s.command else str(
+            self.query_one("#workload", Select).value)
+
     # ---- instances ----------------------------------------------------------------------------
 
     def hosts_by_instance(self) -> dict[str, list[Host]]:
@@ -142,6 +163,7 @@ class SetupScreen(Screen[None]):
         by_instance = self.hosts_by_instance()
         catalog = self.session.board.pricing.catalog  # the one price lookup's
         names = list(by_instance) + [i.instance for i in catalog if i.instance not in by_instance]
+        workload, sizes = self.workload_name(), self.batch_sizes()
         for name in names:
             inst = catalog.get(name)
             hosts = by_instance.get(name, [])
@@ -156,10 +178,12 @@ class SetupScreen(Screen[None]):
             host_text = (Text(", ".join(h.name for h in hosts), style="green") if hosts
                          else Text("launch (aws)", style="yellow") if self.provider is not None
                          else Text("— add a host", style="dim"))
+            fit = self.memory.cell(workload, sizes, name)
             table.add_row(
                 Text("✓" if picked else "", style="bold green"), name, gpus, mem,
                 str(inst.vcpus) if inst and inst.vcpus else "-",
-                f"{price:.3f}" if price is not None else "-", host_text, key=name)
+                f"{price:.3f}" if price is not None else "-",
+                Text(fit, style="" if fit in ("all", "") else "bold yellow"), host_text, key=name)
 
     @on(Input.Changed, "#filter")
     def _filter(self, event: Input.Changed) -> None:
@@ -254,10 +278,16 @@ class SetupScreen(Screen[None]):
         text.append(("free (this machine)" if not priced else fmt_cost(worst)) if worst is not None
                     else "? (no price)")
         text.append(f" (≤{s.timeout / 60:g} min each)", "dim")
+        if self.find_batch:
+            text.append(" · f: find the largest batch size that fits", "bold")
         if launch and self.provider is not None:  # the launch's own worst case, as confirmed
             q = self.provider.quote(launch)
             text.append(f" · launch ≤ ${q.worst_usd:.2f} of ${q.max_spend:.2f}",
                         "bold red" if q.problem else "")
+        picked = [h.instance for h in self.config.hosts if h.name in self.selected_hosts]
+        self._refresh_fit(s.batch_sizes)
+        text.append("\n" + self.memory.note(self.workload_name(), s.batch_sizes,
+                                            [*picked, *launch]), "dim")
         self.query_one("#summary", Static).update(text)
 
     def action_start(self) -> None:
@@ -265,6 +295,13 @@ class SetupScreen(Screen[None]):
         if not s.batch_sizes or not (self.selected_hosts or self.selected_launch):
             self.notify("Pick at least one instance (space) and one batch size.",
                         severity="warning")
+            return
+        if self.find_batch:
+            if self.selected_launch or not self.selected_hosts:
+                self.notify("Finding the batch size probes configured hosts (pick one with a "
+                            "host), not instances to launch.", severity="warning")
+                return
+            self.post_message(StartProbes(self.plan(), s.concurrency, s.timeout, find=s))
             return
         if not self.selected_launch:
             self.post_message(StartProbes(self.plan(), s.concurrency, s.timeout))
@@ -296,6 +333,23 @@ class SetupScreen(Screen[None]):
                                       taken={h.name for h in self.config.hosts})
         self.post_message(StartProbes(launch.plan(s, hosts, self.config.hosts), s.concurrency, s.timeout,
                                       launch=launch))
+
+    def _refresh_fit(self, sizes: list[int]) -> None:
+        """The fit column for the batch sizes chosen now (cells that changed only)."""
+        table = self.query_one("#instances", DataTable)
+        workload = self.workload_name()
+        for key in list(table.rows):
+            fit = self.memory.cell(workload, sizes, str(key.value))
+            cell = Text(fit, style="" if fit in ("all", "") else "bold yellow")
+            if table.get_cell(key, "fit") != cell:
+                table.update_cell(key, "fit", cell)
+
+    def action_toggle_find(self) -> None:
+        self.find_batch = not self.find_batch
+        self.notify("Start (s) searches each picked host for the largest batch size that fits, "
+                    "from the smallest chosen one" if self.find_batch else
+                    "Start (s) probes the chosen batch sizes", timeout=6)
+        self.update_summary()
 
     def action_replay_hint(self) -> None:
         self.notify("Quit (q) and run: probecast replay sample_logs/reconstructed-dissertation "
