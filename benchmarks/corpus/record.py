@@ -12,6 +12,13 @@ probes out of them and checks the estimate and its bounds against the real total
 ``--torch`` records the PyTorch settings instead (into their own directory: they are held out
 from calibration entirely - the bounds calibrated on Keras runs are checked on them).
 
+``--shapes`` records the training-script shapes of ``scripts/shapes/`` (into runs-shapes/, held
+out): scripts adapted from public ones (nanoGPT, llm.c, minGPT, pytorch/examples, Accelerate,
+CodeParrot, keras.io), each at two batch sizes on one core, each run with its own command line
+exactly as a user types it (``python gpt_loop.py --batch_size=12 --max_iters=1000 ...``,
+``torchrun --standalone --nproc_per_node 2 ddp_gloo.py ...``, ``accelerate launch ...``) from
+that folder, under the agent.
+
 Run it on a quiet machine: other load skews timings (which is also why it runs one at a time).
 """
 
@@ -32,6 +39,9 @@ CORES = {1: "1", 2: "0,1"}
 
 # name: (program, batch, epochs, samples, cores)
 RUNS: dict[str, tuple[str, int, int, int, int]] = {}
+# name: (working directory, the user's own command line) - a setting that carries its own
+# arguments; its first word "python", "torchrun" or "accelerate" is the venv's (see _argv)
+ARGV: dict[str, tuple[Path, tuple[str, ...]]] = {}
 
 
 def _add(program: str, batch: int, epochs: int, samples: int, cores: int, tag: str = "") -> str:
@@ -83,6 +93,85 @@ for args in (("mnist_convnet", 64, 10, 216000, 1), ("mnist_convnet", 256, 10, 21
     LONG_RUNS.append(_add(*args, tag="-long"))
 
 
+# Training-script shapes (recorded into runs-shapes/, held out): scripts/shapes/, adapted from
+# public training scripts (see runs-shapes/README.md), two batch sizes each, one core (taskset
+# on CPU 1, as the long runs). Each carries its own command line, run from scripts/shapes/; the
+# name's budget part is what the command fixes: iterations (i), epochs (e) or LBFGS steps (s).
+SHAPES = SCRIPTS / "shapes"
+SHAPE_RUNS: list[str] = []
+for program, batch, budget, argv in (
+        ("gpt_loop", 12, "i1000",
+         "python gpt_loop.py --batch_size=12 --max_iters=1000 --lr_decay_iters=1000"),
+        ("gpt_loop", 48, "i250",
+         "python gpt_loop.py --batch_size=48 --max_iters=250 --lr_decay_iters=250"),
+        ("gpt_argparse", 8, "i1500",
+         "python gpt_argparse.py --batch_size 8 --num_iterations 1500 --val_loss_every 100"),
+        ("gpt_argparse", 32, "i400",
+         "python gpt_argparse.py --batch_size 32 --num_iterations 400 --val_loss_every 100"),
+        ("manual_sgd", 20, "e8",
+         "python manual_sgd.py --epochs 8 --batch_size 20"),
+        ("manual_sgd", 40, "e8",
+         "python manual_sgd.py --epochs 8 --batch_size 40"),
+        ("lbfgs", 37, "s8",
+         "python lbfgs.py --steps 8 --samples 37"),
+        ("lbfgs", 97, "s6",
+         "python lbfgs.py --steps 6 --samples 97"),
+        ("endless_sampler", 16, "i600",
+         "python endless_sampler.py --trainer.batch_size=16 --trainer.max_iters=600"),
+        ("endless_sampler", 64, "i180",
+         "python endless_sampler.py --trainer.batch_size=64 --trainer.max_iters=180"),
+        ("hogwild", 64, "e12",
+         "python hogwild.py --epochs 12 --num-processes 2 --batch-size 64"),
+        ("hogwild", 256, "e12",
+         "python hogwild.py --epochs 12 --num-processes 2 --batch-size 256"),
+        ("stream_iterable", 8, "i300",
+         "python stream_iterable.py --train_batch_size 8 --max_train_steps 300"),
+        ("stream_iterable", 32, "i80",
+         "python stream_iterable.py --train_batch_size 32 --max_train_steps 80"),
+        ("compile_cpu", 64, "e4",
+         "python compile_cpu.py --epochs 4 --batch-size 64"),
+        ("compile_cpu", 256, "e4",
+         "python compile_cpu.py --epochs 4 --batch-size 256"),
+        ("ddp_gloo", 32, "e10",
+         "torchrun --standalone --nproc_per_node 2 ddp_gloo.py 10 2 --batch_size 32"),
+        ("ddp_gloo", 128, "e20",
+         "torchrun --standalone --nproc_per_node 2 ddp_gloo.py 20 2 --batch_size 128"),
+        ("accelerate_loop", 16, "e4",
+         "accelerate launch accelerate_loop.py --num_epochs 4 --batch_size 16"),
+        ("accelerate_loop", 32, "e4",
+         "accelerate launch accelerate_loop.py --num_epochs 4 --batch_size 32"),
+        ("keras_fit_loop", 128, "e5",
+         "python keras_fit_loop.py --epochs 5 --batch-size 128"),
+        ("keras_fit_loop", 512, "e5",
+         "python keras_fit_loop.py --epochs 5 --batch-size 512"),
+        ("keras_tape", 32, "e35",
+         "python keras_tape.py --batch-size 32"),
+        ("keras_tape", 64, "e35",
+         "python keras_tape.py --batch-size 64")):
+    name = f"{program}-b{batch}-{budget}-c1"
+    epochs = int(budget[1:]) if budget.startswith("e") else 0
+    RUNS[name] = (program, batch, epochs, 0, 1)
+    ARGV[name] = (SHAPES, tuple(argv.split()))
+    SHAPE_RUNS.append(name)
+
+
+def _argv(words: tuple[str, ...]) -> list[str]:
+    """A user's command line with its launcher resolved to this venv: ``python`` is
+    sys.executable, ``torchrun`` / ``accelerate`` the scripts installed beside it."""
+    first, *rest = words
+    if first == "python":
+        return [sys.executable, *rest]
+    if first in ("torchrun", "accelerate"):
+        return [str(Path(sys.executable).parent / first), *rest]
+    return [first, *rest]
+
+
+def workdir(name: str) -> Path:
+    """Where a setting's command runs: its own folder, or scripts/ (what a script's path and
+    its imports are relative to)."""
+    return ARGV[name][0] if name in ARGV else SCRIPTS
+
+
 def command(name: str, out: Path, probe: bool = False) -> list[str]:
     """The full run (or, with ``probe``, a probe with the default stop policy) of one setting."""
     program, batch, epochs, samples, cores = RUNS[name]
@@ -101,6 +190,9 @@ def command(name: str, out: Path, probe: bool = False) -> list[str]:
             wl, extra = wl[: -len("-noval")], ["--val-size", "0"]
         cmd = [*agent, "workload", wl, "--batch-size", str(batch), "--epochs", str(epochs),
                "--train-size", str(samples), "--threads", threads, *extra, *common]
+    elif name in ARGV:  # the setting's own command line, as a user runs it (from workdir())
+        cmd = [*agent, "run", *common, "--workload-label", program, "--batch-size", str(batch),
+               "--", *_argv(ARGV[name][1])]
     else:
         cmd = [*agent, "run", *common, "--workload-label", program, "--batch-size", str(batch),
                "--", sys.executable, str(SCRIPTS / f"{program}.py"), "--batch-size", str(batch),
@@ -120,15 +212,19 @@ def main() -> int:
                     help="the PyTorch settings (default: the Keras ones)")
     ap.add_argument("--long", action="store_true",
                     help="the long jobs (10-25 minutes each, about 95 minutes in all)")
+    ap.add_argument("--shapes", action="store_true",
+                    help="the training-script shapes of scripts/shapes/ (1-2 minutes each, one "
+                         "core, about 35 minutes in all)")
     ap.add_argument("--probes", action="store_true",
                     help="record probes (default stop policy) of the settings instead of full runs")
     ns = ap.parse_args()
-    names = (LONG_RUNS if ns.long else TORCH_RUNS if ns.torch
-             else [n for n in RUNS if n not in TORCH_RUNS and n not in LONG_RUNS])
+    names = (SHAPE_RUNS if ns.shapes else LONG_RUNS if ns.long else TORCH_RUNS if ns.torch
+             else [n for n in RUNS if n not in TORCH_RUNS and n not in LONG_RUNS
+                   and n not in SHAPE_RUNS])
     if ns.list:
         print("\n".join(names))
         return 0
-    out = Path(ns.out).resolve()  # the runs' cwd is the scripts' folder
+    out = Path(ns.out).resolve()  # the runs' cwd is the scripts' folder (workdir())
     out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
     for name in ns.only or names:
@@ -138,7 +234,7 @@ def main() -> int:
             continue
         (out / f"{tag}.jsonl").unlink(missing_ok=True)
         t0 = time.monotonic()
-        r = subprocess.run(command(name, out, ns.probes), cwd=SCRIPTS, env=env,
+        r = subprocess.run(command(name, out, ns.probes), cwd=workdir(name), env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         wall = time.monotonic() - t0
         for suffix in (".jsonl", ".output"):
