@@ -81,9 +81,9 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
             tree = _tree(code.co_filename)
             if tree is not None:
                 for node in _enclosing_loops(tree, frame.f_lineno, code):
-                    loops.append(_count(node, frame, loader_loop))
-                    if every is None:
+                    if not loops:  # the step's own loop: an `if step % K` there counts steps
                         every = _periodic(node, frame)
+                    loops.append(_count(node, frame, loader_loop))
         frame = frame.f_back
     return loops, every
 

@@ -68,6 +68,7 @@ class TorchHook:
         self.by_backward: bool | None = None  # decided at the first step: no optimizer, backward
         self.loop_epoch = 0  # N_it of a loop without a DataLoader (read at the first step)
         self.unwind = False  # stop by unwinding the loop, not by running its loader dry
+        self.per_pass: tuple[int, int] | None = None  # (batches a pass, per step) at the start
         self._installed = False
 
     # ---- patches -----------------------------------------------------------------------------
@@ -97,8 +98,9 @@ class TorchHook:
             key = id(loader)
             if hook.stopped and key in hook.loaders:
                 hook.empty_passes += 1
-                if hook.empty_passes > MAX_EMPTY_PASSES:
-                    raise ProbeStop("the program kept iterating its training data after the probe")
+                # next(iter(loader)) is not a for loop that an empty pass ends: it would crash
+                if hook.empty_passes > MAX_EMPTY_PASSES or not _in_a_for_loop():
+                    raise ProbeStop(hook.session.policy.reason or "the probe stopped")
                 return iter(())
             it = original_iter(loader)
             try:
@@ -170,6 +172,8 @@ class TorchHook:
         elif self.session.started and not self.stopped:
             self._end_val()
             self.val = [key, 0]
+        if not self.session.started:  # batches a step consumes come from one pass: this one
+            self.batches_since_step = 0  # (next(iter(loader)) to size a batch is no step's)
         self.loaders[key] = n
 
     def _batch(self, key: Any) -> None:
@@ -210,6 +214,8 @@ class TorchHook:
         if not s.started:
             self._begin()
         self._end_val()  # a validation pass the program left early
+        if s.total_steps == 1 and self.per_pass:
+            self._check_batches_per_step(self.batches_since_step, *self.per_pass)
         self.batches_since_step = 0
         if self.loop_epoch and self.index >= self.loop_epoch:  # the program's loop ran a pass
             self.epoch += 1
@@ -241,6 +247,8 @@ class TorchHook:
         endless = bool(batches and batches > ENDLESS_BATCHES)
         n = self.steps_per_epoch or (batches // per_step if batches and not endless else 0)
         found = self._length(batches if not endless else None, per_step)
+        if batches and not endless and not trainer_accumulation():
+            self.per_pass = (batches, per_step)  # checked again at the second step
         if self.train_loader is None:
             how = "no DataLoader seen"
         elif not batches:
@@ -276,6 +284,18 @@ class TorchHook:
                   + (f"; the job's length: {found.source}" if found.steps else
                      " - give the job's length with --steps or --epochs"), code="endless-loader")
 
+    def _check_batches_per_step(self, per_step: int, batches: int, first: int) -> None:
+        """At the second step, the batches between two steps are the true batches per step: a
+        loader that fetches ahead (Accelerate's) made the first count one too many. N_it
+        corrected in a `plan`."""
+        if per_step < 1 or per_step == first or self.steps_per_epoch or self.loop_epoch:
+            return
+        n = batches // per_step
+        self.session.plan(steps_per_epoch=n)
+        self.session.log("info", f"PyTorch: {per_step} batch(es) per optimizer step, not {first} "
+                         f"as the first step suggested (a loader that fetches ahead): {n} steps "
+                         "per epoch", code="torch-loop")
+
     def _length(self, batches: int | None, per_step: int) -> Any:
         """The job's length as the program says it: a trainer's settings, else the loops around
         this step, else its settings by name (length.py)."""
@@ -287,6 +307,22 @@ class TorchHook:
             return None
 
         return trainer_length() or read_length(sys._getframe(), loader_loop)
+
+
+def _in_a_for_loop() -> bool:
+    """Whether the program's line that asked for a new pass iterates it in a ``for`` (which an
+    empty pass ends) - not ``next(iter(loader))``, which it would crash."""
+    import linecache
+
+    from .loops import user_code
+
+    frame = sys._getframe(2)
+    while frame is not None and not user_code(frame.f_code.co_filename):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return True  # a framework's own loop (Lightning, the Trainer): they end on empty passes
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    return "for " in line or "for(" in line
 
 
 def _cuda_in_use() -> bool:

@@ -122,6 +122,7 @@ class Plan(_Event, tag="plan"):
     every: Count | None = None
     source: str = ""
     every_source: str = ""
+    steps_per_epoch: Count | None = None  # corrects start's N_it (learned at the second step)
 
 
 MB = Annotated[float, msgspec.Meta(ge=0, le=1e12)]

@@ -193,6 +193,9 @@ class ProbeState:
 
     @property
     def steps_per_epoch(self) -> int:
+        """N_it: the start's, or the plan's correction of it (learned at the second step)."""
+        if self.plan is not None and self.plan.steps_per_epoch:
+            return self.plan.steps_per_epoch
         return self.start.steps_per_epoch if self.start else 0
 
     @property

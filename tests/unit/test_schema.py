@@ -39,7 +39,8 @@ def emit_every_kind(emitter: Emitter) -> None:
     emitter.log("warning", "fit() called again", code="fit-loop")
     emitter.emit("plan", epochs=4, steps=5000, every=250,
                  source="while True ... if iter_num > max_iters: break (train.py:250)",
-                 every_source="if iter_num % eval_interval == 0 (train.py:262)")
+                 every_source="if iter_num % eval_interval == 0 (train.py:262)",
+                 steps_per_epoch=1250)
     emitter.emit("memory", device="cuda:0 NVIDIA A10G", device_peak_mb=20000.5,
                  device_reserved_mb=21000.0, device_total_mb=23028.0, host_peak_mb=3000.25,
                  host_vm_peak_mb=9000.0, host_limit_mb=16000.0, host_limit_kind="memory",
