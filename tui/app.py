@@ -70,8 +70,10 @@ class ProbecastApp(App[None]):
                                              message.timeout)
         else:
             work = self.session.run(message.plan, message.concurrency, message.timeout)
+        what = ("find the batch size" if message.find is not None else
+                "launch and probe" if launch is not None else "run probes")
         self.run_worker(work, exclusive=True, group="probes", exit_on_error=False,
-                        description="launch and probe" if launch is not None else "run probes")
+                        description=what)
         self.switch_screen(RunScreen(self.session))
 
     @on(Worker.StateChanged)

@@ -18,6 +18,7 @@ else the machine's RAM (``MemTotal``).
 from __future__ import annotations
 
 import os
+import re
 import resource
 import signal
 import sys
@@ -37,6 +38,7 @@ OOM_NAMES = ("OutOfMemoryError", "MemoryError", "ResourceExhaustedError", "_Arra
 OOM_TEXT = ("out of memory", "can't allocate memory", "cannot allocate memory",
             "oom when allocating", "unable to allocate", "std::bad_alloc", "ran out of memory",
             "resource_exhausted", "failed to allocate memory")
+ENFORCE = re.compile(r"^\[enforce fail at [^\]]*\]\s*(err == 0\.\s*)?")
 FATAL_SIGNALS = (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS)
 NEAR_LIMIT = 0.9  # a peak this close to the limit, and a death by signal: the limit killed it
 
@@ -59,6 +61,7 @@ def out_of_memory(exc: BaseException | None) -> str | None:
         if names & set(OOM_NAMES) or oom_text(text):
             lines = [line.strip() for line in text.splitlines() if line.strip()]
             said = next((line for line in lines if oom_text(line)), lines[0] if lines else "")
+            said = ENFORCE.sub("", said)  # PyTorch's "[enforce fail at alloc_cpu.cpp:127] err == 0."
             return f"{type(exc).__name__}: {said}"[:300]
         exc = exc.__cause__ or exc.__context__
     return None
