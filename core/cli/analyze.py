@@ -13,6 +13,7 @@ from ..model.estimate import DEFAULT_HORIZONS, parse_horizons
 from ..model.logstore import ProbeRecord
 from ..model.ranking import (Pricing, RankedRow, Ranking, RankOptions, estimate_rows,
                              horizons_for)
+from ..report.memory_text import print_memory
 from ..report.table import decision_cost, print_estimate, print_ranking
 from .common import (CliError, load_records, options_from, pricing_from, rank_logs, warn,
                      warn_unpriced)
@@ -29,7 +30,8 @@ def cmd_estimate(ns: argparse.Namespace, out: TextIO) -> int:
     warn_unpriced(rows)
     by_key = {r.candidate().key: r.candidate() for r in records}
     for row in rows:
-        row.horizons = horizons_for(by_key[row.key], pricing, options, horizons)
+        if not (row.steps or row.per_steps):  # epochs are no horizon of a job made of steps
+            row.horizons = horizons_for(by_key[row.key], pricing, options, horizons)
     if ns.json:
         json.dump([r.as_json() for r in rows], out, indent=2)
         out.write("\n")
@@ -49,11 +51,11 @@ def rank_and_print(records: list[ProbeRecord], pricing: Pricing, options: RankOp
                    out: TextIO, fmt: str = "text") -> int:
     """`probecast rank` and the end of `probecast probe --headless`: one ranking per workload."""
     ranking = rank_logs(records, pricing, options)
-    if not len(ranking):
+    if not len(ranking) and not ranking.no_fit:
         return 1
     states = {str(r.path): r.state for r in records}
     add_crossovers(ranking, states)
-    rows = ranking.rows
+    rows = ranking.with_no_fit()  # batch sizes that do not fit: rows that say so, no time
     if fmt == "json":
         json.dump([r.as_json() for r in rows], out, indent=2)
         out.write("\n")
@@ -66,12 +68,16 @@ def rank_and_print(records: list[ProbeRecord], pricing: Pricing, options: RankOp
         writer.writerows(flat)
         out.write(buf.getvalue())
     else:
-        groups = ranking.groups
-        for i, (workload, group) in enumerate(groups.items()):
-            if len(groups) > 1:
+        names = list(dict.fromkeys([*ranking.groups, *ranking.no_fit]))
+        for i, workload in enumerate(names):
+            if len(names) > 1:
                 out.write(("\n" if i else "") + f"== {workload or '(no workload)'} ==\n")
-            print_ranking(group, options, out)
-        line = decision_cost(rows, states)
+            group = ranking.groups.get(workload, [])
+            if group:
+                print_ranking(group, options, out)
+            print_memory(group, ranking.no_fit.get(workload, []),
+                         ranking.memory.get(workload), out)
+        line = decision_cost(ranking.rows, states)
         if line:
             out.write(line + "\n")
     return 0

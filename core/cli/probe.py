@@ -42,6 +42,8 @@ def _settings(ns: argparse.Namespace, base: ProbeSettings) -> ProbeSettings:
         s.max_seconds = ns.max_seconds
     if ns.epochs is not None:
         s.epochs = ns.epochs
+    if getattr(ns, "steps", None) is not None:
+        s.steps = ns.steps
     if ns.project is not None:
         project = Path(ns.project).expanduser().resolve()
         if not project.is_dir():
@@ -62,9 +64,9 @@ def _line(entry: Any) -> str:
     step = "" if math.isnan(est) else f"  step {fmt_ms(est)}"
     ci = "" if math.isnan(est) or math.isinf(hi) or not est else f" ±{(hi - lo) / 2 / est:.1%}"
     # a failure's reason; before the first step, what is happening (project copy, setup)
-    shown = entry.status in ("failed", "stopped") or (entry.active and not st.steps)
+    shown = entry.status in ("failed", "stopped", "does-not-fit") or (entry.active and not st.steps)
     detail = f"  {entry.detail}" if shown and entry.detail else ""
-    return f"{entry.spec.label:<24} {entry.status:<10} {st.steps:>6} steps{step}{ci}{detail}"
+    return f"{entry.spec.label:<24} {entry.status:<12} {st.steps:>6} steps{step}{ci}{detail}"
 
 
 async def _report(board: Board, out: TextIO, tty: bool, stop: asyncio.Event) -> None:
@@ -163,6 +165,12 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
     pricing = pricing_for(config)  # the one price lookup, as rank and the app
     session = Session(Board(pricing), config=config, settings=settings, log_dir=log_dir,
                       full=ns.full)
+    if ns.find_batch_size:
+        from .find_batch import find_on_hosts
+
+        return find_on_hosts(ns, config, session, log_dir, out, ranking_out,
+                             run=lambda work: run_interruptible(_with_progress(session, work, out)),
+                             rank=_rank_logs)
     if config.aws is not None and not ns.local:
         return _probe_on_aws(ns, config, session, log_dir, out, ranking_out)
     if config.skypilot is not None and not ns.local:
@@ -270,7 +278,8 @@ def _log_to(log_dir: Path) -> None:
 def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Config, epochs: int | None,
                out: TextIO, epochs_from: list[str] | None = None) -> int:
     """The same ranking as `probecast rank` on the logs just written, with the config's prices."""
-    options = RankOptions(epochs=epochs, by=ns.by,
+    options = RankOptions(epochs=epochs, steps=getattr(ns, "steps", None) or config.probe.steps,
+                          by=ns.by,
                           epoch_plan=epoch_plan_from(epochs_from),
                           min_accuracy=getattr(ns, "min_accuracy", None),
                           with_setup=getattr(ns, "with_setup", False))
@@ -345,6 +354,9 @@ def add_probe_parser(sub: Any) -> None:
     p.add_argument("--max-seconds", type=float, default=None,
                    help="stop each probe after S seconds of training")
     p.add_argument("--epochs", type=int, default=None, help="planned epochs N_ep")
+    p.add_argument("--steps", type=int, default=None,
+                   help="the job's total training steps (jobs measured in steps; wins over "
+                        "--epochs; default: what the program says)")
     p.add_argument("--by", choices=("time", "cost"), default="time",
                    help="rank the results by time or cost (default time)")
     p.add_argument("--with-setup", action="store_true",
@@ -358,4 +370,7 @@ def add_probe_parser(sub: Any) -> None:
     p.add_argument("--train-size", type=int, default=None, help="built-in workload: training samples")
     p.add_argument("--val-size", type=int, default=None, help="built-in workload: validation samples")
     p.add_argument("--threads", type=int, default=None, help="built-in workload: TensorFlow threads")
+    from .find_batch import add_find_arguments
+
+    add_find_arguments(p)
     p.set_defaults(func=cmd_probe)

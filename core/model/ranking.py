@@ -16,18 +16,21 @@ from typing import TYPE_CHECKING
 
 from ..agent.steady import DEFAULT_STATISTIC
 from .epochs import EpochsInfo
-from .estimate import Estimate, NoEstimate, estimate_runtime
+from .length import DEFAULT_EPOCHS, PER_STEPS, JobLength, resolve
+from .estimate import Estimate, NoEstimate, estimate_runtime, measured_run, per_steps_estimate
 from .pricing import Catalog, cost_usd
 from .bounds import describe_mechanism
 from .decisions import decision_lines, is_pareto, mark_undecided, undecided_pairs, verdict
+from .memory import ProgramMemory
+from .memory_rows import add_memory, no_fit_groups, split_no_fit
 from .rows import Candidate, CrossingNote, Horizon, JsonValue, RankedRow
 from .state import ProbeState
 
 if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only for exports
     import pandas as pd
 
-DEFAULT_EPOCHS = 10
 VIEWS = ("time", "cost", "weighted")
+YEAR_S = 365 * 86400.0
 EpochPlan = Mapping[tuple[str, int], EpochsInfo]
 
 
@@ -58,6 +61,7 @@ class RankOptions:
     """Everything that changes a ranking besides the probes themselves."""
 
     epochs: float | None = None  # N_ep; None: the epoch plan, the log's plan, else DEFAULT_EPOCHS
+    steps: int | None = None  # the job's total training steps (wins over epochs)
     by: str = "time"  # time | cost | weighted
     weight: float = 0.5  # weighted: score = weight*rel_time + (1-weight)*rel_cost
     use_validation: bool = True
@@ -83,6 +87,14 @@ class Ranking:
     groups: dict[str, list[RankedRow]] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     options: RankOptions = field(default_factory=RankOptions)
+    # batch sizes that do not fit, per workload: rows that say so, beside the ranked ones
+    no_fit: dict[str, list[RankedRow]] = field(default_factory=dict)
+    memory: dict[str, ProgramMemory] = field(default_factory=dict)  # the forecast per workload
+
+    def with_no_fit(self, workload: str | None = None) -> list[RankedRow]:
+        """The ranked rows then the rows that do not fit (of one workload, or all)."""
+        names = list(dict.fromkeys([*self.groups, *self.no_fit])) if workload is None else [workload]
+        return [r for w in names for r in (*self.groups.get(w, ()), *self.no_fit.get(w, ()))]
 
     @property
     def rows(self) -> list[RankedRow]:
@@ -100,19 +112,20 @@ class Ranking:
 
 def choose_epochs(state: ProbeState, epochs: float | None,
                   plan: EpochPlan | None = None) -> tuple[float, str]:
-    """N_ep and where it came from: the user, full runs of this workload and batch size
-    (methodology 1), the log's plan, or the default."""
-    if epochs is not None:
-        return epochs, "user"
-    if plan and state.start is not None:
-        info = plan.get((state.start.workload, state.start.batch_size))
+    """N_ep and where it came from (length.resolve: the user, full runs of this workload and
+    batch size - methodology 1 -, the program, the log's plan, or the default)."""
+    length = job_length(state, RankOptions(epochs=epochs, epoch_plan=plan))
+    return (length.n_ep if not length.unknown else float(DEFAULT_EPOCHS)), length.source
+
+
+def job_length(state: ProbeState, options: RankOptions) -> JobLength:
+    """The job's length for this probe under these options (length.py)."""
+    planned = None
+    if options.epoch_plan and state.start is not None:
+        info = options.epoch_plan.get((state.start.workload, state.start.batch_size))
         if info is not None:
-            return info.n_ep, info.describe()
-    if "fit-loop" in state.codes:  # each fit() call plans its own epochs: the total is unknown
-        return float(DEFAULT_EPOCHS), "default: unknown (fit() in a loop; give --epochs)"
-    if state.start is not None and state.start.epochs:
-        return float(state.start.epochs), "planned"
-    return float(DEFAULT_EPOCHS), "default"
+            planned = (info.n_ep, info.describe())
+    return resolve(state, options.epochs, options.steps, planned)
 
 
 def _cost(price: float | None, seconds: float, rule: str) -> float | None:
@@ -120,32 +133,53 @@ def _cost(price: float | None, seconds: float, rule: str) -> float | None:
 
 
 def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
-                 n_ep: float | None = None) -> RankedRow:
-    """One candidate's row (not yet ranked). Raises NoEstimate."""
+                 n_ep: float | None = None, per_steps: bool = False) -> RankedRow:
+    """One candidate's row (not yet ranked): for ``n_ep`` epochs (a horizon), else for the
+    job's own length; a job of unknown length (or ``per_steps``) per 1 000 steps. Raises
+    NoEstimate."""
     state = candidate.state
-    source = "user"
-    if n_ep is None:
-        n_ep, source = choose_epochs(state, options.epochs, options.epoch_plan)
-    est: Estimate = estimate_runtime(state, n_ep, use_validation=options.use_validation,
-                                     equation=options.equation, statistic=options.statistic)
+    if n_ep is not None:
+        length = JobLength(n_ep, 0, "user")
+    else:
+        length = job_length(state, options)
+    if per_steps or length.unknown:
+        return _per_steps_row(candidate, pricing, options, length)
+    est: Estimate = estimate_runtime(state, length.n_ep, use_validation=options.use_validation,
+                                     equation=options.equation, statistic=options.statistic,
+                                     n_it=length.n_it or None)
+    if n_ep is None and options.epochs is None and options.steps is None:
+        est = measured_run(state, est)  # a run that completed is its own answer
+    notes = [length.note] if length.note else []
+    return _row(candidate, pricing, options, est, length, notes)
+
+
+def _row(candidate: Candidate, pricing: Pricing, options: RankOptions, est: Estimate,
+         length: JobLength, notes: list[str], per_steps: int | None = None) -> RankedRow:
+    state = candidate.state
     price, price_source, rule = pricing.price_for(state)
     start = state.start
     assert start is not None
-    notes = list(est.notes)
+    notes = [*notes, *est.notes]
     if options.with_setup and candidate.setup_s:
         notes.append(f"includes the host's setup, {candidate.setup_s:.0f} s (measured once)")
     probe_s = state.end.t if state.end is not None else state.last_t
-    setup = candidate.setup_s if options.with_setup and candidate.setup_s else 0.0
+    setup = candidate.setup_s if options.with_setup and candidate.setup_s and not per_steps \
+        else 0.0
     if setup:
         est = replace(est, runtime_s=est.runtime_s + setup, low_s=est.low_s + setup,
                       high_s=est.high_s + setup)
     if probe_s and est.runtime_s < 1.5 * probe_s and state.end is not None \
-            and state.end.status == "probe-done":
+            and state.end.status == "probe-done" and not per_steps:
         notes.insert(0, "shorter than a probe - just run it")
+    if est.runtime_s > YEAR_S:
+        notes.insert(0, f"over a year: {est.formula()} - check the job's length "
+                        f"({length.source or 'unknown'}; --steps / --epochs set it)")
     info = options.epoch_plan.get((start.workload, start.batch_size)) if options.epoch_plan else None
     return RankedRow(
         key=candidate.key, label=candidate.label, probe=start.probe, instance=start.instance,
-        batch_size=start.batch_size, workload=start.workload, epochs=n_ep, epochs_source=source,
+        batch_size=start.batch_size, workload=start.workload, epochs=length.n_ep,
+        epochs_source=length.source, steps=length.steps, per_steps=per_steps,
+        length_unknown=length.unknown,
         runtime_s=est.runtime_s, runtime_low_s=est.low_s, runtime_high_s=est.high_s,
         cost_usd=_cost(price, est.runtime_s, rule), cost_low_usd=_cost(price, est.low_s, rule),
         cost_high_usd=_cost(price, est.high_s, rule), price_per_hour=price,
@@ -158,6 +192,20 @@ def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
         malformed_lines=candidate.malformed_lines,
         expected_accuracy=info.accuracy if info is not None else None,
     )
+
+
+def _per_steps_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
+                   length: JobLength) -> RankedRow:
+    """A job whose length is unknown still ranks: time and cost per 1 000 steps (start-up
+    apart: it is paid once, whatever the length)."""
+    state = candidate.state
+    est = per_steps_estimate(state, PER_STEPS, statistic=options.statistic)
+    notes = [f"length unknown: ranked per {PER_STEPS:,} steps - {length.unknown}"] \
+        if length.unknown else [f"ranked per {PER_STEPS:,} steps, as the other rows of this job"]
+    if length.note:
+        notes.append(length.note)
+    shown = JobLength(0.0, PER_STEPS, length.source or "unknown", unknown=length.unknown)
+    return _row(candidate, pricing, options, est, shown, notes, per_steps=PER_STEPS)
 
 
 def horizons_for(candidate: Candidate, pricing: Pricing, options: RankOptions,
@@ -180,7 +228,7 @@ def _estimate_one(c: Candidate, pricing: Pricing, options: RankOptions,
                   cache: EstimateCache | None) -> tuple[list[str], RankedRow | None]:
     """Warnings and the row (None: no estimate, the reason among the warnings), from the cache
     when neither the candidate nor anything its estimate depends on changed."""
-    stamp = (c.version, c.status, id(pricing), options.epochs, options.use_validation,
+    stamp = (c.version, c.status, id(pricing), options.epochs, options.steps, options.use_validation,
              options.equation, options.statistic, id(options.epoch_plan), options.with_setup,
              c.setup_s)
     if cache is not None and c.version is not None:
@@ -282,12 +330,23 @@ def rank(rows: list[RankedRow], by: str = "time", weight: float = 0.5) -> list[R
 def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
                   options: RankOptions, cache: EstimateCache | None = None) -> Ranking:
     """The pipeline: candidates + options -> estimates -> a ranking per workload."""
-    rows, skipped = estimate_rows(candidates, pricing, options, cache)
+    candidates = list(candidates)
+    fit, no_fit = split_no_fit(candidates)  # out of memory: a row that says so, no estimate
+    rows, skipped = estimate_rows(fit, pricing, options, cache)
     groups: dict[str, list[RankedRow]] = {}
     for r in rows:
         groups.setdefault(r.workload, []).append(r)
-    return Ranking({w: rank(g, options.by, options.weight) for w, g in groups.items()},
-                   skipped, options)
+    by_key = {c.key: c for c in candidates}
+    for workload, group in groups.items():
+        # one job, one unit: if any row's length is unknown, every row goes per 1 000 steps
+        if any(r.per_steps for r in group) and not all(r.per_steps for r in group):
+            groups[workload] = [r if r.per_steps else
+                                estimate_row(by_key[r.key], pricing, options, per_steps=True)
+                                for r in group]
+    ranking = Ranking({w: rank(g, options.by, options.weight) for w, g in groups.items()},
+                      skipped, options, no_fit_groups(no_fit, options.workload))
+    ranking.memory = add_memory(ranking.groups, ranking.no_fit, candidates, pricing.catalog)
+    return ranking
 
 
 __all__ = ["DEFAULT_EPOCHS", "Candidate", "CrossingNote", "JsonValue", "Estimate", "EstimateCache", "Horizon", "NoEstimate", "Pricing",

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Union
 
+from .memory import RowMemory
 from .state import ProbeState
 
 JsonValue = Union[str, int, float, bool, None, list["JsonValue"], dict[str, "JsonValue"]]
@@ -61,8 +62,8 @@ class RankedRow:
     batch_size: int
     workload: str
     epochs: float
-    epochs_source: str
-    runtime_s: float
+    epochs_source: str  # where the job's length came from (epochs or steps)
+    runtime_s: float  # the whole job (per_steps: per that many steps, start-up apart)
     runtime_low_s: float
     runtime_high_s: float
     cost_usd: float | None
@@ -98,11 +99,18 @@ class RankedRow:
     probe_s: float = 0.0  # what the probe itself ran (wall seconds)
     setup_s: float | None = None  # the host's setup (seconds), measured once per host
     with_setup: bool = False  # runtime, bounds and cost include setup_s (RankOptions.with_setup)
+    steps: int | None = None  # the job's total training steps, when it is measured in steps
+    per_steps: int | None = None  # set: the job's length is unknown; runtime/cost per this many steps
+    length_unknown: str = ""  # ... what is missing and how to give it
+    memory: RowMemory | None = None  # peak memory, and its program's forecast (memory.py)
 
     @property
     def mark(self) -> str:
         """How far to trust the row's probe: '' whole, '…' still running, '!' failed or
-        stopped (estimated from what it measured), '?' its log ends without an `end`."""
+        stopped (estimated from what it measured), '?' its log ends without an `end`, '✗' the
+        batch size does not fit (no estimate: a row that says so)."""
+        if self.status == "does-not-fit":
+            return "✗"
         if self.status in ("failed", "stopped"):
             return "!"
         if self.status in ("running", "pending", "connecting", "uploading"):
@@ -110,6 +118,20 @@ class RankedRow:
         if self.truncated:
             return "?"
         return ""
+
+    @property
+    def does_not_fit(self) -> bool:
+        return self.status == "does-not-fit"
+
+    @property
+    def length(self) -> str:
+        """The job's length as the views say it: "8 epochs (planned)", "5,000 steps (the
+        program: ...)", or "per 1,000 steps" when it is unknown."""
+        if self.per_steps:
+            return f"per {self.per_steps:,} steps (start-up apart)"
+        if self.steps:
+            return f"{self.steps:,} steps ({self.epochs_source})"
+        return f"{self.epochs:g} epochs ({self.epochs_source})"
 
     @property
     def name(self) -> str:
@@ -122,6 +144,8 @@ class RankedRow:
             value = getattr(self, f.name)
             if f.name in ("horizons", "crossovers"):
                 out[f.name] = [_clean(dataclasses.asdict(h)) for h in value]
+            elif f.name == "memory":
+                out[f.name] = _clean(value.as_json()) if value is not None else None
             elif isinstance(value, float) and math.isnan(value):
                 out[f.name] = None
             elif isinstance(value, dict):

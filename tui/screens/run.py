@@ -95,11 +95,13 @@ class RunScreen(Screen[None]):
         return self.horizons[self.horizon_index]
 
     def options(self) -> RankOptions:
-        return RankOptions(epochs=self.epochs, by=self.by, weight=self.weight,
+        settings = self.session.settings
+        steps = settings.steps if settings is not None and self.epochs is None else None
+        return RankOptions(epochs=self.epochs, steps=steps, by=self.by, weight=self.weight,
                            workload=self.workload, with_setup=self.with_setup)
 
     def horizon_label(self) -> str:
-        return "planned epochs" if self.epochs is None else f"{self.epochs:g} epochs"
+        return "planned length" if self.epochs is None else f"{self.epochs:g} epochs"
 
     def update_title(self) -> None:
         view = {"time": "fastest", "cost": "cheapest"}.get(
@@ -158,16 +160,20 @@ class RunScreen(Screen[None]):
             self.workload = workloads[0]
             self.update_title()
             self.refresh_bindings()  # w applies now
-        records = self.session.board.ranking(self.options()).rows
-        self._rows = {r.key: r for r in records}
+        ranking = self.session.board.ranking(self.options())
+        records = ranking.rows
+        shown = [*records, *(r for rows in ranking.no_fit.values() for r in rows)]
+        self._rows = {r.key: r for r in shown}
         self._full_cost = self.session.board.full_cost(records)
         table = self.query_one(RankingTable)
-        table.apply(records, self.by)
+        table.apply(shown, self.by)
         box = self.query_one("#ranking-box")
         more = (f"top {MAX_ROWS} of {len(records)} rows · e exports all"
                 if len(records) > MAX_ROWS else "")
+        unknown = ("per 1,000 steps: length unknown ([probe] steps sets it; d: why)"
+                   if records and records[0].per_steps else "")
         said = " · ".join(part for part in (
-            verdict(records, self.by, running=self.session.board.active), more) if part)
+            unknown, verdict(records, self.by, running=self.session.board.active), more) if part)
         if box.border_subtitle != said:
             box.border_subtitle = said
         self.show_detail(table.selected_key())
@@ -293,7 +299,7 @@ class RunScreen(Screen[None]):
             self._cancelling.discard(key)
 
     def action_export(self) -> None:
-        rows = self.session.board.ranking(self.options()).rows
+        rows = self.session.board.ranking(self.options()).with_no_fit()  # and what did not fit
         if not rows:
             self.notify("Nothing to export yet: no probe has an estimate.", severity="warning")
             return

@@ -13,16 +13,22 @@ from probecast.core.model.decisions import PairConstants, fmt_p
 from probecast.core.model.ranking import RankedRow
 from probecast.core.report.fmt import fmt_cost, fmt_duration
 
+from .memory_view import memory_texts, no_fit_detail
+
 EQUATIONS = {
     "5.3": "T = T_init + T_it1 + (N_it−1)·T_it + T_val1 + (N_ep−1)·(N_it·T_it + T_val + T_ep)",
     "5.4": "T = T_init + T_it1 + (N_it−1)·T_it + (N_ep−1)·(N_it·T_it + T_ep)",
     "5.1": "T = T_init + T(Ep1) + (N_ep−1)·T(Ep2)",
+    "steps": "T = T_init + T_it1 + (N−1)·T_it + ⌊(N−1)/K⌋·T_per",
+    "measured": "the probe saw the whole run: its runtime",
+    "per-steps": "per N steps: N·T_it + (N/K)·T_per (length unknown)",
 }
 DECIDED = PairConstants.load().threshold
 TERM_LABELS = (("t_init", "T_init"), ("t_it1", "T_it1"), ("t_it", "T_it"), ("t_val1", "T_val1"),
                ("t_val", "T_val"), ("t_ep", "T_ep (boundary)"), ("t_ep1", "T(Ep1)"),
                ("t_ep2", "T(Ep2)"), ("t_fit_end", "T_end (fit returns)"),
-               ("t_post", "T_post (after training)"), ("n_it", "N_it"), ("n_ep", "N_ep"))
+               ("t_post", "T_post (after training)"), ("t_per", "T_per (every K)"),
+               ("n_it", "N_it"), ("n_ep", "N_ep"))
 
 
 def _term(t: Mapping[str, Any], key: str, row: RankedRow) -> str | None:
@@ -35,6 +41,8 @@ def _term(t: Mapping[str, Any], key: str, row: RankedRow) -> str | None:
         return str(v)
     if key == "t_it":
         return f"{v * 1000:.2f} ms [{t['t_it_low'] * 1000:.2f}–{t['t_it_high'] * 1000:.2f}]"
+    if key == "t_per":
+        return f"{v:.3f} s × {t.get('n_per') or 0} (K={t.get('every')})"
     if key == "t_ep":
         if not v:
             return None
@@ -47,6 +55,8 @@ def render_detail(row: RankedRow | None) -> Any:
     """Compact enough for 80x24: terms three to a line, then the arithmetic and the cost."""
     if row is None:
         return Text("Select a row of the ranking to see how its estimate is made.", style="dim")
+    if row.does_not_fit:
+        return no_fit_detail(row)
     t = row.terms
     out = Table.grid()
     out.add_row(Text.assemble((f"{row.instance} · batch {row.batch_size} · {row.workload}  ", "bold"),
@@ -68,8 +78,13 @@ def render_detail(row: RankedRow | None) -> Any:
     for k in range(0, len(cells), 3):
         grid.add_row(*cells[k:k + 3])
     out.add_row(grid)
-    out.add_row(Text.assemble(("N_it ", "bold"), str(t["n_it"]), "   ", ("N_ep ", "bold"),
-                              _term(t, "n_ep", row) or ""))
+    if row.steps or row.per_steps:
+        out.add_row(Text.assemble(("length ", "bold"), row.length))
+        if row.length_unknown:
+            out.add_row(Text(f"length unknown: {row.length_unknown}", style="yellow"))
+    else:
+        out.add_row(Text.assemble(("N_it ", "bold"), str(t["n_it"]), "   ", ("N_ep ", "bold"),
+                                  _term(t, "n_ep", row) or ""))
     out.add_row(Text("= " + row.formula))
     u = row.uncertainty
     if u:
@@ -93,6 +108,8 @@ def render_detail(row: RankedRow | None) -> Any:
     if row.probe_s and row.runtime_s:
         out.add_row(Text(f"the probe ran {fmt_duration(row.probe_s)}: "
                          f"{row.probe_s / row.runtime_s:.0%} of this job", style="dim"))
+    for text in memory_texts(row):
+        out.add_row(text)
     for note in row.notes:
         out.add_row(Text(f"note: {note}", style="yellow"))
     return out
