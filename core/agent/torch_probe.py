@@ -316,11 +316,9 @@ def _in_a_for_loop() -> bool:
 
     from .loops import user_code
 
-    frame = sys._getframe(2)
-    while frame is not None and not user_code(frame.f_code.co_filename):
-        frame = frame.f_back  # type: ignore[assignment]
-    if frame is None:
-        return True  # a framework's own loop (Lightning, the Trainer): they end on empty passes
+    frame = sys._getframe(2)  # who asked: loader_iter's caller
+    if not user_code(frame.f_code.co_filename):
+        return True  # a framework's own loop (Lightning, the Trainer, tqdm): ends on empty passes
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
     return "for " in line or "for(" in line
 

@@ -34,7 +34,9 @@ def test_the_symbols_are_well_formed_and_the_adapters_patch_from_the_list() -> N
                            ("keras_loops.py", ("KERAS_OPTIMIZER_APPLY", "TF_DATASET_ITER",
                                                "TF_ITERATOR_NEXT")),
                            ("torch_probe.py", ("TORCH_STEP_HOOK", "TORCH_LOADER_ITER",
-                                               "TORCH_LOADER_NEXT", "TRAINERS"))):
+                                               "TORCH_LOADER_NEXT", "TORCH_OPTIMIZER_INIT",
+                                               "TORCH_BACKWARD")),
+                           ("torch_trainers.py", ("TRAINERS",))):
         text = (agent / adapter).read_text()
         for name in names:
             assert name in text, (adapter, name)
