@@ -45,7 +45,7 @@ def main() -> int:
             for i in range(ns.repeat):
                 out = Path(d) / f"r{i}"
                 out.mkdir()
-                subprocess.run(record.command(name, out), cwd=record.SCRIPTS, env=env,
+                subprocess.run(record.command(name, out), cwd=record.workdir(name), env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
                 (log,) = out.glob("*.jsonl")
                 st = load_probe(log).state

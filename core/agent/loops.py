@@ -175,6 +175,16 @@ def _for_count(expr: ast.expr, frame: FrameType) -> int:
             return min(_for_count(a, frame) for a in expr.args)
         if name == "range":
             return len(_Evaluator(frame).value(expr))
+        if name == "islice" and len(expr.args) >= 2:  # islice(loader, stop) / (start, stop, step)
+            ev = _Evaluator(frame)
+            bounds = [ev.value(a) for a in expr.args[1:]]
+            if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+                raise Unknown("islice bounds")
+            count = len(range(*bounds)) if len(bounds) > 1 else max(0, bounds[0])
+            try:
+                return min(count, _for_count(expr.args[0], frame))
+            except Unknown:
+                return count
     value = _Evaluator(frame).value(expr)
     return _sized(value)
 

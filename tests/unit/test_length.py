@@ -118,6 +118,17 @@ def test_an_unreadable_loop_leaves_the_total_to_settings_by_name(tmp_path: Path)
     assert found.steps == 700 and found.source == "argument --max_steps = 700"
 
 
+def test_islice_of_a_stream_counts_its_stop(tmp_path: Path) -> None:
+    (found,) = run_program(tmp_path, """
+        import itertools
+        for i, batch in enumerate(itertools.islice(stream(), args.max_steps)):
+            step()
+            break
+    """, stream=lambda: iter(int, 1), args=argparse.Namespace(
+        max_steps=1200))
+    assert found.steps == 1200
+
+
 def test_nothing_of_the_program_is_called_to_read_a_bound(tmp_path: Path) -> None:
     calls: list[str] = []
 
