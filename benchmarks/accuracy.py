@@ -32,7 +32,9 @@ the next - with the run's post-training work), and bare (cut, the log ending at 
 probe's does).
 
 ``--fit`` measures the constants on every calibration program and writes
-core/model/calibration.json.
+core/model/calibration.json. ``--shapes DIR`` also judges a shapes corpus (jobs in the shapes
+people write, benchmarks/corpus/runs-shapes/) per shape, as a user meets it: the length read
+from the program by the probe (benchmarks/shapes.py).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from probecast.core.model.bounds import (MECHANISMS, TF, Calibration,  # noqa: E402
                                          Uncertainty, interval, mechanism)
@@ -785,7 +788,18 @@ def main() -> int:
                          "than their probes': not a comparison a user makes)")
     ap.add_argument("--detail", action="store_true", help="every run and every pair")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--shapes", nargs="*", default=[], metavar="DIR",
+                    help="also judge shapes corpora as a user meets them - the job's length "
+                         "read from the program by the probe - per shape (benchmarks/shapes.py)")
     ns = ap.parse_args()
+    if ns.shapes:
+        import shapes  # benchmarks/shapes.py, beside this script
+
+        judged_shapes = [j for d in ns.shapes for j in shapes.judge(d)]
+        print("=== shapes, each as the product answers it\n")
+        print("\n".join(shapes.report(judged_shapes, ns.markdown)) + "\n")
+        if ns.detail:
+            print("\n".join(shapes.detail(judged_shapes)) + "\n")
     corpora = {corpus_title(d): load_pairs([d], corpus_title(d), ns.exclude) for d in ns.logs}
     held_out = {corpus_title(d): load_pairs([d], corpus_title(d), ns.exclude)
                 for d in ns.held_out}

@@ -20,8 +20,8 @@ from types import FrameType
 from typing import Any
 
 # The body of an `if step % K == 0:` is periodic work if it calls something named like this.
-PERIODIC_WORDS = ("eval", "valid", "test", "save", "checkpoint", "ckpt", "estimate", "sample",
-                  "generate", "val_", "dump", "export")
+PERIODIC_WORDS = ("eval", "valid", "test", "save", "checkpoint", "ckpt", "estimate_loss",
+                  "sample", "generate", "val_", "dump", "export")
 _SAFE_CALLS: dict[str, Callable[..., Any]] = {
     "range": range, "len": len, "int": int, "min": min, "max": max, "round": round,
     "float": float, "abs": abs, "ceil": math.ceil, "floor": math.floor}

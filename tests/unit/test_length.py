@@ -68,8 +68,10 @@ def test_while_loops_count_steps_and_an_if_every_k_is_periodic_work(tmp_path: Pa
 
     found = run_program(tmp_path, """
         iter_num = 0
-        estimate_loss = lambda: None
+        estimate_loss = estimate_mfu = lambda: None
         while True:
+            if iter_num % 10 == 0:  # nanoGPT's log_interval: a print and an MFU, no work
+                estimate_mfu()
             if iter_num % cfg.eval_interval == 0:
                 estimate_loss()
             step()
