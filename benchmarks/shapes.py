@@ -109,7 +109,7 @@ def _median_abs(errs: list[float]) -> str:
 
 def report(judged: list[Judged], markdown: bool = False) -> list[str]:
     lines = []
-    head = ("| shape | runs | estimated | length found | inside bounds | median error | "
+    head = ("| shape | runs | estimated | length exact | inside bounds | median error | "
             "max error |")
     lines += [head, "|" + "---|" * 7] if markdown else [head]
     shapes = sorted({j.shape for j in judged})
