@@ -44,7 +44,7 @@ def _term(t: Mapping[str, Any], key: str, row: RankedRow) -> str | None:
     if key == "t_per":
         return f"{v:.3f} s × {t.get('n_per') or 0} (K={t.get('every')})"
     if key == "t_ep":
-        if not v:
+        if not v or row.equation == "steps":  # a job inside one pass crosses no boundary
             return None
         seen = t.get("boundaries_seen") or 0
         return f"{v:.3f} s expected ({seen} seen)"
