@@ -115,15 +115,7 @@ class Session:
         settings = self.probe_settings
         concurrency = settings.concurrency if concurrency is None else concurrency
         timeout = settings.timeout if timeout is None else timeout
-        make = self.factory or runner_factory(self.config.hosts if self.config else [])
-
-        def factory(host, spec, path):  # type: ignore[no-untyped-def]
-            runner = make(host, spec, path)
-            self._live[spec.key] = runner
-            return runner
-
-        if plan:
-            self.log_dir = plan[0].log_path.parent
+        factory = self._begin_plan(plan)
         if self.full:  # whoever made the plan (a launch, SkyPilot's clusters, the CLI)
             for p in plan:
                 p.spec.full = True
@@ -142,10 +134,9 @@ class Session:
         finally:  # the hosts' project copies: once the adaptive probe is over too
             await finish_preparations(plan)
 
-    async def run_only(self, plan: list[PlannedProbe], timeout: float | None = None) -> None:
-        """Run a plan's probes and nothing else: no adaptive probe, and the hosts' project
-        copies kept for the next plan (``release`` them at the end). The batch-size search
-        (find_batch.py) runs its probes one by one through here."""
+    def _begin_plan(self, plan: list[PlannedProbe]) -> RunnerFactory:
+        """A plan's log directory, and the factory that makes its runners and keeps them (to
+        stop them on quit)."""
         make = self.factory or runner_factory(self.config.hosts if self.config else [])
 
         def factory(host, spec, path):  # type: ignore[no-untyped-def]
@@ -155,6 +146,13 @@ class Session:
 
         if plan:
             self.log_dir = plan[0].log_path.parent
+        return factory
+
+    async def run_only(self, plan: list[PlannedProbe], timeout: float | None = None) -> None:
+        """Run a plan's probes and nothing else: no adaptive probe, and the hosts' project
+        copies kept for the next plan (``release`` them at the end). The batch-size search
+        (find_batch.py) runs its probes one by one through here."""
+        factory = self._begin_plan(plan)
         self._plans.append(plan)
         timeout = self.probe_settings.timeout if timeout is None else timeout
         await run_plan(self.board, plan, concurrency=len(plan) or 1, timeout=timeout,

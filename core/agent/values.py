@@ -1,0 +1,132 @@
+"""Reading a value in a running frame without running the program: names, plain attributes,
+arithmetic, ``len``/``range``/``min``/``max``, a tensor's ``size()``/``shape`` - nothing that
+calls the program's code (no property, no method but a tensor's size). loops.py reads the
+bounds of the loops around a training step with it. Stdlib only."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+_SAFE_CALLS: dict[str, Callable[..., Any]] = {
+    "range": range, "len": len, "int": int, "min": min, "max": max, "round": round,
+    "float": float, "abs": abs, "ceil": math.ceil, "floor": math.floor}
+
+
+class Unknown(Exception):
+    """The evaluator met something it will not evaluate."""
+
+
+def sized(value: Any) -> int:
+    if isinstance(value, (range, list, tuple, dict, str, set, frozenset)):
+        return len(value)
+    shape: Any = getattr(value, "shape", None)  # a tensor or array: its first dimension
+    if isinstance(shape, tuple) or type(shape).__name__ == "Size":
+        if len(shape) >= 1:
+            return int(shape[0])
+    raise Unknown(type(value).__name__)
+
+
+class Evaluator:
+    """Reads values in a frame, calling nothing but a few pure builtins and a tensor's size."""
+
+    def __init__(self, frame: FrameType) -> None:
+        self.frame = frame
+
+    def value(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            for scope in (self.frame.f_locals, self.frame.f_globals):
+                if node.id in scope:
+                    return scope[node.id]
+            if node.id in _SAFE_CALLS:
+                return _SAFE_CALLS[node.id]
+            raise Unknown(node.id)
+        if isinstance(node, ast.Attribute):
+            obj = self.value(node.value)
+            if node.attr == "shape":
+                return tuple(getattr(obj, "shape"))
+            return _plain_attribute(obj, node.attr)
+        if isinstance(node, ast.BinOp):
+            return _binop(node.op, self.value(node.left), self.value(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -self.value(node.operand)
+        if isinstance(node, ast.Subscript):
+            obj = self.value(node.value)
+            index = self.value(node.slice)
+            if isinstance(obj, (tuple, list)) and isinstance(index, int):
+                return obj[index]
+            if isinstance(obj, dict) and isinstance(index, (int, str)):
+                return obj[index]
+            raise Unknown("subscript")
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        raise Unknown(type(node).__name__)
+
+    def call(self, node: ast.Call) -> Any:
+        if node.keywords:
+            raise Unknown("keywords")
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in ("size", "__len__"):
+            obj = self.value(f.value)
+            shape = tuple(getattr(obj, "shape"))
+            if f.attr == "__len__":
+                return shape[0]
+            args = [self.value(a) for a in node.args]
+            return shape[args[0]] if args else shape
+        if isinstance(f, ast.Attribute) and f.attr in ("ceil", "floor") and \
+                isinstance(f.value, ast.Name) and f.value.id == "math":
+            fn = _SAFE_CALLS[f.attr]
+        elif isinstance(f, ast.Name) and f.id in _SAFE_CALLS:
+            fn = _SAFE_CALLS[f.id]
+        else:
+            raise Unknown("call")
+        args = [self.value(a) for a in node.args]
+        if fn is len:
+            return sized(args[0]) if len(args) == 1 else len(*args)
+        if not all(isinstance(a, (int, float, range)) and not isinstance(a, bool) for a in args):
+            raise Unknown("arguments")
+        if fn is range and any(isinstance(a, float) for a in args):
+            raise Unknown("range of floats")
+        return fn(*args)
+
+
+def _plain_attribute(obj: Any, name: str) -> Any:
+    """An attribute stored on the object (or a dict key of a config object): never a property
+    or anything else that runs code."""
+    if isinstance(obj, dict):
+        if name in obj:
+            return obj[name]
+        raise Unknown(name)
+    try:
+        static = inspect.getattr_static(obj, name)
+    except AttributeError:
+        raise Unknown(name) from None
+    if hasattr(type(static), "__get__") and not isinstance(static, (int, float, str)):
+        if not inspect.ismodule(obj):
+            raise Unknown(f"{name} runs code")
+    return getattr(obj, name)
+
+
+def _binop(op: ast.operator, a: Any, b: Any) -> Any:
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or \
+            not isinstance(b, (int, float)):
+        raise Unknown("not numbers")
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.FloorDiv) and b:
+        return a // b
+    if isinstance(op, ast.Div) and b:
+        return a / b
+    if isinstance(op, ast.Mod) and b:
+        return a % b
+    raise Unknown("operator")
