@@ -241,7 +241,8 @@ def test_find_batch_size_under_a_real_limit_finds_one_that_fits_whose_double_doe
     python = limited_python(tmp_path, 2500)
     config = tmp_path / "probecast.toml"
     config.write_text(f'[[hosts]]\nname = "small"\nkind = "local"\npython = "{python}"\n\n'
-                      '[probe]\nworkload = "torch-cnn"\n')
+                      '[probe]\nworkload = "torch-cnn"\nmax_steps = 3\nboundary_budget = 0\n'
+                      'adaptive_budget = 0\n')  # memory, not timing: short probes
     out_dir = tmp_path / "logs"
     code, out, err = run_cli("probe", "--config", str(config), "--headless", "--find-batch-size",
                              "--out", str(out_dir))
