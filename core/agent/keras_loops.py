@@ -64,12 +64,7 @@ class LoopHook:
         def loader_loop(obj: Any) -> int | None:
             return per_pass if per_pass > 0 and id(obj) == self.train_dataset else None
 
-        found = read_length(sys._getframe(), loader_loop)
-        fields = found.fields()
-        if self.session.meta.epochs:
-            fields = {k: v for k, v in fields.items() if k in ("every", "every_source")}
-        if fields:
-            self.session.plan(**fields)
+        self.session.plan(**read_length(sys._getframe(), loader_loop).fields())
 
     def _watchdog(self, wait: float = 10.0) -> None:
         """A loop with no Python-level point to stop at (graph mode over NumPy slices): after

@@ -348,7 +348,7 @@ class KerasHook:
         from .length import calls_around
 
         found = calls_around(sys._getframe())  # the loops around the program's fit() call
-        if found is None or self.session.meta.epochs:
+        if found is None:
             return
         calls, source = found
         epochs = int(info.get("epochs") or 1)

@@ -238,6 +238,8 @@ class ProbeSession:
         """The job's length as the program says it (a `plan` event: epochs, steps, periodic work
         every K steps, and where each was read). Before `start` it waits for it."""
         fields = {k: v for k, v in fields.items() if v is not None and v != ""}
+        if self.meta.epochs:  # the user's own length wins: said at start, not replaced here
+            fields = {k: v for k, v in fields.items() if k not in ("epochs", "steps", "source")}
         if not fields:
             return
         every = fields.get("every")

@@ -274,10 +274,7 @@ class TorchHook:
               " is a training step; "
               + (f"{n} steps per epoch ({how})" if n else f"steps per epoch unknown ({how})"),
               code="torch-loop")
-        fields = found.fields()
-        if s.meta.epochs or s.meta.extra.get("steps"):  # the user's own setting wins
-            fields = {k: v for k, v in fields.items() if k in ("every", "every_source")}
-        s.plan(**fields)
+        s.plan(**found.fields())
         if endless:
             s.log("warning", f"the training DataLoader has {batches} batches per pass (a "
                   "sampler's num_samples far past its data?): that is not an epoch"
