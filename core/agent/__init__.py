@@ -6,7 +6,7 @@ or a zip) and import frameworks lazily.
 
 from .emit import Emitter
 from .policy import StopPolicy
-from .session import ProbeMeta, ProbeSession, ProbeStop
+from .probe_session import ProbeMeta, ProbeSession, ProbeStop
 from .timer import StepTimer
 
 

@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from .emit import Emitter
-from .launch import LaunchOptions, Launcher
+from .process import LaunchOptions, Launcher
 
 
 def add_stop_arguments(p: argparse.ArgumentParser) -> None:

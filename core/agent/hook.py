@@ -14,11 +14,11 @@ import os
 import sys
 from typing import Any
 
-from . import session as session_module
+from . import probe_session as session_module
 from .channel import ENV_SOCKET, EventClient
 from .emit import Emitter, ProbeCancelled
 from .policy import StopPolicy
-from .session import ProbeMeta, ProbeSession, ProbeStop
+from .probe_session import ProbeMeta, ProbeSession, ProbeStop
 
 ENV_CONFIG = "PROBECAST_CONFIG"
 ENV_T0 = "PROBECAST_T0"

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from .session import ProbeSession, ProbeStop
+from .probe_session import ProbeSession, ProbeStop
 
 
 class LoopHook:

@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from .imports import OnError
-from .session import ProbeSession, ProbeStop
+from .probe_session import ProbeSession, ProbeStop
 
 
 def _keras() -> Any:
@@ -55,7 +55,7 @@ class _ProbeCallbackMethods:
                  fit_info: dict[str, Any] | None = None) -> None:
         super().__init__()
         if session is None:
-            from .session import session_from_env
+            from .probe_session import session_from_env
 
             session = session_from_env()
         self.session = session

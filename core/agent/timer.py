@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from .session import ProbeSession, ProbeStop
+from .probe_session import ProbeSession, ProbeStop
 
 T = TypeVar("T")
 
@@ -35,7 +35,7 @@ class StepTimer:
         session: ProbeSession | None = None,
     ) -> None:
         if session is None:
-            from .session import session_from_env
+            from .probe_session import session_from_env
 
             session = session_from_env()
         self.session = session

@@ -38,7 +38,7 @@ import sys
 import time
 from typing import Any
 
-from .session import ProbeSession, ProbeStop
+from .probe_session import ProbeSession, ProbeStop
 from .torch_trainers import (stop_frameworks, trainer_accumulation, trainer_batches,
                              trainer_frameworks, trainer_length, trainer_planned_epochs)
 

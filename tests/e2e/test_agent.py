@@ -263,7 +263,7 @@ def test_probe_stop_is_not_swallowed_by_except_exception(tmp_path: Path) -> None
     assert len([e for e in events if isinstance(e, Step)]) == 5
     assert any(isinstance(e, Log) and e.code == "no-post" for e in events)
     assert isinstance(events[-1], End) and events[-1].status == "probe-done"
-    from probecast.core.agent.session import ProbeStop
+    from probecast.core.agent.probe_session import ProbeStop
 
     assert not issubclass(ProbeStop, Exception) and issubclass(ProbeStop, BaseException)
 

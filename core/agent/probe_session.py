@@ -316,7 +316,7 @@ def session_from_env() -> ProbeSession:
 
         # Under the agent the hook's session lives in the zip's copy of this module; a program
         # importing the installed package must join that session, not start its own.
-        for name in ("probecast_agent.session", "probecast.core.agent.session"):
+        for name in ("probecast_agent.probe_session", "probecast.core.agent.probe_session"):
             mod = sys.modules.get(name)
             current = getattr(mod, "CURRENT", None) if mod is not None else None
             if current is not None:
