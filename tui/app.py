@@ -21,7 +21,7 @@ from .messages import StartProbes
 from .screens.run import RunScreen
 
 if TYPE_CHECKING:
-    from probecast.core.cloud.launch import AwsLaunch, AwsProvider
+    from probecast.core.cloud.aws_launch import AwsLaunch, AwsProvider
 
 
 class ProbecastApp(App[None]):

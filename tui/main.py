@@ -16,7 +16,7 @@ from probecast.core.run.session import Session
 from .app import ProbecastApp
 
 if TYPE_CHECKING:
-    from probecast.core.cloud.launch import AwsProvider
+    from probecast.core.cloud.aws_launch import AwsProvider
 
 
 def epoch_plan(paths: list[str]) -> dict | None:  # type: ignore[type-arg]
@@ -65,7 +65,7 @@ def make_live_app(config_path: str | None, provider: AwsProvider | None = None,
     board = Board(pricing, epoch_plan=epoch_plan(config.probe.epochs_from))
     where = str(config.path) if config.path else "no config: this machine, built-in workload"
     if provider is None and config.aws is not None:  # picked types without a host: launched
-        from probecast.core.cloud.launch import AwsProvider
+        from probecast.core.cloud.aws_launch import AwsProvider
 
         provider = AwsProvider(config.aws, pricing.catalog)  # priced in the [aws] region
     return ProbecastApp(Session(board, config=config, title=where,

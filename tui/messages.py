@@ -11,7 +11,7 @@ from probecast.core.run.config import ProbeSettings
 from probecast.core.run.plan import PlannedProbe
 
 if TYPE_CHECKING:
-    from probecast.core.cloud.launch import AwsLaunch
+    from probecast.core.cloud.aws_launch import AwsLaunch
 
 
 @dataclass

@@ -168,7 +168,7 @@ def cmd_cleanup(ns: argparse.Namespace, out: TextIO) -> int:
 
 def _cleanup_skypilot(ns: argparse.Namespace, out: TextIO) -> int:
     """`cleanup --skypilot`: `sky down` the clusters named probecast-<owner>-... (`sky status`)."""
-    from ..cloud.sky_session import down, find_leftovers
+    from ..cloud.sky_launch import down, find_leftovers
     from ..cloud.skypilot import SkyPilotError, cluster_prefix
 
     try:

@@ -293,7 +293,7 @@ def _probe_on_aws(ns: argparse.Namespace, config: Config, session: Session, log_
     """[aws] in the config: launch the instance types, probe them, terminate them."""
     from ..cloud.client import AwsError, client
     from ..cloud.provision import quote
-    from ..cloud.session import run_provisioned
+    from ..cloud.aws_run import run_provisioned
     aws = config.aws
     assert aws is not None
     catalog = price_catalog(config, region=aws.region)

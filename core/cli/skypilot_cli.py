@@ -20,7 +20,7 @@ def probe_on_skypilot(ns: argparse.Namespace, config: Config, session: Session, 
     the session (the adaptive probe too), `sky down` whatever happens; priced from SkyPilot's
     catalog per cloud and region. ``run(coroutine)``: how the CLI runs it (interruptible, with
     progress)."""
-    from ..cloud.sky_session import run_skypilot
+    from ..cloud.sky_launch import run_skypilot
     from ..cloud.skypilot import SkyPilotError, catalog_offers, worst_case
 
     sky = config.skypilot

@@ -9,7 +9,7 @@ InstanceInitiatedShutdownBehavior=terminate and a dead-man timer in its user dat
 down - and so terminates - at a deadline probecast must keep pushing back); probecast terminates
 it when its probes end, on success, failure, cancel or quit; ``probecast cleanup`` finds leftovers.
 
-SkyPilot (skypilot, sky_session; probecast[skypilot]) launches clusters on any cloud it can use,
+SkyPilot (skypilot, sky_launch; probecast[skypilot]) launches clusters on any cloud it can use,
 with autodown as the dead-man and ``sky down`` on every exit path; gpuhunt_prices reads other
 clouds' GPU prices (probecast[gpuhunt]) into the same dated cache.
 

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 class Launch(Protocol):
-    """Hosts brought up for this session (core.cloud.launch.AwsLaunch, a SkyPilot launch)."""
+    """Hosts brought up for this session (core.cloud.aws_launch.AwsLaunch, a SkyPilot launch)."""
 
     log_dir: Path
 

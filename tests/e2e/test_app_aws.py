@@ -14,7 +14,7 @@ import pytest
 from test_aws import REGION, _play_cloud_init, an_ami, ec2_client, fake_credentials, moto_url  # noqa: F401
 
 from probecast.core.cloud import provision
-from probecast.core.cloud.launch import AwsProvider
+from probecast.core.cloud.aws_launch import AwsProvider
 from probecast.core.run.runners import RunnerStatus
 from probecast.tui.main import make_live_app
 from probecast.tui.screens.dialogs import ConfirmScreen

@@ -14,7 +14,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from probecast.core.cloud import client as aws_client, prices as aws_prices, provision, session
+from probecast.core.cloud import aws_run, client as aws_client, prices as aws_prices, provision
 from probecast.core.run.config import AwsSettings
 from probecast.core.run.board import Board
 from probecast.core.run.config import ProbeSettings, parse_config
@@ -112,7 +112,7 @@ def test_failure_in_the_middle_terminates_every_launched_instance(moto_url) -> N
         raise aws_client.AwsError(f"{item.instance_id}: no route to host (simulated)")
 
     with pytest.raises(aws_client.AwsError, match="simulated"):
-        asyncio.run(session.run_provisioned(Session(board, settings=ProbeSettings()), settings, ec2,
+        asyncio.run(aws_run.run_provisioned(Session(board, settings=ProbeSettings()), settings, ec2,
                                             Catalog.embedded(), Path(tempfile.mkdtemp()),
                                             address_for=no_route))
     mine = [i for i in provision.find_leftovers(ec2) if i["type"] in ("g5.xlarge", "g4dn.xlarge")]
@@ -200,7 +200,7 @@ def test_launched_instance_is_reached_only_with_the_host_key_it_was_given(moto_u
                               boundary_budget=0)
         board = Board(Pricing(Catalog.embedded()))
         driver = Session(board, settings=probe)
-        prov = asyncio.run(session.run_provisioned(
+        prov = asyncio.run(aws_run.run_provisioned(
             driver, settings, ec2, Catalog.embedded(), tmp_path,
             address_for=address_for, port=port, deadman_file=str(deadline_file), ssh_timeout=20))
         (entry,) = board.entries.values()
@@ -447,7 +447,7 @@ def test_one_unreachable_type_fails_only_its_probes(moto_url, tmp_path) -> None:
 
     import sshd as sshd_mod
 
-    from probecast.core.cloud.launch import AwsProvider
+    from probecast.core.cloud.aws_launch import AwsProvider
     from probecast.core.run.config import Host
     from probecast.core.run.plan import run_plan
     from probecast.core.run.runners import RunnerStatus

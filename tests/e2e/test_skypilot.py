@@ -29,7 +29,7 @@ sky = pytest.importorskip("sky")
 
 import sshd as sshd_mod  # noqa: E402
 
-from probecast.core.cloud import sky_session, skypilot  # noqa: E402
+from probecast.core.cloud import sky_launch, skypilot  # noqa: E402
 from probecast.core.model.pricing import Catalog  # noqa: E402
 from probecast.core.model.ranking import Pricing  # noqa: E402
 from probecast.core.run.board import Board  # noqa: E402
@@ -158,8 +158,8 @@ def test_the_ssh_entry_skypilot_writes_becomes_a_host(sky_home, tmp_path, monkey
         launched_resources=sky.Resources(infra="aws/us-east-1", instance_type="g5.xlarge",
                                          accelerators="A10G:1"))
     offers, _ = skypilot.catalog_offers(settings(infra="aws"), "A10G:1")
-    cluster = sky_session.Cluster(name, "A10G:1")
-    host = sky_session.host_for(cluster, handle, settings(), tmp_path / "known_hosts", offers)
+    cluster = sky_launch.Cluster(name, "A10G:1")
+    host = sky_launch.host_for(cluster, handle, settings(), tmp_path / "known_hosts", offers)
     assert host.instance == "g5.xlarge@aws/us-east-1" and host.price_per_hour == 1.006
     assert (host.address, host.port, host.user) == ("203.0.113.7", 2202, "ubuntu")
     assert host.accept_new_host_key and host.known_hosts == str(tmp_path / "known_hosts")
@@ -278,7 +278,7 @@ def _probe(base: Path, sleep: float = 0.01) -> ProbeSettings:
 def test_launch_probe_and_down_on_success(loopback, tmp_path) -> None:  # type: ignore[no-untyped-def]
     s = settings()
     board = Board(Pricing(Catalog.embedded()))
-    sess = asyncio.run(sky_session.run_skypilot(board, _probe(loopback["base"]), s, tmp_path / "logs",
+    sess = asyncio.run(sky_launch.run_skypilot(board, _probe(loopback["base"]), s, tmp_path / "logs",
                                              offers=_offers(s), ssh_timeout=20))
     entries = {e.instance: e for e in board.entries.values()}
     assert set(entries) == {"g5.xlarge@aws/us-east-1", "g6.xlarge@aws/us-east-1"}
@@ -296,7 +296,7 @@ def test_a_failed_launch_fails_alone_and_everything_is_downed(loopback, tmp_path
     loopback["fail"].add("L4")
     s = settings()
     board = Board(Pricing(Catalog.embedded()))
-    sess = asyncio.run(sky_session.run_skypilot(board, _probe(loopback["base"]), s, tmp_path / "logs",
+    sess = asyncio.run(sky_launch.run_skypilot(board, _probe(loopback["base"]), s, tmp_path / "logs",
                                              offers=_offers(s), ssh_timeout=20))
     assert [e.status for e in board.entries.values()] == ["done"]
     failed = next(c for c in sess.clusters if c.accelerators == "L4:1")
@@ -309,7 +309,7 @@ def test_every_launch_failing_is_one_error_and_nothing_is_left(loopback, tmp_pat
     loopback["fail"].update({"A10G", "L4"})
     s = settings()
     with pytest.raises(skypilot.SkyPilotError, match="no cloud could provide it now"):
-        asyncio.run(sky_session.run_skypilot(Board(Pricing(Catalog.embedded())),
+        asyncio.run(sky_launch.run_skypilot(Board(Pricing(Catalog.embedded())),
                                           _probe(loopback["base"]), s, tmp_path / "logs",
                                           offers=_offers(s), ssh_timeout=20))
     assert sorted(loopback["downed"]) == sorted(loopback["launched"]) and len(loopback["downed"]) == 2
@@ -320,7 +320,7 @@ def test_cancel_while_probing_downs_every_cluster(loopback, tmp_path) -> None:  
     board = Board(Pricing(Catalog.embedded()))
 
     async def main() -> None:
-        task = asyncio.create_task(sky_session.run_skypilot(
+        task = asyncio.create_task(sky_launch.run_skypilot(
             board, _probe(loopback["base"], sleep=1.0), s, tmp_path / "logs", offers=_offers(s),
             ssh_timeout=20))
         deadline = time.monotonic() + 60
@@ -360,7 +360,7 @@ def test_cancel_while_skypilot_provisions_downs_after_the_launch_ends(loopback, 
     skypilot.down_cluster = down
 
     async def main() -> None:
-        task = asyncio.create_task(sky_session.run_skypilot(
+        task = asyncio.create_task(sky_launch.run_skypilot(
             Board(Pricing(Catalog.embedded())), _probe(loopback["base"]), s, tmp_path / "logs",
             offers=_offers(s), ssh_timeout=20))
         await asyncio.sleep(0.5)

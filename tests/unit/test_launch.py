@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from probecast.core.cloud.client import AwsError
-from probecast.core.cloud.launch import AwsProvider
+from probecast.core.cloud.aws_launch import AwsProvider
 from probecast.core.model.pricing import Catalog
 from probecast.core.run.config import AwsSettings
 

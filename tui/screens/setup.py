@@ -23,7 +23,7 @@ from ..messages import StartProbes
 from .setup_memory import SetupMemory
 
 if TYPE_CHECKING:
-    from probecast.core.cloud.launch import AwsProvider
+    from probecast.core.cloud.aws_launch import AwsProvider
 
 PRESET_BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048)
 ADD_HOST_HINT = ('no host for {name}: add [[hosts]] with instance = "{name}" and its address '

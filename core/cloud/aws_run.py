@@ -1,5 +1,5 @@
-"""A provisioned probe session for `probe --headless`: launch, probe over SSH, keep the dead-man
-timer back, terminate - the flow of ``launch.AwsLaunch``, which the app runs too."""
+"""`probe --headless` on [aws] alone: launch, probe over SSH, keep the dead-man
+timer back, terminate - the flow of ``aws_launch.AwsLaunch``, which the app runs too."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ..model.pricing import Catalog
 from ..run.config import AwsSettings
 from ..run.session import Session
 from .deadman import DEADMAN_FILE
-from .launch import AwsProvider
+from .aws_launch import AwsProvider
 from .provision import Provisioner
 
 
