@@ -53,11 +53,11 @@ class ProbecastApp(App[None]):
         else:
             self.push_screen(RunScreen(self.session))
             if self.session.runners:  # after the first frame: 10 000 logs load behind it
-                self.call_after_refresh(self._drive)
+                self.call_after_refresh(self._play)
 
-    def _drive(self) -> None:
-        self.run_worker(self.session.drive, exclusive=True, group="probes",
-                        exit_on_error=False, description="drive probes")
+    def _play(self) -> None:
+        self.run_worker(self.session.play, exclusive=True, group="probes",
+                        exit_on_error=False, description="play the given runners")
 
     @on(StartProbes)
     def _start_probes(self, message: StartProbes) -> None:

@@ -119,7 +119,7 @@ class Board:
         entry.version += 1
         self.version += 1
 
-    async def drive(self, runner: Runner) -> None:
+    async def pump(self, runner: Runner) -> None:
         """Pump one runner into the board until it ends; a failure marks only this probe."""
         key = runner.spec.key
         try:

@@ -187,7 +187,7 @@ async def run_plan(
             return
         runner = make(p.host, spec, p.log_path)
         try:
-            await asyncio.wait_for(board.drive(runner), timeout)
+            await asyncio.wait_for(board.pump(runner), timeout)
         except asyncio.TimeoutError:
             await runner.cancel()
             board.feed(p.spec.key, RunnerStatus("failed", f"timed out after {timeout:g}s (probe.timeout)"))
@@ -216,13 +216,13 @@ async def run_runners(board: Board, runners: list[Runner], limit: int | None = N
         if r.spec.key not in board.entries:
             board.add(r.spec, getattr(r, "path", None))  # a replay's log (and its .output)
     if limit is None or limit >= len(runners):
-        await asyncio.gather(*(board.drive(r) for r in runners))
+        await asyncio.gather(*(board.pump(r) for r in runners))
         return
     pending = iter(runners)
 
     async def lane() -> None:
         for r in pending:  # lanes share one iterator: each runner is driven once
-            await board.drive(r)
+            await board.pump(r)
             await asyncio.sleep(0)  # let the UI in between logs
 
     await asyncio.gather(*(lane() for _ in range(limit)))

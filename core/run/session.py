@@ -84,16 +84,16 @@ class Session:
     def replay_runners(self) -> list[ReplayRunner]:
         return [r for r in self.runners if isinstance(r, ReplayRunner)]
 
-    # ---- driving probes ---------------------------------------------------------------------
+    # ---- running probes ----------------------------------------------------------------------
 
-    async def drive(self) -> None:
+    async def play(self) -> None:
         """Feed the runners given up front into the board until they end."""
         for r in self.runners:
             self._live[r.spec.key] = r
-        await run_runners(self.board, self.runners, self.drive_limit)
+        await run_runners(self.board, self.runners, self.play_lanes)
 
     @property
-    def drive_limit(self) -> int | None:
+    def play_lanes(self) -> int | None:
         """How many given runners play at once: a replay as fast as possible reads a few logs at
         a time (it is CPU-bound anyway), a paced one at most REPLAY_LANES (open files)."""
         replays = self.replay_runners

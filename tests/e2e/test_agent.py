@@ -477,7 +477,7 @@ async def test_a_stopped_local_probe_leaves_a_log_ending_in_end(tmp_path: Path, 
     board = Board(Pricing(Catalog.embedded()))
     board.add(spec, log)
     runner = LocalRunner(spec, log)
-    task = asyncio.create_task(board.drive(runner))
+    task = asyncio.create_task(board.pump(runner))
     await until(lambda: board.entries["slow"].state.steps >= 3, "3 steps")
     if how == "cancel":
         await runner.cancel()

@@ -265,7 +265,7 @@ async def test_cancel_leaves_no_remote_process(world, tmp_path, user) -> None:  
     plan = plan_probes([h], spec_settings, tmp_path)
     runner = SshRunner(h, plan[0].spec, plan[0].log_path)
     board.add(plan[0].spec, plan[0].log_path)
-    task = asyncio.create_task(board.drive(runner))
+    task = asyncio.create_task(board.pump(runner))
     key = plan[0].spec.key
     await until(lambda: board.entries[key].state.steps >= 3, "3 steps")
     assert remote_leftovers(user), "the agent should be running remotely"
