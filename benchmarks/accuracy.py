@@ -31,387 +31,35 @@ default probe sees - start-up, the first epoch with its validation, one boundary
 the next - with the run's post-training work), and bare (cut, the log ending at the cut as a live
 probe's does).
 
-``--fit`` measures the constants on every calibration program and writes
-core/model/calibration.json. ``--shapes DIR`` also judges a shapes corpus (jobs in the shapes
-people write, benchmarks/corpus/runs-shapes/) per shape, as a user meets it: the length read
-from the program by the probe (benchmarks/shapes.py).
+The constants themselves are measured by core/model/calibrate.py (the fits; this script only
+loads the corpora, judges and prints). ``--fit`` measures them on every calibration program and
+writes core/model/calibration.json through it - the same file as
+``python -m probecast.core.model.calibrate --write`` makes from the corpora the file names.
+``--shapes DIR`` also judges a shapes corpus (jobs in the shapes people write,
+benchmarks/corpus/runs-shapes/) per shape, as a user meets it: the length read from the program
+by the probe (benchmarks/shapes.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import itertools
-import json
 import math
-import platform
-import re
 import statistics
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from probecast.core.model.bounds import (MECHANISMS, TF, Calibration,  # noqa: E402
-                                         Uncertainty, interval, mechanism)
-from probecast.core.model.stalls import cores_usable, epoch_lifetimes, observe  # noqa: E402
-from probecast.core.model.decisions import (BOUND_Z, PairConstants, log_scales,  # noqa: E402
-                                            p_ahead)
-from probecast.core.model.estimate import NoEstimate, training_estimate  # noqa: E402
-from probecast.core.model.estimate import STEP_CI_Z, whole_process  # noqa: E402
-from probecast.core.model.events import Done, End, Event, EventReader, Step  # noqa: E402
-from probecast.core.model.logstore import discover_logs, open_log  # noqa: E402
-from probecast.core.model.state import ProbeState, fold_all  # noqa: E402
-
-PRICE_PER_CORE_HOUR = 0.05  # made-up but proportional: a 2-core host costs twice a 1-core one
-CUT_STEPS = 10  # steps of the second epoch a cut probe keeps (the default probe sees a few)
-COVERAGE = 0.9
-RHO_RANGE = (-0.5, 0.95)  # a measured correlation is kept inside this (few pairs: not +-1)
-
-
-@dataclass
-class Pair:
-    """A full run and a probe of the same setting."""
-
-    name: str
-    corpus: str
-    program: str
-    cores: int
-    batch: int
-    probe: ProbeState
-    full: ProbeState
-    cut: bool  # the probe was cut out of the full run's log
-    cut_probe: ProbeState  # the probe cut out of the full run's log (always made)
-    bare_probe: ProbeState  # ... and the same ending where the cut does, as a live probe's log
-
-    @property
-    def mechanism(self) -> str:
-        return mechanism(self.full)
-
-    @property
-    def truth(self) -> float:
-        assert self.full.end is not None
-        return self.full.end.t
-
-    @property
-    def epochs(self) -> int:
-        """Epochs the full run really ran (custom loops log no epoch events: their steps say)."""
-        return max(len(self.full.epochs_done), len(self.full.steps_by_epoch))
-
-    @property
-    def fit_truth(self) -> float:
-        """fit() alone: the first step to the end of training (the last `done`)."""
-        st = self.full
-        t_init = st.t_init or 0.0
-        end = st.end.t if st.end else 0.0
-        post = st.post_time or 0.0
-        return end - t_init - post - (st.fit_end_time or 0.0)
-
-    def as_cut(self, bare: bool = False) -> Pair:
-        return replace(self, probe=self.bare_probe if bare else self.cut_probe, cut=True)
-
-    def variant(self, name: str) -> Pair:
-        """``recorded`` (the real probe), ``cut`` or ``bare`` (cut, with no end)."""
-        return self if name == "recorded" else self.as_cut(bare=name == "bare")
-
-
-def read(path: Path) -> list[Event]:
-    reader = EventReader()
-    with open_log(path) as fh:
-        return list(reader.read(fh))
-
-
-def cut_probe(events: list[Event], steps: int = CUT_STEPS, bare: bool = False) -> list[Event]:
-    """What the default probe sees of a full run: through ``steps`` steps of the second epoch,
-    then - as a real probe measures it itself - the program's post-training work (the full run's
-    `end`). Its `done` costs nothing: a probe stopped mid-epoch tears its iterator down at a
-    moment of its own, and the full run's final teardown is not what it would have seen.
-    ``bare``: the log just stops there (no `done`, no `end`), as a live probe's does."""
-    out: list[Event] = []
-    seen = 0
-    for e in events:
-        if isinstance(e, Step) and e.epoch >= 1:
-            if seen >= steps or e.epoch > 1:
-                break
-            seen += 1
-        out.append(e)
-    done = [e for e in events if isinstance(e, Done)]
-    end = events[-1]
-    t = out[-1].t
-    if done and isinstance(end, End) and not bare:
-        out.append(Done(t, 0.0, "probe-done", "cut"))
-        out.append(End(t + end.dt, end.dt, "probe-done", "cut", exit_code=end.exit_code))
-    return out
-
-
-def load_pairs(paths: list[str], corpus: str = "", exclude: str | None = None) -> list[Pair]:
-    files, errors = discover_logs(paths)
-    for e in errors:
-        print(e, file=sys.stderr)
-    by_name = {f.name.split(".jsonl")[0]: f for f in files
-               if not (exclude and re.search(exclude, f.name))}
-    pairs = []
-    for name, f in sorted(by_name.items()):
-        if name.startswith("probe-"):
-            continue
-        key = name[len("full-"):] if name.startswith("full-") else name
-        events = read(f)
-        full = fold_all(events)
-        if full.end is None or full.end.status != "complete" or full.start is None:
-            continue
-        cut = fold_all(cut_probe(events))
-        bare = fold_all(cut_probe(events, bare=True))
-        probe_file = by_name.get(f"probe-{key}")
-        probe = fold_all(read(probe_file)) if probe_file is not None else cut
-        start = full.start
-        cores = 2 if "2core" in start.instance else 1
-        pairs.append(Pair(key, corpus or str(paths[0]), start.workload, cores, start.batch_size,
-                          probe, full, probe_file is None, cut, bare))
-    return pairs
-
-
-@dataclass
-class Result:
-    pair: Pair
-    est: float
-    low: float
-    high: float
-    sigma: float
-    uncertainty: dict[str, float]
-    fit_est: float
-    q: float  # the multiplier its interval was drawn with (its mechanism's calibration)
-
-    @property
-    def err(self) -> float:
-        return (self.est - self.pair.truth) / self.pair.truth
-
-    @property
-    def log_err(self) -> float:
-        """log(truth / estimate): how far the truth lies over (+) or under (-) the estimate."""
-        return math.log(self.pair.truth / self.est)
-
-    @property
-    def inside(self) -> bool:
-        return self.low <= self.pair.truth <= self.high
-
-    @property
-    def half_width(self) -> float:
-        return (self.high - self.low) / 2 / self.est
-
-
-Calibrations = dict[str, Calibration]
-
-
-def evaluate(pairs: Iterable[Pair], cals: Calibrations | Calibration) -> list[Result]:
-    out = []
-    for p in pairs:
-        cal = (cals if isinstance(cals, Calibration) else cals.get(p.mechanism)
-               or cals[TF].cautious())
-        try:
-            train = training_estimate(p.probe, p.epochs, use_validation=True, equation="auto",
-                                      statistic="trimmed")
-        except NoEstimate as exc:
-            print(f"{p.name}: no estimate ({exc})", file=sys.stderr)
-            continue
-        est = whole_process(p.probe, train, p.epochs, cal)
-        u = est.uncertainty
-        out.append(Result(p, est.runtime_s, est.low_s, est.high_s, u["sigma"], dict(u),
-                          est.terms.fit_s or 0.0, cal.q))
-    return out
-
-
-# ---- measuring the constants of one mechanism on its calibration runs --------------------------
-
-
-def _rms(xs: list[float]) -> float:
-    return math.sqrt(sum(x * x for x in xs) / len(xs)) if xs else math.nan
-
-
-def _log_ratios(pairs: list[Pair], value) -> list[float]:  # type: ignore[no-untyped-def]
-    """log(full / probe) of a quantity, over the recorded probes (another process, another
-    moment: what a user's probe and their later run differ by)."""
-    out = []
-    for p in pairs:
-        if p.cut:
-            continue
-        a, b = value(p.probe), value(p.full)
-        if a and b and a > 0 and b > 0:
-            out.append(math.log(b / a))
-    return out
-
-
-def steady_mean(st: ProbeState) -> float:
-    """The mean of a run's steps but each epoch's first: what T_it stands for over a whole run."""
-    vals = st.steady.values
-    return sum(vals) / len(vals) if len(vals) else math.nan
-
-
-def train_seconds(st: ProbeState, epochs: int) -> float:
-    """The steady steps of a whole run of ``epochs`` at the probe's step time."""
-    t_it = st.step_time("trimmed")[0]
-    return max(0.0, epochs * st.steps_per_epoch - 1) * t_it if t_it == t_it else 0.0
-
-
-def forecast_epoch(st: ProbeState) -> float:
-    """The lifetime of a later epoch as the estimate forecasts it from a probe: its steps at
-    the steady step time and a later validation pass (stalls.py)."""
-    t_it = st.step_time("trimmed")[0]
-    t_val = st.validation_times()[1] or 0.0
-    return st.steps_per_epoch * t_it + t_val if t_it == t_it else 0.0
-
-
-def boundary_record(st: ProbeState) -> tuple[list[tuple[float, float]], float]:
-    """A full run's boundaries as (lifetime of the epoch before, cost) and its steady step."""
-    t_it = st.step_time("trimmed")[0]
-    return (epoch_lifetimes(st, t_it) if t_it == t_it else []), t_it
-
-
-def stall_counts(pairs: list[Pair]) -> list[tuple[int, int]]:
-    """(stalled, informative boundaries) of each full run: where the predicted stall was long
-    enough to tell, did it come?"""
-    out = []
-    for p in pairs:
-        seen = observe(p.full, p.full.step_time("trimmed")[0], stalls=True)
-        if seen.stalled + seen.cheap:
-            out.append((seen.stalled, seen.stalled + seen.cheap))
-    return out
-
-
-def fit_beta_binomial(counts: list[tuple[int, int]]) -> tuple[float, float]:
-    """Maximum-likelihood Beta(a, b) of the stall odds across runs (a grid; runs vary)."""
-    if not counts:
-        return (1.0, 1.0)
-    grid = [round(0.1 * 1.25 ** i, 3) for i in range(32)]  # 0.1 .. ~100
-
-    def loglik(a: float, b: float) -> float:
-        return sum(math.lgamma(k + a) + math.lgamma(n - k + b) - math.lgamma(n + a + b)
-                   - math.lgamma(a) - math.lgamma(b) + math.lgamma(a + b) for k, n in counts)
-
-    return max(((a, b) for a in grid for b in grid), key=lambda ab: loglik(*ab))
-
-
-GRID = [0.005 * 1.2 ** i for i in range(30)]  # 0.005 .. ~1.0
-
-
-def fit_noise(xs: list[tuple[float, ...]], with_length: bool) -> tuple[float, float, float]:
-    """Maximum-likelihood (a, b, c) of x ~ N(0, a^2 + (b w)^2 + c^2 / T + s^2): a deviation that
-    grows with how much the step time was seen to wander (w) and shrinks with the length of the
-    run (T seconds: load that comes and goes averages out), besides what is known of each
-    (s: the probe's own standard error of the step time, counted apart in the estimate);
-    c = 0 unless ``with_length``. A grid: the constants are measured, not tuned."""
-    if len(xs) < 4:
-        return (Calibration.drift_base, Calibration.drift_per_wander, 0.0)
-    cols = list(zip(*xs))
-    x, w, t = (np.array(v, dtype=float) for v in cols[:3])
-    known = np.array(cols[3], dtype=float) ** 2 if len(cols) > 3 else 0.0
-    a = np.array([0.001, *GRID])[:, None, None, None]
-    b = np.array([0.0, *GRID])[None, :, None, None]
-    c = np.array([0.0, *GRID] if with_length else [0.0])[None, None, :, None]
-    v = a * a + (b * w) ** 2 + c * c / np.maximum(t, 1.0) + known
-    loglik = -(np.log(v) + x * x / v).sum(axis=-1)
-    i, j, k = np.unravel_index(int(np.argmax(loglik)), loglik.shape)
-    return (round(float(a.flat[i]), 4), round(float(b.flat[j]), 3), round(float(c.flat[k]), 3))
-
-
-DRIFT_FLOOR = 0.02  # two instances of one type differ by a few percent: one machine cannot show it
-
-
-def boundary_costs(runs: list[list[float]]) -> dict[str, float]:
-    """A boundary's own cost besides a stall (and the work between fit() calls): its typical
-    value (the median of later boundaries), how much of what a run's *first* boundary cost its
-    later ones cost too (the slope of their mean on it - a probe sees the first ones, which carry
-    one-off work), what a run's later boundaries cost besides that, and their spread."""
-    runs = [r for r in runs if len(r) >= 3]
-    if len(runs) < 4:
-        return {}
-    firsts = [r[0] for r in runs]
-    laters = [statistics.fmean(r[1:]) for r in runs]
-    free = statistics.median(x for r in runs for x in r[1:])
-    mx, my = statistics.fmean(firsts), statistics.fmean(laters)
-    sxx = sum((x - mx) ** 2 for x in firsts)
-    carry = min(1.0, max(0.0, sum((x - mx) * (y - my) for x, y in zip(firsts, laters)) / sxx
-                         if sxx > 0 else 0.0))
-    resid = [y - free - carry * (x - free) for x, y in zip(firsts, laters)]
-    within = [x - statistics.fmean(r[1:]) for r in runs for x in r[1:]]
-    return {"free_boundary_s": round(free, 3), "boundary_carry": round(carry, 3),
-            "boundary_run_s": round(max(_rms(resid), 0.005), 3),
-            "boundary_abs_s": round(max(_rms(within), 0.005), 3)}
-
-
-def measure(pairs: list[Pair], mech: str) -> Calibration:
-    """Each constant is a measured quantity of the calibration runs (none is fitted to make
-    coverage; q alone is set by split conformal, in fit_mechanism)."""
-    base = Calibration()
-    counts = stall_counts(pairs)
-    stalled = sum(k for k, _ in counts)
-    told = sum(n for _, n in counts)
-    stalls = told > 0 and stalled / told >= 0.05
-    one = stall_counts([p for p in pairs if cores_usable(p.full) == 1])
-    many = stall_counts([p for p in pairs if cores_usable(p.full) != 1])
-    # an epoch's lifetime, later epochs against the first (what a probe sees), with how much the
-    # step time wandered in that first epoch (fit() in a loop: lifetimes of its own making)
-    lifetimes: list[tuple[float, float]] = []
-    plain: list[list[float]] = []
-    for p in pairs:
-        record, t_it = boundary_record(p.full)
-        w = p.cut_probe.steady.wander()
-        expected = forecast_epoch(p.cut_probe)
-        if record and w is not None and expected > 0 and "fit-loop" not in p.full.codes:
-            xs = [math.log(life / expected) for life, _, _ in record[1:] if life > 0]
-            if len(xs) >= 2:  # around the run's own level: the drift is the run's level
-                mid = statistics.fmean(xs)
-                lifetimes += [(x - mid, w, 1.0) for x in xs]
-        seen = observe(p.full, t_it, stalls) if t_it == t_it else None
-        if seen is not None and seen.plain:
-            plain.append(list(seen.plain))
-    val_spreads = []
-    for p in pairs:
-        later = [v.dt for v in p.full.vals[1:]]
-        if len(later) >= 2 and statistics.mean(later) > 0:
-            val_spreads.append(statistics.pstdev(later) / statistics.mean(later))
-    posts = [p.full.post_time for p in pairs if p.full.post_time]
-    wanders = [w for p in pairs if (w := p.probe.steady.wander()) is not None]
-    life_base, life_per, _ = fit_noise(lifetimes, with_length=False)
-    return replace(
-        base,
-        mechanism=mech,
-        stalls=stalls,
-        stall_prior_one=fit_beta_binomial(one) if stalls else (0.0, 1.0),
-        stall_prior_many=fit_beta_binomial(many) if stalls else (0.0, 1.0),
-        lifetime_base=life_base, lifetime_per_wander=life_per,
-        **boundary_costs(plain),
-        wander_typical=round(statistics.median(wanders), 4) if wanders else base.wander_typical,
-        init_rel=round(_rms(_log_ratios(pairs, lambda st: st.t_init)), 4),
-        post_rel=round(_rms(_log_ratios(pairs, lambda st: st.post_time)), 4),
-        post_typical_s=round(statistics.median(posts), 2) if posts else base.post_typical_s,
-        post_spread_s=round(_rms([x - statistics.median(posts) for x in posts]), 2)
-        if len(posts) > 1 else base.post_spread_s,
-        val_rel=round(statistics.median(val_spreads), 3) if val_spreads else base.val_rel,
-    )
-
-
-def needed_q(r: Result, cal: Calibration) -> float:
-    """The smallest q that puts the real total inside this run's interval (bisection: the
-    interval widens with q)."""
-    u = Uncertainty.from_dict(r.uncertainty)
-
-    def inside(q: float) -> bool:
-        low, high = interval(r.est, u, replace(cal, q=q))
-        return low <= r.pair.truth <= high
-
-    lo, hi = 0.0, 50.0
-    if not inside(hi):
-        return math.inf
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if inside(mid) else (mid, hi)
-    return hi
+from probecast.core.model import calibrate  # noqa: E402
+from probecast.core.model.bounds import Calibration, Uncertainty, interval  # noqa: E402
+from probecast.core.model.calibrate_bounds import COVERAGE, fit_all, needed_q  # noqa: E402
+from probecast.core.model.calibrate_pairs import (Decision, decisions, fit_pairs,  # noqa: E402
+                                                  values)
+from probecast.core.model.calibrate_runs import (Calibrations, Pair, Result,  # noqa: E402
+                                                 evaluate, load_pairs)
+from probecast.core.model.decisions import PairConstants  # noqa: E402
 
 
 def hindsight_half_width(results: list[Result], coverage: float = COVERAGE) -> float:
@@ -427,170 +75,6 @@ def hindsight_half_width(results: list[Result], coverage: float = COVERAGE) -> f
         low, high = interval(r.est, Uncertainty.from_dict(r.uncertainty), Calibration(q=r.q * s))
         widths.append((high - low) / 2 / r.est)
     return statistics.median(widths)
-
-
-def conformal(values: list[float], coverage: float = COVERAGE) -> float:
-    """Split conformal: the ceil((n+1)*coverage)-th smallest value (the max if that is n+1)."""
-    ranked = sorted(values)
-    k = min(len(ranked), math.ceil((len(ranked) + 1) * coverage))
-    return ranked[k - 1] if ranked else math.nan
-
-
-def fit_drift(pairs: list[Pair]) -> dict[str, float]:
-    """The whole run's step time against its recorded probe's, over every mechanism: how a
-    host's load moves a job's step time is the host's, not the framework's (and only pooled do
-    the runs span enough lengths to tell a level shift from load that averages out)."""
-    drifts = [(math.log(steady_mean(p.full) / t_it), w, train_seconds(p.probe, p.epochs),
-               (high - t_it) / STEP_CI_Z / t_it if math.isfinite(high) else 0.0)
-              for p in pairs if not p.cut and (w := p.probe.steady.wander()) is not None
-              and (t_it := (step := p.probe.step_time("trimmed"))[0]) > 0
-              and (high := step[2]) == high]
-    base, per, length = fit_noise(drifts, with_length=True)
-    return {"drift_base": max(base, DRIFT_FLOOR), "drift_per_wander": per,
-            "drift_per_sqrt_s": length}
-
-
-def fit_mechanism(pairs: list[Pair], mech: str, drift: dict[str, float]) -> Calibration:
-    measured = replace(measure(pairs, mech), **drift)
-    recorded = [p for p in pairs if not p.cut] or pairs
-    q = max(1.0, conformal([needed_q(r, measured) for r in evaluate(recorded, measured)]))
-    programs = sorted({p.program for p in pairs})
-    return replace(measured, q=round(q, 3), source=(
-        f"benchmarks/accuracy.py --fit on {len(pairs)} recorded runs of {len(programs)} programs "
-        f"({', '.join(programs)}), {dt.date.today()}, {platform.machine()} {platform.node()}"))
-
-
-def fit_all(pairs: list[Pair]) -> Calibrations:
-    """One set per mechanism; a mechanism without runs of its own gets the cautious set."""
-    drift = fit_drift(pairs)
-    cals = {m: fit_mechanism(ps, m, drift) for m in MECHANISMS
-            if (ps := [p for p in pairs if p.mechanism == m])}
-    for m in MECHANISMS:
-        if m not in cals:
-            cals[m] = replace(cals.get(TF) or next(iter(cals.values())), mechanism=m)
-    return cals
-
-
-# ---- decisions between two runs of one program -------------------------------------------------
-
-
-@dataclass
-class Decision:
-    program: str
-    view: str  # time | cost
-    lead: Result  # the one estimated ahead
-    other: Result
-    p: float
-    truth_ratio: float  # other's real value / lead's (> 1: the lead really is ahead)
-    threshold: float = 0.95  # the pair constants' threshold: at or above it, decided
-
-    @property
-    def decided(self) -> bool:
-        return self.p >= self.threshold
-
-    @property
-    def differs(self) -> bool:
-        return max(self.truth_ratio, 1 / self.truth_ratio) >= 1.1
-
-    @property
-    def wrong(self) -> bool:
-        return self.truth_ratio < 1.0
-
-
-def _price(r: Result) -> float:
-    return PRICE_PER_CORE_HOUR * r.pair.cores
-
-
-def _vals(r: Result, view: str) -> tuple[float, float, float]:
-    k = _price(r) / 3600 if view == "cost" else 1.0
-    return r.est * k, r.low * k, r.high * k
-
-
-def decisions(results: list[Result], pc: PairConstants) -> list[Decision]:
-    out = []
-    # the runs a user would compare: one program in one corpus (a corpus's runs of a program
-    # share its data set; the long jobs run the same scripts on far more data)
-    by_program: dict[tuple[str, str], list[Result]] = {}
-    for r in results:
-        by_program.setdefault((r.pair.corpus, r.pair.program), []).append(r)
-    for (_, program), rs in by_program.items():
-        for a, b in itertools.combinations(rs, 2):
-            for view in ("time", "cost"):
-                lead, other = (a, b) if _vals(a, view)[0] <= _vals(b, view)[0] else (b, a)
-                p = p_ahead(_vals(lead, view), _vals(other, view),
-                            same_host=lead.pair.cores == other.pair.cores, pc=pc)
-                k_l = _price(lead) if view == "cost" else 1.0
-                k_o = _price(other) if view == "cost" else 1.0
-                out.append(Decision(program, view, lead, other, p,
-                                    other.pair.truth * k_o / (lead.pair.truth * k_l),
-                                    pc.threshold))
-    return out
-
-
-def _sides(lead: Result, other: Result) -> tuple[float, float]:
-    """The scales p_ahead uses: the lead's upper side, the other's lower side."""
-    return (log_scales(lead.est, lead.low, lead.high)[1],
-            log_scales(other.est, other.low, other.high)[0])
-
-
-def fit_pairs(results: list[Result]) -> PairConstants:
-    """rho: the correlation of two runs' standardised errors (one program, same / other host
-    kind), measured; kappa: the scale on the difference's spread at which its 90 % interval
-    holds the real ratio of 90 % of these pairs (split conformal, as the bounds' q) - so that
-    P(ahead) means what it says, not merely that few claims were wrong on easy pairs."""
-    def z(r: Result) -> float:
-        below, above = log_scales(r.est, r.low, r.high)
-        scale = above if r.log_err > 0 else below
-        return r.log_err / scale if scale > 0 else 0.0
-
-    same: list[tuple[float, float]] = []
-    other: list[tuple[float, float]] = []
-    made = [d for d in decisions(results, PairConstants(kappa=1.0)) if d.view == "time"]
-    for d in made:
-        za, zb = z(d.lead), z(d.other)
-        (same if d.lead.pair.cores == d.other.pair.cores else other).extend([(za, zb), (zb, za)])
-    rho_same, rho_other = _corr(same), _corr(other)
-    # each pair's error on the ratio, in units of the difference's spread (kappa 1)
-    zs = []
-    for d in made:
-        s_a, s_b = _sides(d.lead, d.other)
-        rho = rho_same if d.lead.pair.cores == d.other.pair.cores else rho_other
-        s_d = math.sqrt(max(s_a * s_a + s_b * s_b - 2 * rho * s_a * s_b, 1e-12))
-        est_ratio = d.other.est / d.lead.est
-        zs.append(abs(math.log(d.truth_ratio / est_ratio)) / s_d)
-    kappa = conformal(zs) / BOUND_Z if zs else 1.0
-    pc = PairConstants(rho_same_host=round(rho_same, 3), rho_other_host=round(rho_other, 3),
-                       kappa=round(kappa, 3))
-    return replace(pc, threshold=claim_threshold(decisions(results, pc)))
-
-
-def claim_threshold(made: list[Decision], target: float = 0.05) -> float:
-    """The lowest P at or above which a claim is made such that, on these pairs, claims are
-    wrong at most ``target`` of the time - by time and by cost together, counted as split
-    conformal does, (wrong + 1) / (claims + 1) - and never below THRESHOLD_FLOOR. P itself is
-    calibrated (kappa): a claim at 85 % is wrong about 15 % of the time; the claims made are
-    right 95 % of the time because most stand far above the threshold."""
-    for step in range(round(THRESHOLD_FLOOR * 100), 100):
-        t = step / 100
-        claims = [d.wrong for d in made if d.p >= t]
-        if (sum(claims) + 1) / (len(claims) + 1) <= target:
-            return t
-    return 0.99
-
-
-# a claim at worse than 4-to-1 odds is not a decision, whatever the recorded pairs would allow
-THRESHOLD_FLOOR = 0.8
-
-
-def _corr(xy: list[tuple[float, float]]) -> float:
-    if len(xy) < 6:
-        return 0.0
-    xs, ys = [a for a, _ in xy], [b for _, b in xy]
-    try:
-        rho = statistics.correlation(xs, ys)
-    except statistics.StatisticsError:
-        return 0.0
-    return min(max(rho, RHO_RANGE[0]), RHO_RANGE[1])
 
 
 # ---- leave one program out ---------------------------------------------------------------------
@@ -648,7 +132,7 @@ def summary(results: list[Result], made: list[Decision]) -> list[tuple[str, str]
     ]
     # how far the estimated ratio of two runs lies from the real one (by time; by cost it is
     # the same ratio times the price ratio)
-    ratio_errs = sorted(abs(math.log(_vals(d.other, "time")[0] / _vals(d.lead, "time")[0]
+    ratio_errs = sorted(abs(math.log(values(d.other, "time")[0] / values(d.lead, "time")[0]
                                      / d.truth_ratio)) for d in made if d.view == "time")
     if ratio_errs:
         p90 = ratio_errs[min(len(ratio_errs) - 1, int(0.9 * len(ratio_errs)))]
@@ -666,7 +150,7 @@ def summary(results: list[Result], made: list[Decision]) -> list[tuple[str, str]
         rows.append((f"... ordered right by the point estimates ({word})",
                      f"{ordered}/{len(big)} = {_pct(ordered, len(big))}"))
         rows.append((f"wrong claims among decided pairs ({word})", wrong_row))
-        apart = sum(_vals(d.lead, view)[2] < _vals(d.other, view)[1] for d in big)
+        apart = sum(values(d.lead, view)[2] < values(d.other, view)[1] for d in big)
         rows.append((f"... decided by the old rule, intervals apart ({word})",
                      f"{apart}/{len(big)} = {_pct(apart, len(big))}"))
     # #20's gates as it words them, over every comparison a user is shown (by time and by cost)
@@ -808,7 +292,7 @@ def main() -> int:
         print("no complete full runs found", file=sys.stderr)
         return 1
     if ns.fit:
-        write_calibration(calib)
+        write_calibration(ns.logs, ns.exclude)
     variants = [v for v in ns.variants.split(",") if v]
     all_cals = fit_all(calib)
     all_pc = fit_pairs(evaluate(calib, all_cals))
@@ -838,24 +322,11 @@ def main() -> int:
     return 0
 
 
-def write_calibration(pairs: list[Pair]) -> None:
-    cals = fit_all(pairs)
-    pc = fit_pairs(evaluate(pairs, cals))
-    out = ROOT / "core" / "model" / "calibration.json"
-    data = {
-        "mechanisms": {m: {k: getattr(c, k) for k in c.__dataclass_fields__ if k != "mechanism"}
-                       for m, c in cals.items()},
-        "pairs": {"rho_same_host": pc.rho_same_host, "rho_other_host": pc.rho_other_host,
-                  "kappa": pc.kappa, "threshold": pc.threshold,
-                  "source": f"benchmarks/accuracy.py --fit on {len(pairs)} recorded runs, "
-                            f"{dt.date.today()}"},
-    }
-    out.write_text(json.dumps(data, indent=2) + "\n")
-    for m, c in cals.items():
-        print(f"{m}: " + " ".join(f"{k}={getattr(c, k)}" for k in c.__dataclass_fields__
-                                   if k not in ("source", "mechanism")))
-    print(f"pairs: rho same host {pc.rho_same_host}, other host {pc.rho_other_host}, "
-          f"kappa {pc.kappa}; wrote {out}\n")
+def write_calibration(corpora: list[str], exclude: str | None) -> None:
+    """core/model/calibration.json from these corpora (core/model/calibrate.py)."""
+    data = calibrate.calibrate(corpora, exclude)
+    calibrate.write(data)
+    print("\n".join(calibrate.describe(data)) + f"; wrote {calibrate.SHIPPED}\n")
 
 
 if __name__ == "__main__":
