@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
 # Install probecast with its test, agent, PyTorch-test, SkyPilot and gpuhunt extras into .venv,
 # then run the whole test suite (arguments go to pytest: -m unit is the fast layer).
+#
+# The install runs only when it is not up to date: .venv/.probecast-installed holds a hash of
+# pyproject.toml, the install steps below, the Python that made the venv and this folder's path
+# (an editable install points at it). Anything else - no venv, a venv whose Python no longer
+# starts, a changed pin or extra, an install that stopped half-way - installs again;
+# PROBECAST_REINSTALL=1 forces it. On an installed tree the tests start in a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-# PyTorch first, pinned: 2.13.0 is the CPU build this kind of machine keeps on disk; asked for
-# loosely, pip would take the newest build with several GB of CUDA libraries.
-.venv/bin/python -m pip install -q 'torch==2.13.0'
-.venv/bin/python -m pip install -q -e '.[test,agent,torch-test]'
-# The SkyPilot and gpuhunt extras in a step of their own: SkyPilot 0.14 pins click<8.2, and
-# huggingface-hub 2.x (from transformers) asks for click>=8.4.2. Resolved in one step, pip moves
-# transformers and huggingface-hub back (to 5.17 / 1.16); installed after them, only click goes
-# back (8.1.8) - pip prints that conflict, and exits 0 - and the hub's library code the torch
-# tests use works with it. About 20 s here (2 cores).
-.venv/bin/python -m pip install -q -e '.[skypilot,gpuhunt]'
+
+install() {
+    python3 -m venv .venv
+    .venv/bin/python -m pip install -q --upgrade pip
+    # PyTorch first, pinned: 2.13.0 is the CPU build this kind of machine keeps on disk; asked for
+    # loosely, pip would take the newest build with several GB of CUDA libraries.
+    .venv/bin/python -m pip install -q 'torch==2.13.0'
+    .venv/bin/python -m pip install -q -e '.[test,agent,torch-test]'
+    # The SkyPilot and gpuhunt extras in a step of their own: SkyPilot 0.14 pins click<8.2, and
+    # huggingface-hub 2.x (from transformers) asks for click>=8.4.2. Resolved in one step, pip
+    # moves transformers and huggingface-hub back (to 5.17 / 1.16); installed after them, only
+    # click goes back (8.1.8) - pip prints that conflict, and exits 0 - and the hub's library code
+    # the torch tests use works with it. About 20 s here (2 cores).
+    .venv/bin/python -m pip install -q -e '.[skypilot,gpuhunt]'
+}
+
+stamp=.venv/.probecast-installed
+# `declare -f` prints the function without its comments: rewording a comment does not reinstall.
+want=$( { cat pyproject.toml; declare -f install; python3 -VV; pwd; } | sha256sum | cut -d' ' -f1)
+if [ "${PROBECAST_REINSTALL:-}" = 1 ] || ! .venv/bin/python -c '' 2>/dev/null \
+        || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    rm -f "$stamp"
+    install
+    echo "$want" > "$stamp"
+fi
 exec .venv/bin/pytest -q --durations=30 "$@"
