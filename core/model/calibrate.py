@@ -143,7 +143,11 @@ def main(argv: list[str] | None = None) -> int:
                       help=f"exit 1 unless the shipped {SHIPPED.name} is what this makes")
     ns = ap.parse_args(argv)
     corpora, exclude = (ns.corpora, ns.exclude) if ns.corpora else shipped_inputs()
-    data = calibrate(corpora, ns.exclude if ns.exclude is not None else exclude)
+    try:
+        data = calibrate(corpora, ns.exclude if ns.exclude is not None else exclude)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     if not (ns.write or ns.check):
         sys.stdout.write(render(data))
         return 0
