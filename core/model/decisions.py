@@ -65,7 +65,7 @@ BOUND_Z = 1.6449  # one side of a 90 % two-sided interval, in standard deviation
 
 @dataclass(frozen=True)
 class PairConstants:
-    """Measured on pairs of recorded runs (benchmarks/accuracy.py --fit; calibration.json)."""
+    """Measured on pairs of recorded runs (calibrate_pairs.py; shipped in calibration.json)."""
 
     rho_same_host: float = 0.0  # correlation of two probes' errors, same instance kind
     rho_other_host: float = 0.0  # ... different instance kinds
