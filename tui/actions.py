@@ -6,6 +6,7 @@ A bastion terminal may have no mouse, so every action has a key.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 
 from textual.binding import Binding
@@ -80,7 +81,8 @@ ACTIONS: tuple[KeyAction, ...] = (
               "forecast memory, confirm) instead of probing the chosen batch sizes", "setup"),
     KeyAction("replay-hint", "r", "replay_hint", "Replay samples",
               "setup: how to replay the sample logs", "setup"),
-    KeyAction("palette", "ctrl+p", "command_palette", "Palette", "command palette: every action",
+    KeyAction("palette", "ctrl+p", "command_palette", "Palette",
+              "command palette: this screen's actions",
               "app", footer=False),
     KeyAction("quit", "q", "quit", "Quit",
               "quit — asks first while probes run, then stops them (no process is left behind)",
@@ -107,16 +109,21 @@ def bindings(scope: str) -> list[Binding]:
     return out
 
 
-def palette_entries() -> list[tuple[str, str, str]]:
-    """(text, action target, key) for the command palette: the actions of the run screen and
-    the app (the setup and chart screens are short-lived)."""
+def palette_entries(bound: Container[str]) -> list[tuple[str, str, str]]:
+    """(text, action target, key) for the command palette: the actions whose binding ids are in
+    ``bound`` - the keys that act on the screen the palette was opened on (commands.py), so it
+    offers what can be done there and nothing of the other screens."""
     out = []
     for a in ACTIONS:
-        if a.scope not in ("run", "app") or a.id == "palette":
+        if a.id == "palette":
             continue
-        if a.id == "weight":
-            out += [("Ranking: weight more on cost", "weight(-0.1)", "["),
-                    ("Ranking: weight more on time", "weight(0.1)", "]")]
+        if a.id == "weight":  # its two bindings, each with its own words
+            if "weight-down" in bound:
+                out.append(("Ranking: weight more on cost", "weight(-0.1)", "["))
+            if "weight-up" in bound:
+                out.append(("Ranking: weight more on time", "weight(0.1)", "]"))
+            continue
+        if a.id not in bound:
             continue
         target = f"app.{a.action}" if a.scope == "app" else a.action
         out.append((a.help[0].upper() + a.help[1:], target, a.display.replace("`", "")))

@@ -17,7 +17,7 @@ from probecast.core.run.session import Session
 
 from .actions import bindings
 from .commands import ProbecastCommands
-from .messages import StartProbes
+from .messages import ChartSaved, StartProbes
 from .screens.run import RunScreen
 
 if TYPE_CHECKING:
@@ -89,6 +89,13 @@ class ProbecastApp(App[None]):
                 lines.append(f"Terminated {len(self.launch.launched)} launched instance(s).")
             self.notify("\n".join(lines), severity="warning" if failed else "information",
                         timeout=10 if len(lines) > 1 else 5)
+
+    @on(ChartSaved)
+    def _chart_saved(self, message: ChartSaved) -> None:
+        if message.path is None:
+            self.notify(message.problem, severity="warning")
+        else:
+            self.notify(f"Saved {message.path}", timeout=8)
 
     async def _find(self, plan: list[PlannedProbe], settings: ProbeSettings) -> None:
         from probecast.core.run.find_batch import find_on

@@ -26,9 +26,11 @@ def test_every_binding_and_palette_entry_comes_from_the_registry() -> None:
                        (ChartScreen, "charts")):
         bound = [b.id for b in cls.BINDINGS]  # type: ignore[union-attr]
         assert bound == [b.id for b in bindings(scope)] and set(bound) <= ids, cls
-    palette = {action for _, action, _ in palette_entries()}
-    run_actions = {b.action for b in bindings("run")} | {f"app.{b.action}" for b in bindings("app")}
-    assert palette == run_actions  # every run-screen and app action is in the palette
+    app_actions = {f"app.{b.action}" for b in bindings("app")}
+    for scope in ("run", "setup", "charts", "output"):
+        bound = {b.id for b in [*bindings(scope), *bindings("app")]}
+        palette = {action for _, action, _ in palette_entries(bound)}
+        assert palette == {b.action for b in bindings(scope)} | app_actions, scope
 
 
 def test_every_action_has_a_key_and_words() -> None:

@@ -473,7 +473,7 @@ async def test_charts_open_cycle_and_save(size, tmp_path, monkeypatch) -> None: 
         notes = str(app.screen.query_one("#chart-notes").render())
         assert "p3.8xlarge b256 is faster than p2.xlarge b256 from 5 epochs on" in notes
         await pilot.press("g", "e")
-        await pilot.pause()
+        await app.workers.wait_for_complete()  # matplotlib renders in a worker thread
         saved = list((tmp_path / "probecast-exports").glob("batch-*.png"))
         assert saved and saved[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         await pilot.press("escape")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from functools import partial
 from pathlib import Path
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
@@ -18,7 +19,9 @@ from probecast.core.model.ranking import RankedRow, RankOptions
 from probecast.core.run.session import Session
 
 from ..actions import bindings
+from ..messages import ChartSaved
 
+SAVE_GROUP = "chart-export"
 TITLES = {"scatter": "time vs cost (★ Pareto, ● selected)", "crossover": "time vs planned epochs",
           "batch": "time vs batch size"}
 
@@ -106,17 +109,34 @@ class ChartScreen(Screen[None]):
         self.redraw(force=True)
 
     def action_save(self) -> None:
-        from probecast.core.report.figures import render
-
-        rows, lines = self.data()
+        app = self.app
+        if any(w.group == SAVE_GROUP and not w.is_finished for w in app.workers):
+            self.notify("Still saving the last chart …")  # one at a time: pyplot is not threadsafe
+            return
+        rows, lines = self.data()  # read here: the board changes on this thread only
         directory = self.session.log_dir or Path("probecast-exports")
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        try:
-            path = render(self.kind, rows, lines, Path(directory) / f"{self.kind}-{stamp}.png")
-        except ValueError as exc:
-            self.notify(str(exc), severity="warning")
-            return
-        self.notify(f"Saved {path}", timeout=8)
+        out = Path(directory) / f"{self.kind}-{stamp}.png"
+        # matplotlib takes a second or more (its import, the figure): in a thread, so every key
+        # stays live. The app's worker, not the screen's: closing the charts does not lose the
+        # file or its notice; failures go to the app's one Worker.StateChanged handler.
+        app.run_worker(partial(save_chart, app, self.kind, rows, lines, out), thread=True,
+                       exclusive=True, group=SAVE_GROUP, exit_on_error=False,
+                       description="save the chart as a PNG")
 
     def action_close(self) -> None:
         self.app.pop_screen()
+
+
+def save_chart(app: App[object], kind: str, rows: list[RankedRow], lines: list[Line],
+               out: Path) -> Path | None:
+    """Render the figure into ``out`` (a worker thread) and tell the app (ChartSaved)."""
+    from probecast.core.report.figures import render
+
+    try:
+        path = render(kind, rows, lines, out)
+    except ValueError as exc:  # nothing to draw: said, not an error
+        app.post_message(ChartSaved(None, str(exc)))
+        return None
+    app.post_message(ChartSaved(path))
+    return path

@@ -9,8 +9,9 @@ from pathlib import Path
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Header
 
 from probecast.core.report.export import export_ranking
 from probecast.core.report.fmt import fmt_cost
@@ -18,8 +19,9 @@ from probecast.core.model.ranking import RankedRow, RankOptions, verdict
 from probecast.core.run.session import Session
 
 from ..actions import bindings
-
+from ..messages import RankingViewChanged
 from ..widgets.detail import DetailView
+from ..widgets.line import TextLine
 from ..widgets.probe_panel import ProbePanel
 from ..widgets.ranking import MAX_ROWS, RankingTable
 
@@ -47,14 +49,19 @@ def redraw_interval() -> float:
 class RunScreen(Screen[None]):
     BINDINGS = bindings("run")
 
+    # The view of the ranking. Actions set these; each watcher says the view changed
+    # (RankingViewChanged), and its handler redraws the title and the table once.
+    by: var[str] = var("time", init=False)  # v: time, cost or weighted
+    weight: var[float] = var(0.5, init=False)  # [ ]: the weighted view's weight on time
+    horizon_index: var[int] = var(0, init=False)  # h: into ``horizons``
+    workload: var[str | None] = var(None, init=False, bindings=True)  # w: one of several
+    with_setup: var[bool] = var(False, init=False)  # u: each host's measured setup added
+
     def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
-        self.by = "time"
-        self.weight = 0.5
-        self.horizon_index = 0
-        self.workload: str | None = None
-        self.with_setup = False  # u: each host's measured setup in runtime and cost
+        self._ranked: RankOptions | None = None  # the options the table was last ranked by
+        self._full_cost: float | None = None  # every ranked job run in full, for the status line
         self._seen_board = -1  # the board version the ranking shows
         self._panels_version = -1  # ... and the panels
         self._last_rank_at = 0.0
@@ -72,7 +79,7 @@ class RunScreen(Screen[None]):
             yield VerticalScroll(id="probes")
             with VerticalScroll(id="detail-box"):
                 yield DetailView(id="detail")
-        yield Static(id="statusline")
+        yield TextLine(id="statusline")
         yield Footer(show_command_palette=False)  # 80 columns: ? and the help list ctrl+p
 
     def on_mount(self) -> None:
@@ -102,6 +109,30 @@ class RunScreen(Screen[None]):
 
     def horizon_label(self) -> str:
         return "planned length" if self.epochs is None else f"{self.epochs:g} epochs"
+
+    def watch_by(self) -> None:
+        self._view_changed()
+
+    def watch_weight(self) -> None:
+        self._view_changed()
+
+    def watch_horizon_index(self) -> None:
+        self._view_changed()
+
+    def watch_workload(self) -> None:
+        self._view_changed()
+
+    def watch_with_setup(self) -> None:
+        self._view_changed()
+
+    def _view_changed(self) -> None:
+        self.post_message(RankingViewChanged(self.options()))
+
+    @on(RankingViewChanged)
+    def _redraw_view(self, message: RankingViewChanged) -> None:
+        self.update_title()
+        if message.options != self._ranked:  # not already drawn (update_ranking picks a workload)
+            self.update_ranking()
 
     def update_title(self) -> None:
         view = {"time": "fastest", "cost": "cheapest"}.get(
@@ -141,7 +172,7 @@ class RunScreen(Screen[None]):
         for key in list(entries)[:MAX_PANELS]:
             panel = self._panels.get(key)
             if panel is None:
-                panel = ProbePanel(self.session.board, key, self.session.host_caption)
+                panel = ProbePanel(self.session.board, key, self.session.host_caption, self.every)
                 self._panels[key] = panel
                 container.mount(panel)
             elif panel.is_mounted and panel.region.area:
@@ -157,10 +188,9 @@ class RunScreen(Screen[None]):
         workloads = self.session.board.workloads()
         self._full_cost = None
         if len(workloads) > 1 and self.workload not in workloads:
-            self.workload = workloads[0]
-            self.update_title()
-            self.refresh_bindings()  # w applies now
-        ranking = self.session.board.ranking(self.options())
+            self.workload = workloads[0]  # its watcher redraws the title; w applies now
+        self._ranked = self.options()
+        ranking = self.session.board.ranking(self._ranked)
         records = ranking.rows
         shown = [*records, *(r for rows in ranking.no_fit.values() for r in rows)]
         self._rows = {r.key: r for r in shown}
@@ -186,19 +216,14 @@ class RunScreen(Screen[None]):
         cost = board.probe_cost()
         parts = [f"probes {total - active}/{total} ended" + (f", {failed} failed" if failed else ""),
                  "probe cost " + (fmt_cost(cost) if cost is not None else "n/a")]
-        full = getattr(self, "_full_cost", None)
-        if cost is not None and full:
-            parts[-1] += f" vs {fmt_cost(full)} to run all"
+        if cost is not None and self._full_cost:
+            parts[-1] += f" vs {fmt_cost(self._full_cost)} to run all"
         if self.session.is_replay:
             s = self.session
             parts.append(("paused" if s.paused else "replay") + f" ×{s.speed:g}" if s.speed else "replay instant")
         if self.session.log_dir:
             parts.append(f"logs {self.session.log_dir}")
-        text = " · ".join(parts)
-        line = self.query_one("#statusline", Static)
-        if getattr(line, "_shown", None) != text:
-            line._shown = text  # type: ignore[attr-defined]
-            line.update(text, layout=False)
+        self.query_one("#statusline", TextLine).text = " · ".join(parts)
 
     def show_detail(self, key: str | None) -> None:
         self.query_one(DetailView).show(self._rows.get(key) if key else None)
@@ -211,15 +236,10 @@ class RunScreen(Screen[None]):
 
     def action_toggle_view(self) -> None:
         self.by = {"time": "cost", "cost": "weighted", "weighted": "time"}[self.by]
-        self.update_title()
-        self.update_ranking()
 
     def action_weight(self, delta: float) -> None:
         self.weight = round(min(1.0, max(0.0, self.weight + delta)), 1)
-        if self.by != "weighted":
-            self.by = "weighted"
-        self.update_title()
-        self.update_ranking()
+        self.by = "weighted"
 
     def action_charts(self) -> None:
         from .charts import ChartScreen
@@ -229,16 +249,11 @@ class RunScreen(Screen[None]):
 
     def action_toggle_setup(self) -> None:
         self.with_setup = not self.with_setup
-        rows = self.session.board.ranking(self.options()).rows
-        if self.with_setup and not any(r.setup_s for r in rows):
+        if self.with_setup and not any(r.setup_s for r in self._rows.values()):
             self.notify("No host ran a [probe] setup: nothing to add.", severity="warning")
-        self.update_title()
-        self.update_ranking()
 
     def action_cycle_horizon(self) -> None:
         self.horizon_index = (self.horizon_index + 1) % len(self.horizons)
-        self.update_title()
-        self.update_ranking()
 
     def action_cycle_workload(self) -> None:
         workloads = self.session.board.workloads()
@@ -247,8 +262,6 @@ class RunScreen(Screen[None]):
             return
         i = workloads.index(self.workload) if self.workload in workloads else -1
         self.workload = workloads[(i + 1) % len(workloads)]
-        self.update_title()
-        self.update_ranking()
 
     def action_toggle_detail(self) -> None:
         box = self.query_one("#detail-box")

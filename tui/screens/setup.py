@@ -19,6 +19,7 @@ from probecast.core.run.runners import workload_label
 from probecast.core.run.session import Session
 
 from ..actions import bindings
+from ..debounce import Debounce
 from ..messages import StartProbes
 from .setup_memory import SetupMemory
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from probecast.core.cloud.aws_launch import AwsProvider
 
 PRESET_BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048)
+SUMMARY_DEBOUNCE = 0.25  # s of quiet after a keystroke before the summary's plan is rebuilt
 ADD_HOST_HINT = ('no host for {name}: add [[hosts]] with instance = "{name}" and its address '
                  "to probecast.toml, or an [aws] section to launch it from here "
                  "(README: Config, Launching on AWS)")
@@ -42,6 +44,7 @@ class SetupScreen(Screen[None]):
         self.selected_launch: list[str] = []  # instance types to launch, in the order picked
         self.find_batch = False  # f: search each picked host for its largest batch size
         self.memory = SetupMemory(session, session.board.pricing.catalog)
+        self.summary_due = Debounce(self, SUMMARY_DEBOUNCE, lambda: self.update_summary())
 
     @property
     def config(self) -> Config:
@@ -263,6 +266,9 @@ class SetupScreen(Screen[None]):
     @on(SelectionList.SelectedChanged)
     @on(Input.Changed, "#custom-batches, #max-steps, #target-ci, #epochs, #steps")
     @on(Select.Changed)
+    def _settings_changed(self) -> None:  # the plan, worst case and fit column: once typing pauses
+        self.summary_due.poke()
+
     def update_summary(self) -> None:
         plan = self.plan()
         s = self.settings()

@@ -11,11 +11,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.css.query import NoMatches
-from textual.widgets import Sparkline, Static
+from textual.widgets import Sparkline
 
 from probecast.core.model.memory import does_not_fit, fit_reason
 from probecast.core.run.board import Board, ProbeEntry
 from probecast.core.report.fmt import fmt_ms
+
+from .line import TextLine
 
 STATUS_STYLE = {
     "pending": "dim", "launching": "yellow", "connecting": "yellow", "uploading": "yellow", "running": "cyan",
@@ -48,11 +50,12 @@ class ProbePanel(Vertical):
     CHART_EVERY = 2.0  # seconds: a shifting chart redraws whole lines - the costliest output
 
     def __init__(self, board: Board, key: str,
-                 caption: Callable[[str], str | None] | None = None) -> None:
+                 caption: Callable[[str], str | None] | None = None, every: float = 1.0) -> None:
         super().__init__(id=f"probe-{_css_id(key)}")
         self.board = board
         self.key = key
         self.caption = caption  # the host's provider: a launched instance's phase and cost
+        self.every = every  # seconds between the run screen's redraws (slower over SSH)
         self.seen: tuple[int, int] = (-1, -1)  # (id, version) of the entry last drawn
         self._chart_at = 0.0
         self.border_title = self.entry.spec.label
@@ -64,15 +67,15 @@ class ProbePanel(Vertical):
         return self.board.entries[self.key]
 
     def compose(self) -> ComposeResult:
-        yield Static(classes="headline")
+        yield TextLine(classes="headline")
         yield Sparkline([], summary_function=max)
-        yield Static(classes="hardware")
+        yield TextLine(classes="hardware")
 
     def on_mount(self) -> None:
         self.refresh_from_entry()
         if self.caption is not None and self.caption(self.key) is not None:
             # the phase and the price tick while the board may be still (booting, terminating)
-            self.set_interval(max(1.0, getattr(self.screen, "every", 1.0)), self.show_caption)
+            self.set_interval(max(1.0, self.every), self.show_caption)
 
     def show_caption(self) -> None:
         text = (self.caption(self.key) if self.caption is not None else None) or \
@@ -82,7 +85,7 @@ class ProbePanel(Vertical):
 
     def refresh_from_entry(self) -> None:
         try:  # a panel being removed (the run screen re-lays its panels) has no lines left
-            headline = self.query_one(".headline", Static)
+            headline = self.query_one(".headline", TextLine)
         except NoMatches:
             return
         e = self.entry
@@ -103,15 +106,13 @@ class ProbePanel(Vertical):
             head.append(f"  first {fmt_ms(st.t_it1)}", "dim")
         if st.boundary_steps:
             head.append(f"  boundary {fmt_ms(st.boundary_steps[-1])}", "dim")
-        # fixed-height lines: update without a layout pass, and only when the text changed -
-        # over a slow SSH link every repainted cell costs bytes
-        _set(headline, head)
+        headline.text = head  # repainted only when it changed (TextLine)
         now = time.monotonic()
-        if now - self._chart_at >= max(self.CHART_EVERY, 2 * getattr(self.screen, "every", 1.0)) \
+        if now - self._chart_at >= max(self.CHART_EVERY, 2 * self.every) \
                 or not e.active:
             self._chart_at = now
             self.query_one(Sparkline).data = chart_values(list(e.recent))
-        _set(self.query_one(".hardware", Static), hardware_line(e))
+        self.query_one(".hardware", TextLine).text = hardware_line(e)
         self.set_class(e.status == "failed", "-failed")
         self.set_class(e.status == "done", "-done")
         self.set_class(e.status == "does-not-fit" or does_not_fit(e.state), "-nofit")
@@ -147,12 +148,6 @@ def hardware_line(e: ProbeEntry) -> Text:
     if not out.plain and e.detail:
         out.append(e.detail, "dim")
     return out
-
-
-def _set(widget: Static, text: Text) -> None:
-    if getattr(widget, "_shown", None) != text.plain:
-        widget._shown = text.plain  # type: ignore[attr-defined]
-        widget.update(text, layout=False)
 
 
 def _css_id(key: str) -> str:
