@@ -1,10 +1,10 @@
-"""The event log schema (v3), written down once: what the agent writes and what readers accept.
+"""The event log schema (v4), written down once: what the agent writes and what readers accept.
 
 Stdlib only (this file is shipped to probe hosts with the rest of the agent). The emitter checks
 its lines against it (``Emitter(strict=True)`` or ``PROBECAST_STRICT_EVENTS=1``: the tests do);
 ``core/model/events.py`` takes its version, kinds and statuses from here, and a unit test holds
 its msgspec records to every kind and field below, so the writer and the readers cannot drift.
-docs/ARCHITECTURE.md ("Event log: schema v3") describes each field.
+docs/ARCHITECTURE.md ("Event log: schema v4") describes each field.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 # v2: `done`, `end.exit_code`, `log.code`; v3: `plan` (the job's length as the program says it),
-# `memory` (peak memory of the probe), the `does-not-fit` status. Older logs read as before.
-SCHEMA_VERSION = 3
+# `memory` (peak memory of the probe), the `does-not-fit` status; v4: `block` (training timed
+# only in blocks between evaluations: logs imported from MLPerf Training). Older logs read as
+# before.
+SCHEMA_VERSION = 4
 
 # How a run ended (`end.status`), and how training ended (`done.status`). `does-not-fit`: the
 # program ran out of memory (the framework's own out-of-memory error, or the kernel's OOM killer)
@@ -155,6 +157,14 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
         Field("host_limit_mb", NUMBER, nullable=True),
         Field("host_limit_kind", STR),
         Field("source", STR))),
+    # Training timed only in blocks (schema v4): a log at the granularity its source had - an
+    # MLPerf Training result's block_start/block_stop, epoch_stop or evaluation points, with no
+    # per-step events. `index` counts blocks from 1; `progress` is how far training had got at
+    # the block's end, in `unit` (the source's own: samples, epochs, ...). The agent never
+    # writes it; `probecast import mlperf` does.
+    Kind("block", timed=True, fields=(
+        Field("index", COUNT, required=True), Field("progress", NUMBER, nullable=True),
+        Field("unit", STR))),
     Kind("done", timed=True, fields=(
         Field("status", STATUS, required=True), Field("reason", STR))),
     Kind("end", timed=True, fields=(

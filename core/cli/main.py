@@ -6,6 +6,7 @@
     probecast probe --local ...     run a probe on this machine and save its log
     probecast replay LOG_OR_DIR...  replay saved logs in the app
     probecast prices                the price catalog
+    probecast import mlperf PATH... MLPerf Training results as probecast logs
 
 Headless commands never import the TUI. Errors name the file and what to do; the exit status is
 non-zero only when nothing could be estimated.
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from .analyze import cmd_estimate, cmd_plot, cmd_rank, cmd_stabilize
 from .cloud import cmd_cleanup, cmd_prices
 from .common import CliError, add_estimate_options, warn
+from .importer import add_import_parser
 from .probe import add_probe_parser
 
 
@@ -58,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_analysis_parsers(sub)
     _add_cloud_parsers(sub)
     add_probe_parser(sub)
+    add_import_parser(sub)
     for action in sub.choices.values():
         if action is not None and not any(a.dest == "verbose" for a in action._actions):
             add_logging_options(action)

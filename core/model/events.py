@@ -1,4 +1,4 @@
-"""Event log schema v3 (v1 and v2 logs read too): typed records (msgspec), a streaming reader and an
+"""Event log schema v4 (v1 to v3 logs read too): typed records (msgspec), a streaming reader and an
 appending writer.
 
 One JSON object per line. Every line has ``ev`` (kind) and ``t`` (seconds since the probe
@@ -143,6 +143,18 @@ class Memory(_Event, tag="memory"):
     source: str = ""
 
 
+class Block(_Event, tag="block"):
+    """Training timed only in blocks between evaluations (schema v4: logs imported from MLPerf
+    Training, which have no per-step events): the block's wall time and how far training had
+    got at its end, in the source's own unit."""
+
+    t: Time
+    dt: Duration
+    index: Count = 0
+    progress: Annotated[float, msgspec.Meta(ge=0, le=1e18)] | None = None
+    unit: str = ""
+
+
 class Done(_Event, tag="done"):
     """Training is over (the probe stopped it, or it ran to its end): what follows until ``end``
     is the program's own post-training work and exit, timed by ``end.dt``."""
@@ -161,12 +173,12 @@ class End(_Event, tag="end"):
     exit_code: int | None = None  # the program's own exit status, when it exited by itself
 
 
-Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, Plan, Memory, Done, End]
+Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, Plan, Memory, Block, Done, End]
 
 # kind (`ev`) -> its record, in the schema's order
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__struct_config__.tag: cls  # type: ignore[misc]
-    for cls in (Start, Init, Step, Val, Epoch, Sample, Log, Plan, Memory, Done, End)
+    for cls in (Start, Init, Step, Val, Epoch, Sample, Log, Plan, Memory, Block, Done, End)
 }
 
 _DECODER: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)

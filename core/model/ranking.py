@@ -19,6 +19,8 @@ from .epochs import EpochsInfo
 from .length import DEFAULT_EPOCHS, PER_STEPS, JobLength, resolve
 from .estimate import Estimate, NoEstimate, estimate_runtime, measured_run, per_steps_estimate
 from .pricing import Catalog, cost_usd
+from .blocks import (RunLength, block_estimate, is_block_log, measured_blocks, merge_repeats,
+                     reached, run_lengths)
 from .bounds import describe_mechanism
 from .decisions import decision_lines, is_pareto, mark_undecided, undecided_pairs, verdict
 from .memory import ProgramMemory
@@ -68,6 +70,7 @@ class RankOptions:
     equation: str = "auto"
     statistic: str = DEFAULT_STATISTIC
     epoch_plan: EpochPlan | None = None  # methodology 1: N_ep per (workload, batch) from full runs
+    run_lengths: Mapping[tuple[str, int], RunLength] | None = None  # runs timed in blocks (same)
     min_accuracy: float | None = None
     workload: str | None = None  # rank only this workload
     with_setup: bool = False  # add each host's measured setup to its job (a fresh instance pays it)
@@ -138,6 +141,8 @@ def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
     job's own length; a job of unknown length (or ``per_steps``) per 1 000 steps. Raises
     NoEstimate."""
     state = candidate.state
+    if is_block_log(state):
+        return _block_row(candidate, pricing, options)
     if n_ep is not None:
         length = JobLength(n_ep, 0, "user")
     else:
@@ -194,6 +199,26 @@ def _row(candidate: Candidate, pricing: Pricing, options: RankOptions, est: Esti
     )
 
 
+def _block_row(candidate: Candidate, pricing: Pricing, options: RankOptions) -> RankedRow:
+    """A run timed in blocks (an imported MLPerf result): measured when it reached its target,
+    else extrapolated to the length of complete runs of the same workload and batch size."""
+    state = candidate.state
+    assert state.start is not None
+    if reached(state):
+        est = measured_blocks(state)
+        length = JobLength(est.terms.n_ep, 0, "the run itself")
+        return _row(candidate, pricing, options, est, length, [])
+    key = (state.start.workload, state.start.batch_size)
+    run_length = (options.run_lengths or {}).get(key)
+    if run_length is None:
+        raise NoEstimate("a run timed in blocks stops at its target: its length comes from "
+                         "complete runs of the same workload and batch size (rank them with "
+                         "it, or --epochs-from FULL_RUNS)")
+    est = block_estimate(state, run_length)
+    return _row(candidate, pricing, options, est,
+                JobLength(run_length.evals, 0, run_length.source), [])
+
+
 def _per_steps_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
                    length: JobLength) -> RankedRow:
     """A job whose length is unknown still ranks: time and cost per 1 000 steps (start-up
@@ -229,8 +254,8 @@ def _estimate_one(c: Candidate, pricing: Pricing, options: RankOptions,
     """Warnings and the row (None: no estimate, the reason among the warnings), from the cache
     when neither the candidate nor anything its estimate depends on changed."""
     stamp = (c.version, c.status, id(pricing), options.epochs, options.steps, options.use_validation,
-             options.equation, options.statistic, id(options.epoch_plan), options.with_setup,
-             c.setup_s)
+             options.equation, options.statistic, id(options.epoch_plan), id(options.run_lengths),
+             options.with_setup, c.setup_s)
     if cache is not None and c.version is not None:
         hit = cache.get(c.key)
         if hit is not None and hit[0] == stamp:
@@ -332,7 +357,10 @@ def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
     """The pipeline: candidates + options -> estimates -> a ranking per workload."""
     candidates = list(candidates)
     fit, no_fit = split_no_fit(candidates)  # out of memory: a row that says so, no estimate
+    if options.run_lengths is None and any(is_block_log(c.state) for c in fit):
+        options = replace(options, run_lengths=run_lengths(c.state for c in fit))
     rows, skipped = estimate_rows(fit, pricing, options, cache)
+    rows = merge_repeats(rows)
     groups: dict[str, list[RankedRow]] = {}
     for r in rows:
         groups.setdefault(r.workload, []).append(r)

@@ -13,7 +13,7 @@ from typing import TypeVar
 from ..agent.steady import DEFAULT_STATISTIC, StepSeries
 from collections.abc import Iterable
 
-from .events import (SCHEMA_VERSION, Done, End, Epoch, Event, EventReader, Init, Log, Memory, Plan,
+from .events import (SCHEMA_VERSION, Block, Done, End, Epoch, Event, EventReader, Init, Log, Memory, Plan,
                      Sample, Start, Step, Val)
 
 
@@ -27,6 +27,17 @@ class ValTiming:
     dt: float
     steps: int
     at_step: int = 0  # training steps seen before it
+    at_block: int = 0  # training blocks seen before it (a log timed in blocks)
+
+
+@dataclass(slots=True)
+class BlockTiming:
+    """A block of training timed as a whole (a log with no per-step events: MLPerf)."""
+
+    index: int
+    dt: float
+    progress: float | None  # how far training had got at its end, in ``unit``
+    unit: str
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,7 @@ class ProbeState:
     # steps where the program's periodic work (plan.every) may have landed: (index, dt); kept
     # out of the steady series, judged against it (periodic())
     periodic_steps: list[tuple[int, float]] = field(default_factory=list)
+    blocks: list[BlockTiming] = field(default_factory=list)  # training timed only in blocks
     _every: int = 0
     _epoch: int | None = None
     _last_step_t: float = -1.0
@@ -106,7 +118,7 @@ class ProbeState:
             if ev.gpu_mem_mb and max(ev.gpu_mem_mb) > self.peak_gpu_mem_mb:
                 self.peak_gpu_mem_mb = max(ev.gpu_mem_mb)
         elif isinstance(ev, Val):
-            self.vals.append(ValTiming(ev.epoch, ev.dt, ev.steps, self.steps))
+            self.vals.append(ValTiming(ev.epoch, ev.dt, ev.steps, self.steps, len(self.blocks)))
             self.time_by_epoch[ev.epoch] = self.time_by_epoch.get(ev.epoch, 0.0) + ev.dt
             self.elapsed += ev.dt
             if ev.metrics:
@@ -114,6 +126,9 @@ class ProbeState:
         elif isinstance(ev, Epoch):
             self.epochs_done.append(ev.epoch)
             self.metrics.append((ev.epoch, ev.metrics))
+        elif isinstance(ev, Block):
+            self.blocks.append(BlockTiming(ev.index, ev.dt, ev.progress, ev.unit))
+            self.elapsed += ev.dt
         elif isinstance(ev, Init):
             self.t_init = ev.dt
             self.elapsed += ev.dt

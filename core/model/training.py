@@ -67,6 +67,10 @@ class Terms:
     every: int | None = None  # the program's periodic work (evaluate, save) every K steps ...
     t_per: float | None = None  # ... what each costs on top of a step (None: not seen)
     n_per: int | None = None  # ... and how many times the job does it
+    unit: str = ""  # a run timed in blocks (blocks.py): its progress unit (samples, epochs) ...
+    progress_seen: float | None = None  # ... how far the blocks seen took it ...
+    progress_total: float | None = None  # ... how far the whole run goes ...
+    blocks_seen: int = 0  # ... and how many blocks were seen (t_ep2: seconds per unit)
 
     def as_dict(self) -> dict[str, float | int | str | None]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -95,6 +99,10 @@ class Estimate:
             post = f" + {t.n_per} x {t.t_per:.3f}" + post
         if self.equation == MEASURED:
             return f"the run itself, launch to exit = {self.runtime_s:.2f} s"
+        if self.equation == "blocks":
+            val = (f" + ({t.n_ep:g}-seen) x {t.t_val:.2f}" if t.t_val else "")
+            return (f"{t.t_init:.1f} + {t.blocks_seen} blocks seen + ({t.progress_total:g}-"
+                    f"{t.progress_seen:g}) {t.unit} x {t.t_ep2:.4g} s{val} = {self.runtime_s:.0f} s")
         if self.equation == PER_STEPS_EQUATION:
             per = f" + {t.n_per} x {t.t_per:.3f}" if t.t_per and t.n_per else ""
             return (f"{t.n_it} x {t.t_it:.5f}{per} = {self.runtime_s:.2f} s per {t.n_it} steps"

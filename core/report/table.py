@@ -94,7 +94,8 @@ def decision_cost(rows: Sequence[RankedRow], states: dict[str, ProbeState]) -> s
     priced = 0
     for r in rows:
         state = states.get(r.key)
-        if r.price_per_hour is None or r.cost_usd is None or state is None:
+        if r.price_per_hour is None or r.cost_usd is None or state is None \
+                or r.equation == "measured":  # a whole run, not a probe: nothing was decided early
             continue
         priced += 1
         probes += cost_usd(r.price_per_hour, state.elapsed, r.billing or "exact")

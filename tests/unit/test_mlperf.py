@@ -3,8 +3,8 @@ its README for where each came from and what was cut).
 
 Every expected number here is worked out by hand from the excerpt's own lines: the ``time_ms``
 values are copied from them (the excerpt's line is named beside each) and the durations are their
-differences. Tests marked xfail(strict) are bugs of the reader/converter, each said in its reason;
-they pass, and so fail as XPASS, once the bug is fixed: then drop the mark.
+differences. Each reader/converter bug these excerpts found (ranks, points, offsets, overlaps)
+has a test here.
 """
 
 from __future__ import annotations
@@ -243,22 +243,17 @@ def test_bert_glued_line_repeated_init_and_timing() -> None:
     assert e.t == pytest.approx(s(init_start, run_stop))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: epoch_stop's epoch_num (2548766, samples) gets the "
-                   "+1 of 0-based epoch labels because epoch_start says 0: an 18th block of 2 ms")
 def test_bert_blocks_end_at_the_samples_the_log_reached() -> None:
     bs = blocks(BERT)
     assert len(bs) == 17 and bs[-1].progress == 2548766  # = train_samples, line 94
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: evaluations timed as points (eval_accuracy without "
-                   "eval_start) become block ends only: their metric is lost, no val")
 def test_bert_every_evaluation_is_a_val_with_its_accuracy() -> None:
     vs = vals(BERT)
     assert [v.metrics["eval_accuracy"] for v in vs] == BERT_ACCURACY
     assert [v.dt for v in vs] == [0.0] * 17
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: bert's epoch_num counts samples; the unit says epochs")
 def test_bert_progress_unit_is_samples() -> None:
     assert {b.unit for b in blocks(BERT)} == {"samples"}
 
@@ -269,14 +264,10 @@ def test_bert_progress_unit_is_samples() -> None:
     (LLAMA, 0),
     (SSD, 7),  # "status" printed 8 times (lines 65-72)
     (DLRM, 7),  # cache_clear x8 (lines 3-10)
-    pytest.param(BERT, 7, marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: repeats of init_start (8 ranks, lines 8-15) are not counted as duplicates"))),
-    pytest.param(GNN, 7, marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: init_start x8 at 8 times (lines 2-9) not counted"))),
-    pytest.param(SD4, 14, marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: cache_clear x8 (lines 2-9) counted, init_start x8 (lines 10-17) not"))),
-    pytest.param(SD3, 15, marks=pytest.mark.xfail(strict=True, reason=(
-        "BUG: cache_clear x9 (lines 1-9) counted, init_start x8 (lines 10-17) not"))),
+    pytest.param(BERT, 7),
+    pytest.param(GNN, 7),
+    pytest.param(SD4, 14),
+    pytest.param(SD3, 15),
 ])
 def test_lines_repeated_by_ranks_are_read_once_and_counted(rel: str, expected: int) -> None:
     run, _ = convert(rel)
@@ -311,8 +302,6 @@ def test_gnn_fractional_epochs_between_evaluations() -> None:
     assert end(GNN).t == pytest.approx(s(init_start, run_stop))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: epoch_stop at 0.7, 4 ms after the evaluation at 0.7, "
-                   "makes a 15th block that gets nowhere (progress 0.7 again)")
 def test_gnn_no_block_without_progress() -> None:
     ps = [b.progress for b in blocks(GNN)]
     assert len(ps) == 14 and all(a is not None and b is not None and a < b
@@ -358,8 +347,6 @@ def test_unet3d_blocks_progress_from_the_next_block_start() -> None:
     assert start(UNET).batch_size == 56
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: only the lowest rank's lines are kept, so rank 56's "
-                   "evaluations and run_stop are dropped: a successful run reads as truncated")
 def test_unet3d_keeps_the_evaluating_ranks_lines() -> None:
     run, _ = convert(UNET)
     assert run.status == "success"
@@ -371,9 +358,6 @@ def test_unet3d_keeps_the_evaluating_ranks_lines() -> None:
     assert run.read.after_stop == 2  # rank 0's tracked_stats and block_stop (lines 68, 69)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (with the rank one): rank 56 evaluates while rank 0 "
-                   "trains (eval_start..eval_stop inside block_start..block_stop): the evaluation "
-                   "takes no time from training, yet it would be timed as if training waited")
 def test_unet3d_evaluations_that_overlap_training_take_no_time() -> None:
     assert [v.dt for v in vals(UNET)] == [0.0] * 4
     stops = [1714603819508, 1714603820584, 1714603821656]  # block_stop lines 45, 53, 61
@@ -404,9 +388,6 @@ def test_ssd_zero_based_epochs_and_what_follows_run_stop() -> None:
     assert end(SSD).t == pytest.approx(s(init_start, run_stop))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (timing): ssd's COCO scoring runs on after training "
-                   "resumes (epoch_start 1, line 40, 10 s before eval_stop, line 42): only the "
-                   "evaluation up to that restart kept training waiting")
 def test_ssd_evaluation_time_ends_where_training_resumed() -> None:
     epoch_stop = [1715180137723, 1715180689262, 1715181238438, 1715181783674]  # lines 37-55
     epoch_start = [1715180171144, 1715180721072, 1715181267619, 1715181813278]  # 40, 46, 52, 58
@@ -493,8 +474,6 @@ def test_sd_v3_step_progress_and_run_stop_before_the_last_block_stop() -> None:
     assert e.t == pytest.approx(s(init_start, run_stop))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the FID/CLIP logged at run_stop (lines 78-79, no "
-                   "eval_start) are timed as a point and dropped: no val")
 def test_sd_v3_the_evaluation_at_run_stop_is_a_val() -> None:
     vs = vals(SD3)
     assert len(vs) == 1
