@@ -12,7 +12,7 @@ from .timer import StepTimer
 
 def ProbeCallback(*args, **kwargs):  # type: ignore[no-untyped-def]  # noqa: N802
     """Keras callback emitting schema-v2 events (Keras imported on first use)."""
-    from .keras_probe import ProbeCallback as make
+    from .adapters.keras_callback import ProbeCallback as make
 
     return make(*args, **kwargs)
 

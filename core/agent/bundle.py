@@ -52,9 +52,11 @@ _probecast_chain()
 
 
 def agent_sources() -> dict[str, bytes]:
+    """Every module of the agent, its adapters/ package too, by its path in the zip."""
     here = Path(__file__).resolve().parent
-    return {f"{PACKAGE}/{p.name}": p.read_bytes() for p in sorted(here.glob("*.py"))
-            if p.name != "bundle.py"}
+    return {f"{PACKAGE}/{p.relative_to(here).as_posix()}": p.read_bytes()
+            for p in sorted(here.rglob("*.py"))
+            if p.name != "bundle.py" and "__pycache__" not in p.parts}
 
 
 def zipapp_bytes() -> bytes:

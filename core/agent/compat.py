@@ -1,13 +1,17 @@
-"""Every framework symbol the agent's adapters patch or read, in one place.
+"""Every framework name the agent's adapters touch, in one place: the modules whose import
+installs them, the symbols they patch or call, the attributes they read or set on a framework's
+objects, the parameters they pass or read by name.
 
 The hook patches private internals (Keras' optimizer, tf.data's iterators, torch's DataLoader
 iterator, the Lightning and Hugging Face trainers). A framework release that moves one would
 leave a user's job untimed (the hook logs `hook-failed` and the program runs on), so the adapters
-take their patch targets from here and tests/e2e/test_framework_compat.py imports each installed
-framework and checks every symbol below: a release that removes one fails our CI first.
+(core/agent/adapters/) take every name from here - none is written in an adapter - and
+tests/e2e/test_framework_compat.py checks each against the oldest and the newest supported release
+of each framework that installs here: a release that removes one fails our CI first.
 
 A symbol is ``"module:qualname"``: the module to import, then the attribute path within it.
-Attributes a trainer sets on itself in ``__init__`` (not on its class) are listed apart, by class.
+Attributes a framework sets on an instance (in ``__init__``, not on its class) are plain names,
+listed by the class whose instances carry them.
 """
 
 from __future__ import annotations
@@ -15,63 +19,118 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# ---- Keras 3 (keras_probe: fit(); keras_loops: custom loops) ------------------------------------
+# ---- Keras 3 (adapters/keras_fit.py, keras_callback.py: fit(); keras_loops.py: custom loops) ---
+KERAS_MODULE = "keras"  # the Keras adapters install when the program imports it
+KERAS_VERSION = "keras:__version__"
 KERAS_FIT = "keras:Model.fit"  # wrapped: the probe's callback joins every fit()
 KERAS_EVALUATE = "keras:Model.evaluate"  # the bounded validation passes after a probe stop
 KERAS_CALLBACK = "keras:callbacks.Callback"  # ProbeCallback's base
 KERAS_HISTORY = "keras:callbacks.History"  # what a fit() the probe ended returns
 KERAS_HISTORY_SET_MODEL = "keras:callbacks.History.set_model"
 KERAS_OPTIMIZER_APPLY = "keras.src.optimizers.base_optimizer:BaseOptimizer.apply"  # a custom-loop step
+# callbacks that may end a fit before its epochs (matched by class name: the user's own import)
+KERAS_EARLY_ENDING = ("keras:callbacks.EarlyStopping", "keras:callbacks.TerminateOnNaN")
+# Model.fit's parameters the adapter reads: the first four by position too, then by name only
+KERAS_FIT_POSITIONAL = ("x", "y", "batch_size", "epochs")
+KERAS_FIT_NAMED = ("steps_per_epoch", "validation_data", "validation_split", "validation_steps",
+                   "validation_batch_size", "initial_epoch", "callbacks")
+KERAS_EVALUATE_NAMED = ("batch_size", "steps", "verbose", "return_dict")  # passed by name
+# the Callback methods ProbeCallback overrides, and the keys of Callback.params it reads
+KERAS_CALLBACK_HOOKS = ("on_train_begin", "on_epoch_begin", "on_train_batch_end", "on_test_begin",
+                        "on_test_batch_end", "on_test_end", "on_epoch_end", "on_train_end")
+KERAS_CALLBACK_PARAMS = "params"  # set on a Callback by fit(): a dict
+KERAS_CALLBACK_MODEL = "model"  # set on a Callback by fit(): the Model it trains
+KERAS_PARAMS_STEPS = "steps"
+KERAS_PARAMS_EPOCHS = "epochs"
+KERAS_MODEL_STOP = "stop_training"  # set on a Model (Trainer.__init__): fit ends after the batch
+KERAS_HISTORY_RECORDS = ("history", "epoch")  # set on a History (on_train_begin): its records
 
-KERAS = (KERAS_FIT, KERAS_EVALUATE, KERAS_CALLBACK, KERAS_HISTORY, KERAS_HISTORY_SET_MODEL,
-         KERAS_OPTIMIZER_APPLY, "keras:__version__")
+ARRAY_SHAPE = "shape"  # arrays' (NumPy's, any tensor's): fit()'s x given whole, not in batches
 
-# ---- TensorFlow (keras_loops: tf.data epochs and the traced optimizer step) ---------------------
+KERAS = (KERAS_VERSION, KERAS_FIT, KERAS_EVALUATE, KERAS_CALLBACK, KERAS_HISTORY,
+         KERAS_HISTORY_SET_MODEL, KERAS_OPTIMIZER_APPLY, *KERAS_EARLY_ENDING)
+
+# ---- TensorFlow (adapters/keras_loops.py: tf.data epochs and the traced optimizer step) ---------
 TF_DATASET_ITER = "tensorflow.python.data.ops.dataset_ops:DatasetV2.__iter__"  # a new epoch
 TF_ITERATOR_NEXT = "tensorflow.python.data.ops.iterator_ops:OwnedIterator.__next__"  # stop point
-TF_DATASET_CARDINALITY = "tensorflow.python.data.ops.dataset_ops:DatasetV2.cardinality"
+TF_DATASET_CARDINALITY = "tensorflow.python.data.ops.dataset_ops:DatasetV2.cardinality"  # N_it
+TF_EXECUTING_EAGERLY = "tensorflow:executing_eagerly"
+TF_PY_FUNCTION = "tensorflow:py_function"  # the traced step's call back into Python
 
-TENSORFLOW = (TF_DATASET_ITER, TF_ITERATOR_NEXT, TF_DATASET_CARDINALITY,
-              "tensorflow:executing_eagerly", "tensorflow:py_function")
+TENSORFLOW = (TF_DATASET_ITER, TF_ITERATOR_NEXT, TF_DATASET_CARDINALITY, TF_EXECUTING_EAGERLY,
+              TF_PY_FUNCTION)
 
-# ---- PyTorch (torch_probe) ----------------------------------------------------------------------
+# ---- PyTorch (adapters/torch_loops.py) ----------------------------------------------------------
+TORCH_MODULE = "torch"  # the PyTorch adapter installs when the program imports it
+TORCH_VERSION = "torch:__version__"
 TORCH_STEP_HOOK = "torch.optim.optimizer:register_optimizer_step_post_hook"  # a step
 TORCH_LOADER_ITER = "torch.utils.data:DataLoader.__iter__"  # a pass: an epoch, or validation
 TORCH_LOADER_NEXT = "torch.utils.data.dataloader:_BaseDataLoaderIter.__next__"  # batches, the stop
 TORCH_OPTIMIZER_INIT = "torch.optim:Optimizer.__init__"  # counted: none made, backward steps
 TORCH_BACKWARD = "torch.autograd:backward"  # Tensor.backward calls it: the step without optimizer
+TORCH_CUDA_SYNCHRONIZE = "torch.cuda:synchronize"  # before the clock is read, on CUDA
+TORCH_CUDA_INITIALIZED = "torch.cuda:is_initialized"
+TORCH_CUDA_DEVICE = "torch.cuda:current_device"
+TORCH_IS_CUDA = "torch:Tensor.is_cuda"  # read on the optimizer's parameters
+TORCH_ITEM = "torch:Tensor.item"
+TORCH_DEVICE = "torch:device"
+TORCH_TENSOR = "torch:tensor"
+TORCH_OPTIMIZER_GROUPS = "param_groups"  # set on an Optimizer (__init__): its parameter groups
+TORCH_GROUP_PARAMS = "params"  # a parameter group's key: its tensors
+# torch.distributed: rank 0's stop decision, all-reduced (adapters/torch_loops.py: agree)
+TORCH_DIST_AVAILABLE = "torch.distributed:is_available"
+TORCH_DIST_INITIALIZED = "torch.distributed:is_initialized"
+TORCH_DIST_WORLD_SIZE = "torch.distributed:get_world_size"
+TORCH_DIST_BACKEND = "torch.distributed:get_backend"
+TORCH_DIST_RANK = "torch.distributed:get_rank"
+TORCH_DIST_ALL_REDUCE = "torch.distributed:all_reduce"
+TORCH_DIST_MAX = "torch.distributed:ReduceOp.MAX"
+TORCH_NCCL = "nccl"  # the backend whose collectives take CUDA tensors
 
-TORCH = (TORCH_STEP_HOOK, TORCH_LOADER_ITER, TORCH_LOADER_NEXT, TORCH_OPTIMIZER_INIT,
-         TORCH_BACKWARD, "torch:__version__", "torch.cuda:is_initialized",
-         "torch:device", "torch:tensor", "torch.cuda:synchronize", "torch.cuda:current_device",
-         "torch.distributed:is_available", "torch.distributed:is_initialized",
-         "torch.distributed:get_world_size", "torch.distributed:get_backend",
-         "torch.distributed:get_rank", "torch.distributed:all_reduce",
-         "torch.distributed:ReduceOp.MAX")
+TORCH = (TORCH_VERSION, TORCH_STEP_HOOK, TORCH_LOADER_ITER, TORCH_LOADER_NEXT,
+         TORCH_OPTIMIZER_INIT, TORCH_BACKWARD, TORCH_CUDA_SYNCHRONIZE, TORCH_CUDA_INITIALIZED,
+         TORCH_CUDA_DEVICE, TORCH_IS_CUDA, TORCH_ITEM, TORCH_DEVICE, TORCH_TENSOR,
+         TORCH_DIST_AVAILABLE, TORCH_DIST_INITIALIZED, TORCH_DIST_WORLD_SIZE, TORCH_DIST_BACKEND,
+         TORCH_DIST_RANK, TORCH_DIST_ALL_REDUCE, TORCH_DIST_MAX)
 
-# ---- Lightning (torch_probe.watch_trainers: its Trainer, stopped through its own flag) -----------
-LIGHTNING_TRAINER = "lightning.pytorch.trainer.trainer:Trainer.__init__"
-PL_TRAINER = "pytorch_lightning.trainer.trainer:Trainer.__init__"  # the older package name
-LIGHTNING = (LIGHTNING_TRAINER, "lightning.pytorch.trainer.trainer:Trainer.num_training_batches",
-             "lightning.pytorch.trainer.trainer:Trainer.max_epochs")
-PYTORCH_LIGHTNING = (PL_TRAINER, "pytorch_lightning.trainer.trainer:Trainer.num_training_batches",
-                     "pytorch_lightning.trainer.trainer:Trainer.max_epochs")
-# set on the instance by Trainer.__init__: N_it's accumulation, and the stop flag
-LIGHTNING_INSTANCE = ("should_stop", "accumulate_grad_batches", "num_training_batches",
-                      "max_epochs")
+# ---- Lightning (adapters/lightning.py: its Trainer, stopped through its own flag) --------------
+# the Trainer in both package names; its __init__ is patched (the module defines the class:
+# importing the framework's top package does not import it)
+LIGHTNING_TRAINERS = ("lightning.pytorch.trainer.trainer:Trainer",
+                      "pytorch_lightning.trainer.trainer:Trainer")
+TRAINER_INIT = "__init__"  # patched on each trainer class: the trainers are remembered as made
+# set on a Trainer by its __init__: the stop flag, N_it and its accumulation, the length
+LIGHTNING_STOP = "should_stop"
+LIGHTNING_BATCHES = "num_training_batches"
+LIGHTNING_ACCUMULATION = "accumulate_grad_batches"
+LIGHTNING_MAX_EPOCHS = "max_epochs"
+LIGHTNING_MAX_STEPS = "max_steps"
+LIGHTNING_VAL_INTERVAL = "val_check_interval"
+LIGHTNING_INSTANCE = (LIGHTNING_STOP, LIGHTNING_BATCHES, LIGHTNING_ACCUMULATION,
+                      LIGHTNING_MAX_EPOCHS, LIGHTNING_MAX_STEPS, LIGHTNING_VAL_INTERVAL)
 
-# ---- Hugging Face (torch_probe.watch_trainers: its Trainer; Accelerate is only named) -----------
-HF_TRAINER = "transformers.trainer:Trainer.__init__"
-TRANSFORMERS = (HF_TRAINER,
-                "transformers.training_args:TrainingArguments.gradient_accumulation_steps",
-                "transformers.training_args:TrainingArguments.num_train_epochs",
-                "transformers.trainer_callback:TrainerControl.should_training_stop")
-HF_TRAINER_INSTANCE = ("args", "control")  # set by Trainer.__init__
-ACCELERATE = ("accelerate.accelerator:Accelerator",)  # in sys.modules: the framework label
+LIGHTNING = (LIGHTNING_TRAINERS[0], f"{LIGHTNING_TRAINERS[0]}.{TRAINER_INIT}")
+PYTORCH_LIGHTNING = (LIGHTNING_TRAINERS[1], f"{LIGHTNING_TRAINERS[1]}.{TRAINER_INIT}")
 
-# The trainers watch_trainers patches, each (module, class): from the symbols above.
-TRAINERS = tuple((s.split(":")[0], s.split(":")[1].split(".")[0])
-                 for s in (LIGHTNING_TRAINER, PL_TRAINER, HF_TRAINER))
+# ---- Hugging Face (adapters/hf_trainer.py: its Trainer; Accelerate is only named) --------------
+HF_TRAINER = "transformers.trainer:Trainer"
+HF_ARGS = "args"  # set on a Trainer: its TrainingArguments
+HF_CONTROL = "control"  # set on a Trainer: its TrainerControl
+HF_TRAINER_INSTANCE = (HF_ARGS, HF_CONTROL)
+HF_STOP = "transformers.trainer_callback:TrainerControl.should_training_stop"
+# read on TrainingArguments: the accumulation, the length, the evaluation interval
+HF_ACCUMULATION = "transformers.training_args:TrainingArguments.gradient_accumulation_steps"
+HF_EPOCHS = "transformers.training_args:TrainingArguments.num_train_epochs"
+HF_MAX_STEPS = "transformers.training_args:TrainingArguments.max_steps"
+HF_EVAL_STEPS = "transformers.training_args:TrainingArguments.eval_steps"
+# the evaluation strategy, by its name since 4.41, then by its name before (one of them exists)
+HF_EVAL_STRATEGY = ("transformers.training_args:TrainingArguments.eval_strategy",
+                    "transformers.training_args:TrainingArguments.evaluation_strategy")
+HF_BY_STEPS = "steps"  # the strategy's value (an enum whose str ends in it) for "every K steps"
+
+TRANSFORMERS = (HF_TRAINER, f"{HF_TRAINER}.{TRAINER_INIT}", HF_STOP, HF_ACCUMULATION, HF_EPOCHS,
+                HF_MAX_STEPS, HF_EVAL_STEPS)
+ACCELERATE = ("accelerate.accelerator:Accelerator",)  # its module loaded: the framework label
 
 # By distribution (what pip installs): every symbol the agent relies on in it.
 BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
@@ -83,6 +142,24 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
     "transformers": TRANSFORMERS,
     "accelerate": ACCELERATE,
 }
+
+# The releases supported (pyproject's extras say the same): the oldest, and the newest checked.
+# tests/e2e/test_framework_compat.py checks the newest in the test environment and installs the
+# oldest where it installs cheaply (pure-Python wheels); TensorFlow's oldest (a second ~200 MB
+# TensorFlow that needs NumPy 1) and torch's (a CUDA build of several GB: PyPI has no CPU one)
+# do not - docs/ARCHITECTURE.md, "Framework adapters".
+OLDEST = {"keras": "3.0.0", "tensorflow": "2.16.1", "torch": "2.1.0", "lightning": "2.2.0",
+          "pytorch_lightning": "2.2.0", "transformers": "4.40.0", "accelerate": "0.30.0"}
+
+
+def module_of(symbol: str) -> str:
+    """The module a symbol lives in (the one whose import installs its adapter)."""
+    return symbol.partition(":")[0]
+
+
+def attribute(symbol: str) -> str:
+    """The last name of a symbol: the attribute to read on an instance of its class."""
+    return symbol.partition(":")[2].rpartition(".")[2]
 
 
 def resolve(symbol: str) -> Any:

@@ -3,8 +3,8 @@ sitecustomize when PROBECAST_EVENTS is set). It never changes what the program p
 breaks it: anything that goes wrong here is a `log` event, and the program runs on.
 
 It connects to the agent's event socket, builds the ProbeSession from PROBECAST_CONFIG and
-patches frameworks as the program imports them (Keras: Model.fit and the optimizer steps;
-PyTorch: the optimizer steps and the DataLoaders).
+installs the framework adapters (adapters/: Keras fit, Keras and TensorFlow custom loops, PyTorch
+loops, Lightning, the Hugging Face Trainer) as the program imports each framework.
 """
 
 from __future__ import annotations
@@ -12,13 +12,16 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import probe_session as session_module
 from .channel import ENV_SOCKET, EventClient
 from .emit import Emitter, ProbeCancelled
 from .policy import StopPolicy
 from .probe_session import ProbeMeta, ProbeSession, ProbeStop
+
+if TYPE_CHECKING:
+    from .adapters import Adapter
 
 ENV_CONFIG = "PROBECAST_CONFIG"
 ENV_T0 = "PROBECAST_T0"
@@ -74,29 +77,24 @@ def install() -> None:
     _SESSION = session = session_from_config(cfg, client, t0)
     session_module.CURRENT = session  # StepTimer / ProbeCallback in the program join it
 
-    def hook_failed(module: str, exc: Exception) -> None:
-        session.log("warning", f"probecast could not hook {module} ({type(exc).__name__}: {exc}); "
-                    "the program runs on, but this process's training is not timed by the hook "
-                    "(a framework version probecast does not know? StepTimer still works)",
-                    code="hook-failed")
+    def hook_failed(module: str, exc: Exception, adapter: Adapter | None = None) -> None:
+        what = f"what its {adapter.name} adapter times" if adapter else "its training"
+        session.log("warning", f"probecast could not hook {module}"
+                    + (f" for {adapter.name}" if adapter else "")
+                    + f" ({type(exc).__name__}: {exc}); the program runs on, but {what} is not "
+                    "timed by the hook in this process (a framework version probecast does not "
+                    "know? StepTimer still works)", code="hook-failed")
 
-    from .keras_probe import KerasHook, install_import_hook
-
-    install_import_hook(KerasHook(session, val_batches=int(cfg.get("val_batches", 5)),
-                                  steps_per_epoch=cfg.get("steps_per_epoch")),
-                        on_error=hook_failed)
+    from . import adapters
     from .imports import when_imported
-    from .torch_probe import TorchHook
-    from .torch_trainers import watch_trainers
 
-    when_imported("torch", TorchHook(session, steps_per_epoch=cfg.get("steps_per_epoch")).install,
-                  on_error=hook_failed)
+    adapters.install(adapters.for_session(session, cfg),
+                     lambda adapter, module, exc: hook_failed(module, exc, adapter))
     for framework in ("torch", "keras", "tensorflow"):  # the launcher names what it looked for
         when_imported(framework, _hello(client, framework), on_error=hook_failed)
     from .length import watch_arguments
 
     watch_arguments()  # the program's parsed arguments: its settings, by name (length.py)
-    watch_trainers(on_error=hook_failed)
     _quiet_probe_exits()
 
 

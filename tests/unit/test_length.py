@@ -248,19 +248,42 @@ def test_a_run_the_probe_saw_whole_is_its_own_answer() -> None:
 def test_a_trainers_settings_are_its_length() -> None:
     from types import SimpleNamespace
 
-    from probecast.core.agent import torch_trainers
+    from probecast.core.agent.adapters import Trainers
+    from probecast.core.agent.adapters.hf_trainer import HfTrainerAdapter
+    from probecast.core.agent.adapters.lightning import LightningAdapter
 
     hf = SimpleNamespace(args=SimpleNamespace(max_steps=600, num_train_epochs=3.0,
                                               eval_strategy="steps", eval_steps=100),
                          control=None)
     lightning = SimpleNamespace(max_steps=-1, max_epochs=7, val_check_interval=50)
-    try:
-        torch_trainers._TRAINERS[:] = [hf]
-        found = torch_trainers.trainer_length()
-        assert (found.steps, found.epochs, found.every) == (600, None, 100)
-        assert found.source == "TrainingArguments.max_steps = 600"
-        torch_trainers._TRAINERS[:] = [lightning]
-        found = torch_trainers.trainer_length()
-        assert (found.steps, found.epochs, found.every) == (None, 7, 50)
-    finally:
-        torch_trainers._TRAINERS.clear()
+    made = Trainers()
+    made.add(HfTrainerAdapter(made), hf)
+    found = made.length()
+    assert found is not None and (found.steps, found.epochs, found.every) == (600, None, 100)
+    assert found.source == "TrainingArguments.max_steps = 600"
+    made = Trainers()
+    made.add(LightningAdapter(made), lightning)
+    found = made.length()
+    assert found is not None and (found.steps, found.epochs, found.every) == (None, 7, 50)
+    # the first trainer made with an answer gives it
+    made.add(HfTrainerAdapter(made), hf)
+    assert made.planned_epochs() == 7 and made.accumulation() is None
+
+
+def test_a_trainer_is_stopped_through_its_own_flag() -> None:
+    from types import SimpleNamespace
+
+    from probecast.core.agent.adapters import Trainers
+    from probecast.core.agent.adapters.hf_trainer import HfTrainerAdapter
+    from probecast.core.agent.adapters.lightning import LightningAdapter
+
+    hf = SimpleNamespace(args=SimpleNamespace(gradient_accumulation_steps=4, num_train_epochs=2.5),
+                         control=SimpleNamespace(should_training_stop=False))
+    lightning = SimpleNamespace(should_stop=False, accumulate_grad_batches=2,
+                                num_training_batches=float("inf"))
+    made = Trainers()
+    made.add(HfTrainerAdapter(made), hf)
+    made.add(LightningAdapter(made), lightning)
+    assert made.accumulation() == 4 and made.planned_epochs() == 2 and made.batches() is None
+    made.stop()
+    assert hf.control.should_training_stop is True and lightning.should_stop is True

@@ -9,8 +9,8 @@ Face Trainer and Accelerate, started by python, torchrun or accelerate launch.
   cannot queue the next step while this one finishes).
 - The job's length is read at the first step (length.py): the loops around the step in the
   program (``for epoch in range(args.epochs)``, ``while iter_num < max_iters``), a trainer's
-  ``max_steps`` / ``max_epochs``, else its parsed arguments and settings by name; it goes out as
-  a ``plan`` event with where it was read.
+  ``max_steps`` / ``max_epochs`` (the trainer adapters: lightning.py, hf_trainer.py), else its
+  parsed arguments and settings by name; it goes out as a ``plan`` event with where it was read.
 - Epochs and steps per epoch come from the DataLoader the steps consume: a new pass over it is a
   new epoch; ``len(loader)`` batches, divided by the batches per optimizer step (gradient
   accumulation), is N_it.
@@ -21,14 +21,14 @@ Face Trainer and Accelerate, started by python, torchrun or accelerate launch.
 Once the probe has seen enough, training ends at its next batch: the training loader's iterator
 stops (StopIteration), and every loader iterated during training yields nothing from then on, so
 the program's own loops run out and its post-training code runs (and is timed); a loader first
-iterated after the stop (a test set) runs as usual. Lightning's ``trainer.should_stop`` and the
-Trainer's ``control.should_training_stop`` are set as well, so those frameworks end their fit
-through their own exit. A program that steps an optimizer after the stop anyway is stopped with
-ProbeStop (a BaseException: ``except Exception`` does not swallow it).
+iterated after the stop (a test set) runs as usual. The trainers are stopped through their own
+flags as well (Trainers.stop), so those frameworks end their fit through their own exit. A
+program that steps an optimizer after the stop anyway is stopped with ProbeStop (a BaseException:
+``except Exception`` does not swallow it).
 
 Under torch.distributed (torchrun, accelerate launch) rank 0 decides: each step ends with an
-all_reduce of its stop flag, so every rank leaves at the same step and no rank waits forever in a
-collective for one that already left.
+all_reduce of its stop flag (torch_devices.agree), so every rank leaves at the same step and no
+rank waits forever in a collective for one that already left.
 """
 
 from __future__ import annotations
@@ -38,9 +38,10 @@ import sys
 import time
 from typing import Any
 
-from .probe_session import ProbeSession, ProbeStop
-from .torch_trainers import (stop_frameworks, trainer_accumulation, trainer_batches,
-                             trainer_frameworks, trainer_length, trainer_planned_epochs)
+from .. import compat
+from ..probe_session import ProbeSession, ProbeStop
+from .base import Trainers
+from .torch_devices import agree, cuda_in_use, in_a_for_loop, on_cuda
 
 MAX_EMPTY_PASSES = 10_000  # a loop that re-iterates its finished loaders forever is stopped
 # A DataLoader longer than this many batches a pass is not an epoch (minGPT's sampler draws
@@ -48,9 +49,17 @@ MAX_EMPTY_PASSES = 10_000  # a loop that re-iterates its finished loaders foreve
 ENDLESS_BATCHES = 10_000_000
 
 
-class TorchHook:
-    def __init__(self, session: ProbeSession, steps_per_epoch: int | None = None) -> None:
+class TorchLoopsAdapter:
+    """Optimizer steps (or backward passes) and DataLoader passes: every PyTorch loop, a
+    trainer's included (``trainers``: what the trainer adapters remembered)."""
+
+    name: str = "PyTorch loops"
+    modules: tuple[str, ...] = (compat.TORCH_MODULE,)
+
+    def __init__(self, session: ProbeSession, steps_per_epoch: int | None = None,
+                 trainers: Trainers | None = None) -> None:
         self.session = session
+        self.trainers = trainers or Trainers()
         self.steps_per_epoch = steps_per_epoch  # --steps-per-epoch wins over the loader's len
         self.epoch = 0
         self.index = 0  # step within the epoch
@@ -69,27 +78,29 @@ class TorchHook:
         self.loop_epoch = 0  # N_it of a loop without a DataLoader (read at the first step)
         self.unwind = False  # stop by unwinding the loop, not by running its loader dry
         self.per_pass: tuple[int, int] | None = None  # (batches a pass, per step) at the start
+        self._synchronize: Any = None  # torch.cuda.synchronize, resolved at install
         self._installed = False
 
     # ---- patches -----------------------------------------------------------------------------
 
-    def install(self) -> None:
+    def install(self, module: str = compat.TORCH_MODULE) -> None:
         if self._installed:
             return
         self._installed = True
-        import torch
-
-        from .compat import TORCH_LOADER_ITER, TORCH_LOADER_NEXT, TORCH_STEP_HOOK, owner, resolve
-
-        register_optimizer_step_post_hook = resolve(TORCH_STEP_HOOK)
-        loader_class, iter_name = owner(TORCH_LOADER_ITER)  # DataLoader.__iter__
-        iterator_class, next_name = owner(TORCH_LOADER_NEXT)  # _BaseDataLoaderIter.__next__
-        self.framework = f"torch {torch.__version__}"
+        register_optimizer_step_post_hook = compat.resolve(compat.TORCH_STEP_HOOK)
+        self._synchronize = compat.resolve(compat.TORCH_CUDA_SYNCHRONIZE)
+        self.framework = f"torch {compat.resolve(compat.TORCH_VERSION)}"
         register_optimizer_step_post_hook(self._after_optimizer_step)
         self._patch_backward()
+        self._patch_loaders()
         import atexit
 
         atexit.register(self._at_exit)
+
+    def _patch_loaders(self) -> None:
+        """A pass over a DataLoader (an epoch, or validation) and its batches; the stop."""
+        loader_class, iter_name = compat.owner(compat.TORCH_LOADER_ITER)  # DataLoader.__iter__
+        iterator_class, next_name = compat.owner(compat.TORCH_LOADER_NEXT)  # its iterator's next
         hook = self
         original_iter = getattr(loader_class, iter_name)
         original_next = getattr(iterator_class, next_name)
@@ -99,7 +110,7 @@ class TorchHook:
             if hook.stopped and key in hook.loaders:
                 hook.empty_passes += 1
                 # next(iter(loader)) is not a for loop that an empty pass ends: it would crash
-                if hook.empty_passes > MAX_EMPTY_PASSES or not _in_a_for_loop():
+                if hook.empty_passes > MAX_EMPTY_PASSES or not in_a_for_loop():
                     raise ProbeStop(hook.session.policy.reason or "the probe stopped")
                 return iter(())
             it = original_iter(loader)
@@ -137,11 +148,9 @@ class TorchHook:
     def _patch_backward(self) -> None:
         """Count the optimizers the program makes, and take a backward pass as the step of a
         program that made none (hand-written updates)."""
-        from .compat import TORCH_BACKWARD, TORCH_OPTIMIZER_INIT, owner
-
-        optimizer_class, init_name = owner(TORCH_OPTIMIZER_INIT)
+        optimizer_class, init_name = compat.owner(compat.TORCH_OPTIMIZER_INIT)
         original_init = getattr(optimizer_class, init_name)
-        autograd_module, backward_name = owner(TORCH_BACKWARD)
+        autograd_module, backward_name = compat.owner(compat.TORCH_BACKWARD)
         original_backward = getattr(autograd_module, backward_name)
         hook = self
 
@@ -206,11 +215,9 @@ class TorchHook:
         if self.by_backward is None:
             self.by_backward = kind == "backward"
         if self.sync_cuda is None:
-            self.sync_cuda = _on_cuda(optimizer) if optimizer is not None else _cuda_in_use()
+            self.sync_cuda = on_cuda(optimizer) if optimizer is not None else cuda_in_use()
         if self.sync_cuda:
-            import torch
-
-            torch.cuda.synchronize()
+            self._synchronize()
         if not s.started:
             self._begin()
         self._end_val()  # a validation pass the program left early
@@ -222,10 +229,10 @@ class TorchHook:
             self.index = 0
         stop = s.step(self.epoch, self.index)
         self.index += 1
-        stop = _agree(stop)
+        stop = agree(stop)
         if stop:
             self.stopped = True
-            stop_frameworks()
+            self.trainers.stop()
             s.mark_done("probe-done", s.policy.reason or "stopped with rank 0")
 
     def _at_exit(self) -> None:
@@ -240,14 +247,14 @@ class TorchHook:
     def _begin(self) -> None:
         s = self.session
         self.train_loader = self.last_loader
-        batches = trainer_batches()
+        batches = self.trainers.batches()
         if batches is None and self.train_loader is not None:
             batches = self.loaders.get(self.train_loader)
-        per_step = trainer_accumulation() or max(1, self.batches_since_step)
+        per_step = self.trainers.accumulation() or max(1, self.batches_since_step)
         endless = bool(batches and batches > ENDLESS_BATCHES)
         n = self.steps_per_epoch or (batches // per_step if batches and not endless else 0)
         found = self._length(batches if not endless else None, per_step)
-        if batches and not endless and not trainer_accumulation():
+        if batches and not endless and not self.trainers.accumulation():
             self.per_pass = (batches, per_step)  # checked again at the second step
         if self.train_loader is None:
             how = "no DataLoader seen"
@@ -265,8 +272,8 @@ class TorchHook:
         if not n and found.steps_per_epoch:  # a loop of its own makes the epoch: counted here
             n = self.loop_epoch = found.steps_per_epoch
             how = f"the loop {found.loops[0].text}"
-        s.begin(steps_per_epoch=max(0, n), framework=self.framework + trainer_frameworks(),
-                at=self.first_batch_at, epochs=trainer_planned_epochs())
+        s.begin(steps_per_epoch=max(0, n), framework=self.framework + self._frameworks(),
+                at=self.first_batch_at, epochs=self.trainers.planned_epochs())
         if self.by_backward:
             s.log("info", "PyTorch without an optimizer (no torch.optim optimizer was made): each "
                   "backward pass is a training step", code="backward-step")
@@ -296,58 +303,18 @@ class TorchHook:
     def _length(self, batches: int | None, per_step: int) -> Any:
         """The job's length as the program says it: a trainer's settings, else the loops around
         this step, else its settings by name (length.py)."""
-        from .length import read_length
+        from ..length import read_length
 
         def loader_loop(obj: Any) -> int | None:
             if self.train_loader is not None and id(obj) == self.train_loader and batches:
                 return max(1, batches // per_step)
             return None
 
-        return trainer_length() or read_length(sys._getframe(), loader_loop)
+        return self.trainers.length() or read_length(sys._getframe(), loader_loop)
 
-
-def _in_a_for_loop() -> bool:
-    """Whether the program's line that asked for a new pass iterates it in a ``for`` (which an
-    empty pass ends) - not ``next(iter(loader))``, which it would crash."""
-    import linecache
-
-    from .loops import user_code
-
-    frame = sys._getframe(2)  # who asked: loader_iter's caller
-    if not user_code(frame.f_code.co_filename):
-        return True  # a framework's own loop (Lightning, the Trainer, tqdm): ends on empty passes
-    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-    return "for " in line or "for(" in line
-
-
-def _cuda_in_use() -> bool:
-    try:
-        import torch
-
-        return bool(torch.cuda.is_initialized())
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def _on_cuda(optimizer: Any) -> bool:
-    try:
-        return any(p.is_cuda for group in optimizer.param_groups for p in group["params"])
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def _agree(stop: bool) -> bool:
-    """Under torch.distributed: rank 0's decision, the same on every rank at the same step."""
-    try:
-        import torch
-        import torch.distributed as dist
-
-        if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
-            return stop
-        device = (torch.device("cuda", torch.cuda.current_device())
-                  if dist.get_backend() == "nccl" else torch.device("cpu"))
-        flag = torch.tensor([1 if stop and dist.get_rank() == 0 else 0], device=device)
-        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-        return bool(flag.item())
-    except Exception:  # noqa: BLE001 - never break the program's own collectives
-        return stop
+    def _frameworks(self) -> str:
+        """The training frameworks in use, by their trainer modules: " (Lightning, Accelerate)"."""
+        names = self.trainers.labels()
+        if compat.module_of(compat.ACCELERATE[0]) in sys.modules:
+            names.append("Accelerate")
+        return f" ({', '.join(dict.fromkeys(names))})" if names else ""

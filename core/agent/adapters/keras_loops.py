@@ -16,10 +16,18 @@ import threading
 import time
 from typing import Any
 
-from .probe_session import ProbeSession, ProbeStop
+from .. import compat
+from ..probe_session import ProbeSession, ProbeStop
 
 
-class LoopHook:
+class KerasLoopsAdapter:
+    """Optimizer steps outside fit(), and the tf.data passes they consume. Installed after the
+    Keras fit adapter (both on the program's ``import keras``), which counts ``in_fit`` so the
+    steps fit() takes are its callback's, not this adapter's."""
+
+    name: str = "Keras custom loops"
+    modules: tuple[str, ...] = (compat.KERAS_MODULE,)
+
     def __init__(self, session: ProbeSession, steps_per_epoch: int | None = None) -> None:
         self.session = session
         self.steps_per_epoch = steps_per_epoch  # --steps-per-epoch wins over the dataset's
@@ -29,6 +37,8 @@ class LoopHook:
         self.index = 0
         self.train_dataset: int | None = None  # id() of the dataset the loop trains on
         self.last_iterated: tuple[int, int] | None = None  # (id, cardinality) of the latest
+        self.framework = "custom loop"  # "keras 3.x (custom loop)" once installed
+        self.py_function: Any = None  # TensorFlow's, for a step inside a traced function
         self._installed = False
 
     # ---- the step clock ----------------------------------------------------------------------
@@ -42,7 +52,7 @@ class LoopHook:
             if self.last_iterated is not None:
                 self.train_dataset = self.last_iterated[0]
             n = self.steps_per_epoch or (self.last_iterated[1] if self.last_iterated else 0)
-            s.begin(steps_per_epoch=max(0, n), framework=_framework())
+            s.begin(steps_per_epoch=max(0, n), framework=self.framework)
             s.log("info", "custom training loop: each optimizer step is a training step"
                   + ("" if n > 0 else "; steps per epoch unknown - give it with "
                      "--steps-per-epoch (or iterate a tf.data dataset of known cardinality)"),
@@ -59,7 +69,7 @@ class LoopHook:
         training dataset makes an epoch of ``per_pass`` steps, the loops outside it epochs."""
         import sys
 
-        from .length import read_length
+        from ..length import read_length
 
         def loader_loop(obj: Any) -> int | None:
             return per_pass if per_pass > 0 and id(obj) == self.train_dataset else None
@@ -83,41 +93,42 @@ class LoopHook:
 
     # ---- patches -----------------------------------------------------------------------------
 
-    def install(self) -> None:
+    def install(self, module: str = compat.KERAS_MODULE) -> None:
         if self._installed:
             return
         self._installed = True
-        from .compat import KERAS_OPTIMIZER_APPLY, owner
-
-        optimizer_class, apply_name = owner(KERAS_OPTIMIZER_APPLY)  # BaseOptimizer.apply
+        optimizer_class, apply_name = compat.owner(compat.KERAS_OPTIMIZER_APPLY)  # its apply
         original_apply = getattr(optimizer_class, apply_name)
+        self.framework = f"keras {compat.resolve(compat.KERAS_VERSION)} (custom loop)"
         hook = self
+        executing_eagerly: Any = None  # TensorFlow's, resolved at the first step outside fit()
 
         def apply(optimizer: Any, grads: Any, trainable_variables: Any = None) -> Any:
             if hook.in_fit:
                 return original_apply(optimizer, grads, trainable_variables)
+            nonlocal executing_eagerly
             hook.checkpoint()
             out = original_apply(optimizer, grads, trainable_variables)
-            import tensorflow as tf
-
-            if tf.executing_eagerly():
+            if executing_eagerly is None:
+                executing_eagerly = compat.resolve(compat.TF_EXECUTING_EAGERLY)
+                hook.py_function = compat.resolve(compat.TF_PY_FUNCTION)
+            if executing_eagerly():
                 hook.step()
             else:
-                tf.py_function(func=_graph_step(hook), inp=[], Tout=[])
+                hook.py_function(_graph_step(hook), [], [])  # (func, inp, Tout)
             return out
 
         setattr(optimizer_class, apply_name, apply)
         self._patch_datasets()
 
     def _patch_datasets(self) -> None:
-        from .compat import TF_DATASET_ITER, TF_ITERATOR_NEXT, owner
-
         try:
-            dataset_class, iter_name = owner(TF_DATASET_ITER)  # DatasetV2.__iter__
-            iterator_class, next_name = owner(TF_ITERATOR_NEXT)  # OwnedIterator.__next__
+            dataset_class, iter_name = compat.owner(compat.TF_DATASET_ITER)  # DatasetV2.__iter__
+            iterator_class, next_name = compat.owner(compat.TF_ITERATOR_NEXT)  # its __next__
         except ImportError:  # not TensorFlow's backend: epochs from --steps-per-epoch only
             return
         hook = self
+        cardinality = compat.attribute(compat.TF_DATASET_CARDINALITY)
         original_iter = getattr(dataset_class, iter_name)
         original_next = getattr(iterator_class, next_name)
 
@@ -126,7 +137,7 @@ class LoopHook:
             if hook.in_fit:
                 return it
             try:
-                card = int(ds.cardinality())
+                card = int(getattr(ds, cardinality)())
             except Exception:  # noqa: BLE001 - unknown cardinality
                 card = -1
             key = id(ds)
@@ -145,18 +156,10 @@ class LoopHook:
         setattr(iterator_class, next_name, iterator_next)
 
 
-def _graph_step(hook: LoopHook) -> Any:
+def _graph_step(hook: KerasLoopsAdapter) -> Any:
     def run() -> list[Any]:
         hook.step()
         return []
 
     return run
 
-
-def _framework() -> str:
-    try:
-        import keras
-
-        return f"keras {keras.__version__} (custom loop)"
-    except ImportError:  # pragma: no cover
-        return "custom loop"

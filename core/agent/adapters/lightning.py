@@ -1,0 +1,71 @@
+"""Lightning's Trainer (``lightning`` and the older ``pytorch_lightning``): remembered as the
+program makes it (its constructor patched once its module is imported), read for what it knows -
+batches per epoch, gradient accumulation, max_steps / max_epochs, the validation interval - and
+stopped through its own ``should_stop`` flag, so fit() leaves through its own exit. The PyTorch
+loops adapter (torch_loops.py) times the optimizer steps it takes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import compat
+from ..length import Length
+from .base import Trainers, patch_constructor
+
+
+class LightningAdapter:
+    name: str = "Lightning"
+    label: str = "Lightning"
+    modules: tuple[str, ...] = tuple(compat.module_of(s) for s in compat.LIGHTNING_TRAINERS)
+
+    def __init__(self, trainers: Trainers) -> None:
+        self.trainers = trainers
+
+    def install(self, module: str) -> None:
+        for symbol in compat.LIGHTNING_TRAINERS:
+            if compat.module_of(symbol) == module:
+                patch_constructor(symbol, lambda trainer: self.trainers.add(self, trainer))
+
+    def in_use(self) -> bool:
+        import sys
+
+        return any(module in sys.modules for module in self.modules)
+
+    def accumulation(self, trainer: Any) -> int | None:
+        k = getattr(trainer, compat.LIGHTNING_ACCUMULATION, None)
+        return k if isinstance(k, int) and k >= 1 else None
+
+    def batches(self, trainer: Any) -> int | None:
+        """Batches per epoch after limit_train_batches (a float, inf before fit knows them)."""
+        n = getattr(trainer, compat.LIGHTNING_BATCHES, None)
+        if isinstance(n, int) and n > 0:
+            return n
+        if isinstance(n, float) and n == n and 0 < n < float("inf"):
+            return int(n)
+        return None
+
+    def length(self, trainer: Any) -> Length | None:
+        """max_steps wins over max_epochs where it is set (-1: not set), as in Lightning."""
+        found = Length()
+        steps = getattr(trainer, compat.LIGHTNING_MAX_STEPS, None)
+        if isinstance(steps, int) and steps > 0:
+            found.steps, found.source = steps, f"Trainer(max_steps={steps})"
+        epochs = getattr(trainer, compat.LIGHTNING_MAX_EPOCHS, None)
+        if isinstance(epochs, int) and epochs > 0:
+            found.epochs = epochs
+            found.source = "; ".join(filter(None, (found.source, f"Trainer(max_epochs={epochs})")))
+        interval = getattr(trainer, compat.LIGHTNING_VAL_INTERVAL, None)
+        if isinstance(interval, int) and not isinstance(interval, bool) and interval > 1:
+            found.every, found.every_source = interval, f"Trainer(val_check_interval={interval})"
+        return found if found.steps or found.epochs else None
+
+    def planned_epochs(self, trainer: Any) -> int | None:
+        epochs = getattr(trainer, compat.LIGHTNING_MAX_EPOCHS, None)
+        return int(epochs) if isinstance(epochs, (int, float)) and epochs > 0 else None
+
+    def stop(self, trainer: Any) -> None:
+        if hasattr(trainer, compat.LIGHTNING_STOP):
+            try:
+                setattr(trainer, compat.LIGHTNING_STOP, True)  # fit() leaves through its exit
+            except Exception:  # noqa: BLE001
+                pass

@@ -1,0 +1,121 @@
+"""What core/agent/compat.py names, checked against one installed framework: every symbol
+resolves, every attribute the adapters read is on a real instance, every parameter they read or
+pass by name is in the real signature. Run in the test process for the frameworks installed
+there (the newest), and as ``python compat_checks.py FRAMEWORK...`` with the oldest supported
+releases first on PYTHONPATH (test_framework_compat.py installs them): it prints one JSON object,
+{framework: [version, [problems]]}."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from probecast.core.agent import compat
+
+
+def missing(symbols: tuple[str, ...]) -> list[str]:
+    gone = []
+    for symbol in symbols:
+        try:
+            compat.resolve(symbol)
+        except (ImportError, AttributeError) as exc:
+            gone.append(f"{symbol} ({type(exc).__name__}: {exc})")
+    return gone
+
+
+def _lacks(obj: Any, names: tuple[str, ...], what: str) -> list[str]:
+    return [f"{what}.{name}" for name in names if not hasattr(obj, name)]
+
+
+def _parameters(symbol: str) -> list[str]:
+    return list(inspect.signature(compat.resolve(symbol)).parameters)
+
+
+def keras() -> list[str]:
+    problems = missing(compat.KERAS)
+    fit = _parameters(compat.KERAS_FIT)
+    if fit[1:5] != list(compat.KERAS_FIT_POSITIONAL):  # after self: read by position too
+        problems.append(f"Model.fit's first parameters are {fit[1:5]}")
+    problems += [f"Model.fit({name}=)" for name in compat.KERAS_FIT_NAMED if name not in fit]
+    evaluate = _parameters(compat.KERAS_EVALUATE)
+    problems += [f"Model.evaluate({name}=)" for name in compat.KERAS_EVALUATE_NAMED
+                 if name not in evaluate]
+    k = importlib.import_module("keras")
+    problems += _lacks(k.callbacks.Callback, compat.KERAS_CALLBACK_HOOKS, "Callback")
+    model = k.Sequential([k.Input((2,)), k.layers.Dense(1)])
+    if f"self.{compat.KERAS_MODEL_STOP}" not in inspect.getsource(compat.resolve(compat.KERAS_FIT)):
+        problems.append(f"Model.fit does not read self.{compat.KERAS_MODEL_STOP}")  # set by fit
+    callback = k.callbacks.Callback()
+    callback.set_model(model)
+    callback.set_params({compat.KERAS_PARAMS_STEPS: 1, compat.KERAS_PARAMS_EPOCHS: 1})
+    problems += _lacks(callback, (compat.KERAS_CALLBACK_PARAMS, compat.KERAS_CALLBACK_MODEL),
+                       "Callback")
+    history = k.callbacks.History()
+    history.on_train_begin()
+    return problems + _lacks(history, compat.KERAS_HISTORY_RECORDS, "History")
+
+
+def tensorflow() -> list[str]:
+    return missing(compat.TENSORFLOW)
+
+
+def torch() -> list[str]:
+    problems = missing(compat.TORCH)
+    t = importlib.import_module("torch")
+    optimizer = t.optim.SGD([t.zeros(1, requires_grad=True)], lr=0.1)
+    problems += _lacks(optimizer, (compat.TORCH_OPTIMIZER_GROUPS,), "Optimizer")
+    groups = getattr(optimizer, compat.TORCH_OPTIMIZER_GROUPS, [{}])
+    if compat.TORCH_GROUP_PARAMS not in groups[0]:
+        problems.append(f"Optimizer.param_groups[0][{compat.TORCH_GROUP_PARAMS!r}]")
+    return problems
+
+
+def _lightning(package: str) -> list[str]:
+    symbols = compat.BY_FRAMEWORK[package]
+    problems = missing(symbols)
+    if problems:
+        return problems
+    trainer = compat.resolve(symbols[0])(
+        logger=False, enable_checkpointing=False, enable_progress_bar=False,
+        enable_model_summary=False, accelerator="cpu", max_epochs=2)
+    return _lacks(trainer, compat.LIGHTNING_INSTANCE, "Trainer")
+
+
+def transformers() -> list[str]:
+    problems = missing(compat.TRANSFORMERS)
+    t = importlib.import_module("torch")
+    arguments = importlib.import_module("transformers").TrainingArguments
+    strategy = [s for s in compat.HF_EVAL_STRATEGY if not missing((s,))]
+    if not strategy:
+        problems.append(f"none of {compat.HF_EVAL_STRATEGY}")
+    with tempfile.TemporaryDirectory() as out:
+        trainer = compat.resolve(compat.HF_TRAINER)(
+            model=t.nn.Linear(2, 1), args=arguments(output_dir=out, report_to=[], use_cpu=True))
+    problems += _lacks(trainer, compat.HF_TRAINER_INSTANCE, "Trainer")
+    control = getattr(trainer, compat.HF_CONTROL, None)
+    return problems + _lacks(control, (compat.attribute(compat.HF_STOP),), "Trainer.control")
+
+
+def accelerate() -> list[str]:
+    return missing(compat.ACCELERATE)
+
+
+CHECKS: dict[str, Callable[[], list[str]]] = {
+    "keras": keras, "tensorflow": tensorflow, "torch": torch,
+    "lightning": lambda: _lightning("lightning"),
+    "pytorch_lightning": lambda: _lightning("pytorch_lightning"),
+    "transformers": transformers, "accelerate": accelerate,
+}
+
+
+def version(framework: str) -> str:
+    return str(importlib.import_module(framework).__version__)
+
+
+if __name__ == "__main__":
+    print(json.dumps({f: [version(f), CHECKS[f]()] for f in sys.argv[1:]}))
