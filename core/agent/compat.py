@@ -27,7 +27,8 @@ KERAS_EVALUATE = "keras:Model.evaluate"  # the bounded validation passes after a
 KERAS_CALLBACK = "keras:callbacks.Callback"  # ProbeCallback's base
 KERAS_HISTORY = "keras:callbacks.History"  # what a fit() the probe ended returns
 KERAS_HISTORY_SET_MODEL = "keras:callbacks.History.set_model"
-KERAS_OPTIMIZER_APPLY = "keras.src.optimizers.base_optimizer:BaseOptimizer.apply"  # a custom-loop step
+# a custom-loop step
+KERAS_OPTIMIZER_APPLY = "keras.src.optimizers.base_optimizer:BaseOptimizer.apply"
 # callbacks that may end a fit before its epochs (matched by class name: the user's own import)
 KERAS_EARLY_ENDING = ("keras:callbacks.EarlyStopping", "keras:callbacks.TerminateOnNaN")
 # Model.fit's parameters the adapter reads: the first four by position too, then by name only
@@ -77,7 +78,7 @@ TORCH_DEVICE = "torch:device"
 TORCH_TENSOR = "torch:tensor"
 TORCH_OPTIMIZER_GROUPS = "param_groups"  # set on an Optimizer (__init__): its parameter groups
 TORCH_GROUP_PARAMS = "params"  # a parameter group's key: its tensors
-# torch.distributed: rank 0's stop decision, all-reduced (adapters/torch_loops.py: agree)
+# torch.distributed: rank 0's stop decision, all-reduced (adapters/torch_devices.py: agree)
 TORCH_DIST_AVAILABLE = "torch.distributed:is_available"
 TORCH_DIST_INITIALIZED = "torch.distributed:is_initialized"
 TORCH_DIST_WORLD_SIZE = "torch.distributed:get_world_size"
@@ -145,9 +146,9 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
 
 # The releases supported (pyproject's extras say the same): the oldest, and the newest checked.
 # tests/e2e/test_framework_compat.py checks the newest in the test environment and installs the
-# oldest where it installs cheaply (pure-Python wheels); TensorFlow's oldest (a second ~200 MB
-# TensorFlow that needs NumPy 1) and torch's (a CUDA build of several GB: PyPI has no CPU one)
-# do not - docs/ARCHITECTURE.md, "Framework adapters".
+# oldest where it installs cheaply (pure-Python wheels); TensorFlow's oldest (a second TensorFlow
+# of hundreds of MB that needs NumPy < 2) and torch's (a CUDA build of several GB: PyPI has no
+# CPU one) do not - docs/ARCHITECTURE.md, "Framework adapters".
 OLDEST = {"keras": "3.0.0", "tensorflow": "2.16.1", "torch": "2.1.0", "lightning": "2.2.0",
           "pytorch_lightning": "2.2.0", "transformers": "4.40.0", "accelerate": "0.30.0"}
 

@@ -1,6 +1,6 @@
 """Steady-state step-time statistics with confidence intervals. Stdlib only.
 
-Shared by the probe agent (adaptive stopping on the host) and core.stats (estimates on the
+Shared by the probe agent (adaptive stopping on the host) and core.model (estimates on the
 client), so both sides agree on what "steady state" and "within 2 %" mean.
 
 Why a trimmed mean by default: the estimate multiplies the steady step time by thousands of

@@ -1,8 +1,8 @@
 """Built-in workloads on deterministic, learnable synthetic data (no downloads): Keras, and one
 PyTorch workload (``torch-cnn``, in torch_workloads.py) for hosts with PyTorch only.
 
-- ``mnist-cnn``: the dissertation's ch. 5 simple CNN (two conv layers, dropout, Adadelta) on
-  28x28x1 images.
+- ``mnist-cnn``: the simple MNIST CNN (two conv layers, dropout, Adadelta) of the runs
+  sample_logs/reconstructed-dissertation reconstructs, on 28x28x1 images.
 - ``cifar-resnet``: a small ResNet (3 stages of residual blocks) on 32x32x3 images, SGD+momentum.
 - ``tabular-mlp``: a 3-layer MLP on 256 features, Adam: cheap steps, input-pipeline bound.
 
@@ -102,7 +102,7 @@ def build_model(cfg: WorkloadConfig) -> Any:
             layers.Dropout(0.5),
             layers.Dense(10, activation="softmax"),
         ])
-        # The dissertation quotes Adadelta at 0.001; on synthetic data that barely moves in a
+        # Those runs used Adadelta at 0.001; on synthetic data that barely moves in a
         # few epochs, so the default is Keras' classic mnist_cnn setting (1.0). --lr overrides.
         opt: Any = keras.optimizers.Adadelta(learning_rate=cfg.learning_rate or 1.0)
     elif cfg.name == "cifar-resnet":

@@ -5,8 +5,8 @@ the job untimed). The adapters themselves write no framework name (read from com
 
 The oldest releases are pure-Python wheels installed once (pip --target, ~10 s, kept in the user's
 cache) and checked in a subprocess with them first on PYTHONPATH. TensorFlow's oldest (a second
-~200 MB TensorFlow, which needs NumPy 1) and torch's (PyPI has only CUDA builds of several GB) are
-not installed: docs/ARCHITECTURE.md, "Framework adapters", says so."""
+TensorFlow of hundreds of MB, which needs NumPy < 2) and torch's (PyPI has only CUDA builds of
+several GB) are not installed: docs/ARCHITECTURE.md, "Framework adapters", says so."""
 
 from __future__ import annotations
 
