@@ -5,23 +5,20 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from probecast.core.run.config import ProbeSettings
-from probecast.core.run.plan import PlannedProbe
-from probecast.core.run.session import Session
+from probecast.core.run.job import LaunchProvider, ProbeJob
+from probecast.core.run.session import Launch, Session
 
 from .actions import bindings
 from .commands import ProbecastCommands
 from .messages import ChartSaved, StartProbes
 from .screens.run import RunScreen
 
-if TYPE_CHECKING:
-    from probecast.core.cloud.aws_launch import AwsLaunch, AwsProvider
 
 
 class ProbecastApp(App[None]):
@@ -31,11 +28,12 @@ class ProbecastApp(App[None]):
     BINDINGS = bindings("app")
 
     def __init__(self, session: Session, *, setup: bool = False,
-                 provider: AwsProvider | None = None) -> None:
+                 providers: list[LaunchProvider] | None = None) -> None:
         super().__init__()
         self.session = session
-        self.provider = provider  # [aws]: picked instance types without a host are launched
-        self.launch: AwsLaunch | None = None
+        # [aws], [skypilot]: what the setup offers to launch (core/cloud/providers.py)
+        self.providers = list(providers or [])
+        self.job: ProbeJob | None = None  # the one started: what it launched ends with the app
         self.start_with_setup = setup and not session.is_replay
         self.sub_title = session.title
 
@@ -49,7 +47,7 @@ class ProbecastApp(App[None]):
         if self.start_with_setup:
             from .screens.setup import SetupScreen
 
-            self.push_screen(SetupScreen(self.session, self.provider))
+            self.push_screen(SetupScreen(self.session, self.providers))
         else:
             self.push_screen(RunScreen(self.session))
             if self.session.runners:  # after the first frame: 10 000 logs load behind it
@@ -59,19 +57,20 @@ class ProbecastApp(App[None]):
         self.run_worker(self.session.play, exclusive=True, group="probes",
                         exit_on_error=False, description="play the given runners")
 
+    @property
+    def launch(self) -> Launch | None:
+        """What the job launched (torn down when its probes end, or on quit)."""
+        return self.job.launch if self.job is not None else None
+
     @on(StartProbes)
     def _start_probes(self, message: StartProbes) -> None:
-        launch = message.launch
+        job = self.job = message.job
         if message.find is not None:  # the largest batch size that fits, host by host
-            work = self._find(message.plan, message.find)
-        elif launch is not None:  # launched first; terminated when the probes end, or on quit
-            self.launch = launch
-            work = self.session.run_launched(launch, message.plan, message.concurrency,
-                                             message.timeout)
-        else:
-            work = self.session.run(message.plan, message.concurrency, message.timeout)
+            work = self._find(job, message.find)
+        else:  # the probe job, as `probe --headless` runs it
+            work = job.run()
         what = ("find the batch size" if message.find is not None else
-                "launch and probe" if launch is not None else "run probes")
+                "launch and probe" if job.launches else "run probes")
         self.run_worker(work, exclusive=True, group="probes", exit_on_error=False,
                         description=what)
         self.switch_screen(RunScreen(self.session))
@@ -84,9 +83,8 @@ class ProbecastApp(App[None]):
         elif event.state == WorkerState.SUCCESS and event.worker.group == "probes":
             board = self.session.board
             failed = [e.spec.label for e in board.entries.values() if e.status == "failed"]
-            lines = ["All probes ended.", *self.session.summary()]
-            if self.launch is not None and self.launch.launched:
-                lines.append(f"Terminated {len(self.launch.launched)} launched instance(s).")
+            summary = self.job.summary() if self.job is not None else self.session.summary()
+            lines = ["All probes ended.", *summary]
             self.notify("\n".join(lines), severity="warning" if failed else "information",
                         timeout=10 if len(lines) > 1 else 5)
 
@@ -97,11 +95,10 @@ class ProbecastApp(App[None]):
         else:
             self.notify(f"Saved {message.path}", timeout=8)
 
-    async def _find(self, plan: list[PlannedProbe], settings: ProbeSettings) -> None:
+    async def _find(self, job: ProbeJob, settings: ProbeSettings) -> None:
         from probecast.core.run.find_batch import find_on
 
-        hosts = list({p.host.name: p.host for p in plan}.values())
-        found = await find_on(self.session, hosts, settings, plan[0].log_path.parent)
+        found = await find_on(self.session, job.hosts, settings, job.log_dir)
         self.notify("\n".join(f"{f.host.name}: {f.answer.lines()[0]}" for f in found),
                     title="Largest batch size that fits", timeout=30)
 
@@ -110,8 +107,8 @@ class ProbecastApp(App[None]):
             await self.session.stop_all()
         finally:
             self.workers.cancel_group(self, "probes")
-            if self.launch is not None:  # every exit path: nothing launched outlives the app
-                await self.launch.close()
+            if self.job is not None:  # every exit path: nothing launched outlives the app
+                await self.job.close()
 
     # ---- actions ------------------------------------------------------------------------------
 
@@ -126,7 +123,7 @@ class ProbecastApp(App[None]):
         if running and not self.session.is_replay:
             from .screens.dialogs import ConfirmScreen
 
-            launched = (f"\nTheir {len(self.launch.hosts)} launched instance(s) are terminated."
+            launched = ("\nThe hosts launched for them are terminated (SkyPilot's: sky down)."
                         if self.launch is not None else "")
             ok = await self.push_screen_wait(
                 ConfirmScreen(f"{running} probe(s) still running.\nStop them and quit?{launched}"))

@@ -10,6 +10,7 @@ from probecast.core.run.board import Board
 from probecast.core.run.config import ConfigError, load_config
 from probecast.core.model.logstore import discover_logs, log_name
 from probecast.core.cloud.price_lookup import pricing_for
+from probecast.core.run.job import load_epoch_plan
 from probecast.core.run.runners import ProbeSpec, ReplayRunner
 from probecast.core.run.session import Session
 
@@ -17,19 +18,11 @@ from .app import ProbecastApp
 
 if TYPE_CHECKING:
     from probecast.core.cloud.aws_launch import AwsProvider
+    from probecast.core.cloud.sky_launch import SkyProvider
 
 
-def epoch_plan(paths: list[str]) -> dict | None:  # type: ignore[type-arg]
-    """Methodology 1 in the app: N_ep per (workload, batch size) from full-run logs."""
-    if not paths:
-        return None
-    from probecast.core.model.epochs import epochs_from_runs
-    from probecast.core.model.logstore import load_probe
-
-    files, errors = discover_logs(paths)
-    for e in errors:
-        print(f"probecast: {e}", file=sys.stderr)
-    return epochs_from_runs([load_probe(f).state for f in files]) or None
+def _warn(line: str) -> None:
+    print(f"probecast: {line}", file=sys.stderr)
 
 
 def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | None = None,
@@ -43,7 +36,7 @@ def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | Non
         raise SystemExit("probecast: nothing to replay - give probe logs or a directory of them "
                          "(try: probecast replay sample_logs/)")
     pricing = pricing_for(load_config(config_path))
-    board = Board(pricing, epoch_plan=epoch_plan(epochs_from or []))
+    board = Board(pricing, epoch_plan=load_epoch_plan(epochs_from or [], warn=_warn))
     runners = []
     seen: set[str] = set()
     for f in files:
@@ -57,21 +50,20 @@ def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | Non
 
 
 def make_live_app(config_path: str | None, provider: AwsProvider | None = None,
-                  memory_from: list[str] | None = None) -> ProbecastApp:
-    """The app on a config. With [aws], an AwsProvider made here (or the one given: tests pass
-    one whose instances are loopback sshd servers) launches picked types that have no host."""
-    config = load_config(config_path)
-    pricing = pricing_for(config)  # the one price lookup, as every command
-    board = Board(pricing, epoch_plan=epoch_plan(config.probe.epochs_from))
-    where = str(config.path) if config.path else "no config: this machine, built-in workload"
-    if provider is None and config.aws is not None:  # picked types without a host: launched
-        from probecast.core.cloud.aws_launch import AwsProvider
+                  memory_from: list[str] | None = None, sky: SkyProvider | None = None
+                  ) -> ProbecastApp:
+    """The app on a config: the session and the launch providers as `probe --headless` makes
+    them (core/cloud/providers.py). With [aws], picked types that have no host are launched;
+    with [skypilot], its candidates are. Tests hand in their own providers (instances and
+    clusters that are loopback sshd servers)."""
+    from probecast.core.cloud.providers import aws_provider, live_session, sky_provider
 
-        provider = AwsProvider(config.aws, pricing.catalog)  # priced in the [aws] region
-    return ProbecastApp(Session(board, config=config, title=where,
-                                horizons=tuple(config.probe.horizons),
-                                memory_from=list(memory_from or [])), setup=True,
-                        provider=provider)
+    config = load_config(config_path)
+    where = str(config.path) if config.path else "no config: this machine, built-in workload"
+    session = live_session(config, title=where, memory_from=memory_from, warn=_warn)
+    aws = provider or aws_provider(config)
+    sky = sky or sky_provider(config)
+    return ProbecastApp(session, setup=True, providers=[p for p in (aws, sky) if p is not None])
 
 
 def run_app(ns: argparse.Namespace) -> int:

@@ -10,22 +10,19 @@ from textual.message import Message
 
 from probecast.core.model.ranking import RankOptions
 from probecast.core.run.config import ProbeSettings
-from probecast.core.run.plan import PlannedProbe
 
 if TYPE_CHECKING:
-    from probecast.core.cloud.aws_launch import AwsLaunch
+    from probecast.core.run.job import ProbeJob
 
 
 @dataclass
 class StartProbes(Message):
-    """The setup screen asks for these probes to start."""
+    """The setup screen asks for this probe job to start (core/run/job.py: checked, and its
+    launches confirmed, already)."""
 
-    plan: list[PlannedProbe]
-    concurrency: int
-    timeout: float
-    launch: AwsLaunch | None = None  # instances to launch first; their probes are in ``plan``
-    # the setup's "find batch size": search each host of ``plan`` for the largest batch size
-    # that fits (core/run/find_batch.py) with these settings, instead of probing ``plan``
+    job: ProbeJob
+    # the setup's "find batch size": search each host of ``job`` for the largest batch size
+    # that fits (core/run/find_batch.py) with these settings, instead of running the job
     find: ProbeSettings | None = None
 
 

@@ -25,10 +25,24 @@ from .emit import Emitter
 from .process import LaunchOptions, Launcher
 
 
+DEFAULT_MAX_STEPS = 30  # a probe's length when nothing else says when to stop (core/run reads it)
+
+
+def probe_length(max_steps: int | None, target_ci: float | None, max_seconds: float | None,
+                 full: bool = False) -> int | None:
+    """The one rule for a probe's step limit, here and for probecast (the agent ships alone, so
+    the rule lives with it): the given limit, else DEFAULT_MAX_STEPS unless another stop - a CI
+    target, a time limit, the whole training - is given."""
+    if max_steps is None and target_ci is None and max_seconds is None and not full:
+        return DEFAULT_MAX_STEPS
+    return max_steps
+
+
 def add_stop_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("when to stop")
     g.add_argument("--max-steps", type=int, default=None,
-                   help="stop after N training steps (default 30 unless --target-ci/--max-seconds)")
+                   help=f"stop after N training steps (default {DEFAULT_MAX_STEPS} unless "
+                        "--target-ci/--max-seconds/--full)")
     g.add_argument("--max-seconds", type=float, default=None, help="stop after S seconds of training")
     g.add_argument("--target-ci", type=float, default=None,
                    help="stop once the step time's 95%% CI half-width is within X (e.g. 0.02)")
@@ -60,9 +74,7 @@ def add_stop_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def policy_config(ns: argparse.Namespace) -> dict[str, Any]:
-    max_steps = ns.max_steps
-    if max_steps is None and ns.target_ci is None and ns.max_seconds is None:
-        max_steps = 30
+    max_steps = probe_length(ns.max_steps, ns.target_ci, ns.max_seconds, ns.full)
     return {"max_steps": max_steps, "max_seconds": ns.max_seconds, "target_ci": ns.target_ci,
             "min_steps": ns.min_steps, "full": ns.full,
             "boundary_budget": 0.0 if ns.full else ns.boundary_budget}

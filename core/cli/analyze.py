@@ -11,6 +11,7 @@ from typing import TextIO
 from ..model.crossover import add_crossovers, lines_for
 from ..model.estimate import DEFAULT_HORIZONS, parse_horizons
 from ..model.logstore import ProbeRecord
+from ..model.state import ProbeState
 from ..model.ranking import (Pricing, RankedRow, Ranking, RankOptions, estimate_rows,
                              horizons_for)
 from ..report.memory_text import print_memory
@@ -49,11 +50,17 @@ def cmd_rank(ns: argparse.Namespace, out: TextIO) -> int:
 
 def rank_and_print(records: list[ProbeRecord], pricing: Pricing, options: RankOptions,
                    out: TextIO, fmt: str = "text") -> int:
-    """`probecast rank` and the end of `probecast probe --headless`: one ranking per workload."""
+    """`probecast rank`: one ranking per workload, from logs."""
     ranking = rank_logs(records, pricing, options)
+    return print_ranked(ranking, {str(r.path): r.state for r in records}, options, out, fmt)
+
+
+def print_ranked(ranking: Ranking, states: dict[str, ProbeState], options: RankOptions,
+                 out: TextIO, fmt: str = "text") -> int:
+    """A ranking printed - `probecast rank`'s, and the end of `probe --headless` (the board's) -
+    with the crossovers and the cost of deciding read from the probes' ``states`` (by log)."""
     if not len(ranking) and not ranking.no_fit:
         return 1
-    states = {str(r.path): r.state for r in records}
     add_crossovers(ranking, states)
     rows = ranking.with_no_fit()  # batch sizes that do not fit: rows that say so, no time
     if fmt == "json":

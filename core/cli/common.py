@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..agent.steady import DEFAULT_STATISTIC, STATISTICS
-from ..model.epochs import epochs_from_runs
 from ..model.estimate import EQUATIONS
 from ..model.logstore import ProbeRecord, discover_logs, load_probe
 from ..model.pricing import BILLING_RULES
 from ..model.ranking import EpochPlan, Pricing, RankedRow, Ranking, RankOptions, build_ranking
+from ..run.job import load_epoch_plan
 
 if TYPE_CHECKING:
-    from ..run.session import Session
+    from ..run.job import ProbeJob
 
 
 class CliError(Exception):
@@ -58,14 +58,8 @@ def load_records(paths: list[str]) -> list[ProbeRecord]:
 
 
 def epoch_plan_from(paths: list[str] | None, metric: str = "val_accuracy") -> EpochPlan | None:
-    """Methodology 1: N_ep per (workload, batch size) from full-run logs."""
-    if not paths:
-        return None
-    runs = load_records(paths)
-    plan = epochs_from_runs([r.state for r in runs], metric)
-    if not plan:
-        warn("--epochs-from: no run with a usable validation curve; using the logs' plans")
-    return plan or None
+    """Methodology 1: N_ep per (workload, batch size) from full-run logs (--epochs-from)."""
+    return load_epoch_plan(paths or [], metric, warn)
 
 
 def options_from(ns: argparse.Namespace, **override: Any) -> RankOptions:
@@ -85,11 +79,16 @@ def rank_logs(records: list[ProbeRecord], pricing: Pricing, options: RankOptions
               warn_prices: bool = True) -> Ranking:
     """The shared pipeline on logs, with each problem told once on stderr."""
     ranking = build_ranking([r.candidate() for r in records], pricing, options)
+    warn_ranking(ranking, warn_prices)
+    return ranking
+
+
+def warn_ranking(ranking: Ranking, prices: bool = True) -> None:
+    """What a ranking left out, and the rows without a price, one line each on stderr."""
     for line in ranking.skipped:
         warn(line)
-    if warn_prices:
+    if prices:
         warn_unpriced(ranking.rows)
-    return ranking
 
 
 def warn_unpriced(rows: Sequence[RankedRow]) -> None:
@@ -168,10 +167,10 @@ def confirm_launch(ns: argparse.Namespace, what: str, out: Any) -> bool:
     return False
 
 
-def say_summary(session: Session, out: TextIO) -> None:
-    """A live session's end-of-run lines (those of the app's notification); failures on
-    stderr, as every probecast error."""
-    for line in session.summary(failures=False):
+def say_summary(job: ProbeJob, out: TextIO) -> None:
+    """A probe job's end-of-run lines (those of the app's notification); failures on stderr,
+    as every probecast error."""
+    for line in job.summary(failures=False):
         out.write(line + "\n")
-    for line in session.failures():
+    for line in job.session.failures():
         print(f"probecast: {line}", file=sys.stderr)

@@ -1,5 +1,6 @@
-"""`probecast probe ... --headless`: run probes from a config (or on this machine), report
-progress, then print the same ranking as `probecast rank` on the logs just written."""
+"""`probecast probe ... --headless`: the probe job (core/run/job.py) on the configured hosts and
+what [aws] / [skypilot] launch (or on this machine), progress as it goes, then the ranking from
+the board - what the app shows - printed as `probecast rank` prints it."""
 
 from __future__ import annotations
 
@@ -14,18 +15,18 @@ from pathlib import Path
 from collections.abc import Coroutine
 from typing import Any, TextIO, TypeVar
 
+from ..agent.agent_main import DEFAULT_MAX_STEPS
 from ..agent.workloads import WORKLOADS
-from ..run.board import Board
-from ..run.config import Config, ConfigError, ProbeSettings, default_config, load_config, local_host
-from ..report.fmt import fmt_ms
-from ..run.prepare import Preparation
-from ..run.plan import check_log_dir, plan_probes, session_dir
-from ..run.session import Session
-from ..cloud.price_lookup import price_catalog, pricing_for
+from ..cloud.providers import aws_provider, live_session, sky_provider
 from ..model.pricing import Catalog
-from ..model.ranking import RankOptions
-from .analyze import rank_and_print
-from .common import CliError, confirm_launch, epoch_plan_from, load_records, say_summary
+from ..report.fmt import fmt_ms
+from ..run.board import Board
+from ..run.config import Config, ConfigError, Host, ProbeSettings, default_config, load_config, local_host
+from ..run.job import JobError, LaunchProvider, ProbeJob
+from ..run.plan import host_price, session_dir
+from ..run.session import Session
+from .analyze import print_ranked
+from .common import CliError, confirm_launch, say_summary, warn, warn_ranking
 
 T = TypeVar("T")
 
@@ -138,6 +139,8 @@ def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
+    """`probe --headless`: the probe job (core/run/job.py) on the configured hosts and what
+    [aws] / [skypilot] launch, with progress, then the ranking from the board."""
     if not ns.headless:
         raise CliError("probe without --headless is the app: run `probecast` (or add --headless)")
     try:
@@ -146,122 +149,117 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
         raise CliError(str(exc)) from None
     if ns.local:
         config.hosts = [local_host()]
-    settings = _settings(ns, config.probe)
-    if settings.max_steps is None and settings.target_ci is None and not ns.full:
-        settings.max_steps = 30
-    log_dir = session_dir(ns.out)
-    problem = check_log_dir(log_dir)  # before anything starts: nothing may be lost later
-    if problem:
-        raise CliError(problem)
-    remote = ((config.aws is not None or config.skypilot is not None) and not ns.local) or any(
-        h.kind != "local"
-                                                              for h in config.hosts)
-    prep = _check_project(settings, log_dir, out, remote)
-    _log_to(log_dir)
+    ranking_out = out
     if ns.json:  # stdout carries only the ranking's JSON; progress goes to stderr
-        out, ranking_out = sys.stderr, out
-    else:
-        ranking_out = out
-    pricing = pricing_for(config)  # the one price lookup, as rank and the app
-    session = Session(Board(pricing), config=config, settings=settings, log_dir=log_dir,
-                      full=ns.full)
+        out = sys.stderr
+    log_dir = session_dir(ns.out)
+    session = live_session(config, settings=_settings(ns, config.probe), log_dir=log_dir,
+                           full=ns.full, warn=warn)
+    job = ProbeJob(session, list(config.hosts), log_dir, [] if ns.local else launches(config),
+                   full=ns.full)
+    try:  # before anything starts: nothing may be lost later, no host touched in vain
+        job.check(say=lambda line: out.write(line + "\n"))
+    except JobError as exc:
+        raise CliError(str(exc)) from None
+    _log_to(log_dir)
     if ns.find_batch_size:
         from .find_batch import find_on_hosts
 
         return find_on_hosts(ns, config, session, log_dir, out, ranking_out,
                              run=lambda work: run_interruptible(_with_progress(session, work, out)),
-                             rank=_rank_logs)
-    if config.aws is not None and not ns.local:
-        return _probe_on_aws(ns, config, session, log_dir, out, ranking_out)
-    if config.skypilot is not None and not ns.local:
-        from .skypilot_cli import probe_on_skypilot
-
-        return probe_on_skypilot(ns, config, session, log_dir, out, ranking_out,
-                                 run=lambda work: run_interruptible(
-                                     _with_progress(session, work, out)),
-                                 rank=_rank_logs)
-    hosts = list(config.hosts)
-    full_logs: list[str] = []
+                             rank=lambda logs, ns, config, epochs, to: _rank(job, ns, epochs, to))
+    if job.launches:
+        try:
+            job.quote(say=lambda line: out.write(line + "\n"), warn=warn)  # as the app's dialog
+        except JobError as exc:
+            warn(str(exc))
+            return 1
+        what = " and ".join(NOUNS.get(p.kind, p.kind) for p, _ in job.launches)
+        if not confirm_launch(ns, what, out):
+            return 1
+    epochs = ns.epochs or job.settings.epochs
     if ns.full_on_cheapest:
-        cheapest = _cheapest(hosts, pricing.catalog)
-        ran = _full_runs_on(cheapest, config, session, log_dir, prep, out)
+        ran = _full_runs(job, out)
         if ran is None:
             return 130
-        full_logs = ran
-        hosts = [h for h in hosts if h.name != cheapest.name]
-    return _probe_and_rank(ns, config, session, hosts, log_dir, prep, full_logs, out,
-                           ranking_out)
+        epochs = ns.epochs  # methodology 1: N_ep comes from the full runs, unless given
+    return _probe_and_rank(job, ns, epochs, out, ranking_out)
 
 
-def _probe_and_rank(ns: argparse.Namespace, config: Config, session: Session,
-                    hosts: list[Any], log_dir: Path, prep: Preparation | None,
-                    full_logs: list[str], out: TextIO, ranking_out: TextIO) -> int:
-    """Probe the hosts, then rank what was measured; the exit status says how it went."""
-    settings, board = session.probe_settings, session.board
-    plan = plan_probes(hosts, settings, log_dir, config.hosts, prep)
-    where = f"{config.path}" if config.path else "this machine (no config)"
-    out.write(f"probing {len(plan)} probe(s) on {len(hosts)} host(s) from {where}; "
-              f"logs: {log_dir}/\n")
+NOUNS = {"aws": "instances", "skypilot": "SkyPilot clusters"}
+GONE = {"aws": "instances terminated", "skypilot": "clusters torn down (sky down)"}
+
+
+def launches(config: Config) -> list[tuple[LaunchProvider, list[str]]]:
+    """What [aws] and [skypilot] launch headless: every listed instance type and candidate."""
+    out: list[tuple[LaunchProvider, list[str]]] = []
+    aws, sky = aws_provider(config), sky_provider(config)
+    if aws is not None:
+        out.append((aws, list(aws.aws.instance_types)))
+    if sky is not None:
+        out.append((sky, list(sky.settings.accelerators)))
+    return out
+
+
+def _probe_and_rank(job: ProbeJob, ns: argparse.Namespace, epochs: int | None, out: TextIO,
+                    ranking_out: TextIO) -> int:
+    """Probe the job's plan, then rank what was measured; the exit status says how it went."""
+    from ..cloud.client import AwsError
+    from ..cloud.skypilot import SkyPilotError
+
+    session, log_dir = job.session, job.log_dir
+    plan = job.make_plan()
+    config = session.config
+    where = f"{config.path}" if config is not None and config.path else "this machine (no config)"
+    out.write(f"probing {len(plan)} probe(s) on {len({p.host.name for p in plan})} host(s) from "
+              f"{where}; logs: {log_dir}/\n")
     interrupted = False
     try:
-        if plan:
-            run_interruptible(_with_progress(session, session.run(plan), out))
+        run_interruptible(_with_progress(session, job.run(), out))
     except KeyboardInterrupt:
         interrupted = True
-        out.write("\ninterrupted: probes stopped; ranking of what was measured:\n")
-    logs = [str(p.log_path) for p in plan if p.log_path.exists()] + full_logs
-    say_summary(session, out)
+        gone = "".join(f"; {GONE.get(p.kind, 'launched hosts torn down')}"
+                       for p, _ in job.launches)
+        out.write(f"\ninterrupted: probes stopped{gone}; ranking of what was measured:\n")
+    except (AwsError, SkyPilotError) as exc:  # nothing launched came up: nothing was measured
+        warn(str(exc))
+        for line in job.launch.summary() if job.launch is not None else []:
+            out.write(line + "\n")
+        return 1
+    say_summary(job, out)
     out.write(f"\nlogs written to {log_dir}/\n\n")
-    ok = [e for e in board.entries.values() if e.status == "done"]
-    if not logs:
+    entries = session.board.entries.values()
+    if not any(e.log_path is not None and e.log_path.exists() for e in entries):
         return 130 if interrupted else 1
-    # methodology 1: N_ep comes from the full runs, unless given on the command line
-    epochs = ns.epochs if full_logs else (ns.epochs or settings.epochs)
-    code = _rank_logs(logs, ns, config, epochs, ranking_out, epochs_from=full_logs or None)
+    code = _rank(job, ns, epochs, ranking_out)
+    ok = any(e.status == "done" for e in entries)
     # exit status by convention: 130 after Ctrl-C, non-zero when no probe succeeded
     return 130 if interrupted else (code if ok else (code or 1))
 
 
-def _full_runs_on(cheapest: Any, config: Config, session: Session, log_dir: Path,
-                  prep: Preparation | None, out: TextIO) -> list[str] | None:
+def _full_runs(job: ProbeJob, out: TextIO) -> list[str] | None:
     """Methodology 1 (Malta 2021, ch. 4): full trainings on the cheapest host, one per batch
-    size, give N_ep per batch size; the other hosts only need short probes. The full runs'
-    logs, or None when interrupted."""
-    full_plan = plan_probes([cheapest], session.probe_settings, log_dir / "full-runs",
-                            config.hosts, prep)
-    for p in full_plan:
-        p.spec.full = True
+    size, give N_ep per batch size (the board's epoch plan); the other hosts only need short
+    probes. The full runs' logs, or None when interrupted."""
+    from ..model.epochs import epochs_from_runs
+
+    session = job.session
+    cheapest = _cheapest(job.hosts, session.board.pricing.catalog)
+    full = ProbeJob(session, [cheapest], job.log_dir / "full-runs", full=True)
+    full.prep = job.prep  # the project, scanned once
     out.write(f"methodology 1: full runs of every batch size on the cheapest host, "
               f"{cheapest.name} ({cheapest.instance})\n")
     try:
-        run_interruptible(_with_progress(session, session.run(full_plan), out))
+        run_interruptible(_with_progress(session, full.run(), out))
     except KeyboardInterrupt:
         out.write("\ninterrupted\n")
         return None
-    return [str(p.log_path) for p in full_plan if p.log_path.exists()]
-
-
-def _check_project(settings: ProbeSettings, log_dir: Path, out: TextIO,
-                   remote: bool) -> Preparation | None:
-    """``--project`` / ``[probe] project``: what will be copied, said before anything starts;
-    a project over its size limit is refused here, before any host is touched. Local probes use
-    it in place: nothing to copy, no limit."""
-    from ..run.project import ProjectError
-
-    prep = Preparation.from_settings(settings, log_dir)
-    if prep is None or settings.project is None:
-        return prep
-    if not remote:
-        out.write(f"project {settings.project}: used in place (local probes)\n")
-        return prep
-    try:
-        project = prep.scan()  # kept for the hosts: the files are read once
-    except ProjectError as exc:
-        raise CliError(str(exc)) from None
-    out.write(f"{project.describe()}, limit {settings.project_limit_mb:g} MB; copied to each "
-              f"SSH host ({'kept' if settings.keep_project else 'removed'} afterwards), "
-              "used in place by local probes\n")
-    return prep
+    job.hosts = [h for h in job.hosts if h.name != cheapest.name]
+    states = [session.board.entries[p.spec.key].state for p in full.plan]
+    session.board.epoch_plan = epochs_from_runs(states) or None
+    if session.board.epoch_plan is None:
+        warn("methodology 1: no full run with a usable validation curve; using the logs' plans")
+    return [str(p.log_path) for p in full.plan if p.log_path.exists()]
 
 
 def _log_to(log_dir: Path) -> None:
@@ -275,55 +273,23 @@ def _log_to(log_dir: Path) -> None:
     logger.addHandler(handler)
 
 
-def _rank_logs(logs: list[str], ns: argparse.Namespace, config: Config, epochs: int | None,
-               out: TextIO, epochs_from: list[str] | None = None) -> int:
-    """The same ranking as `probecast rank` on the logs just written, with the config's prices."""
-    options = RankOptions(epochs=epochs, steps=getattr(ns, "steps", None) or config.probe.steps,
-                          by=ns.by,
-                          epoch_plan=epoch_plan_from(epochs_from),
-                          min_accuracy=getattr(ns, "min_accuracy", None),
-                          with_setup=getattr(ns, "with_setup", False))
-    pricing = pricing_for(config)
-    return rank_and_print(load_records(logs), pricing, options, out,
-                          fmt="json" if getattr(ns, "json", False) else "text")
+def _rank(job: ProbeJob, ns: argparse.Namespace, epochs: int | None, out: TextIO) -> int:
+    """The ranking from the board - what the app shows - printed as `probecast rank` prints it,
+    priced by the one lookup."""
+    options = job.rank_options(epochs=epochs, by=ns.by,
+                               min_accuracy=getattr(ns, "min_accuracy", None),
+                               with_setup=getattr(ns, "with_setup", False))
+    ranking = job.ranking(options)
+    warn_ranking(ranking)
+    states = {str(e.log_path): e.state for e in job.session.board.entries.values()
+              if e.log_path is not None}
+    return print_ranked(ranking, states, options, out,
+                        fmt="json" if getattr(ns, "json", False) else "text")
 
 
-def _probe_on_aws(ns: argparse.Namespace, config: Config, session: Session, log_dir: Path,
-                  out: TextIO, ranking_out: TextIO) -> int:
-    """[aws] in the config: launch the instance types, probe them, terminate them."""
-    from ..cloud.client import AwsError, client
-    from ..cloud.provision import quote
-    from ..cloud.aws_run import run_provisioned
-    aws = config.aws
-    assert aws is not None
-    catalog = price_catalog(config, region=aws.region)
-    out.write(quote(aws, aws.instance_types, catalog).describe() + "\n")  # as the app's dialog
-    if not confirm_launch(ns, "instances", out):
-        return 1
-    try:
-        ec2 = client("ec2", aws.region, aws.endpoint_url)
-        ssm = client("ssm", aws.region, aws.endpoint_url) if aws.ami_ssm_parameter else None
-        prov = run_interruptible(_with_progress(
-            session, run_provisioned(session, aws, ec2, catalog, log_dir, ssm=ssm), out))
-    except AwsError as exc:
-        print(f"probecast: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        out.write("\ninterrupted: instances terminated\n")
-        return 130
-    out.write(f"terminated {len(prov.launched)} instance(s) of session {prov.session}\n")
-    say_summary(session, out)  # a type that could not be launched or reached: said
-    logs = [str(p) for p in sorted(log_dir.glob("*.jsonl"))]
-    if not logs:
-        return 1
-    return _rank_logs(logs, ns, config, ns.epochs or session.probe_settings.epochs, ranking_out)
-
-
-def _cheapest(hosts: list[Any], catalog: Catalog) -> Any:
-    def price(h: Any) -> float:
-        if h.price_per_hour is not None:
-            return float(h.price_per_hour)
-        p, _ = catalog.price(h.instance)  # the one lookup's catalog: [prices], cache, embedded
+def _cheapest(hosts: list[Host], catalog: Catalog) -> Host:
+    def price(h: Host) -> float:
+        p = host_price(h, catalog)  # its own price, then the one lookup's catalog
         return p if p is not None else float("inf")
 
     return min(hosts, key=price)
@@ -347,7 +313,8 @@ def add_probe_parser(sub: Any) -> None:
                         "the command and [probe] setup run in the copy")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--max-steps", type=int, default=None,
-                   help="stop each probe after N training steps (default 30)")
+                   help=f"stop each probe after N training steps (default {DEFAULT_MAX_STEPS} "
+                        "unless --target-ci, --max-seconds or --full)")
     g.add_argument("--target-ci", type=float, default=None,
                    help="stop once the step time is known to within this fraction (0.02 = 2 %%)")
     g.add_argument("--full", action="store_true", help="run the whole training")

@@ -1,10 +1,12 @@
 """A launched host's gate: its probes wait here (as their ``PlannedProbe.prep``, the seam
-``run_plan`` waits on before each probe) until ``AwsLaunch`` has the instance up - or fail with
-why it could not be had; the configured hosts' probes never wait for a launch."""
+``run_plan`` waits on before each probe) until its launch (``launched.LaunchedHosts``) has the
+machine up - or fail with why it could not be had; the configured hosts' probes never wait for
+a launch."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -17,11 +19,18 @@ if TYPE_CHECKING:
 __all__ = ["HostGate"]
 
 
-class _AsIs:
-    """A launched host with nothing to prepare: its probes run as planned."""
+class _Launched:
+    """A launched host's probes run as planned, on the machine it turned out to be (the instance
+    and price a provider learns at launch: SkyPilot picks them), then as the host's own
+    preparation (project copy, setup) says."""
+
+    def __init__(self, host: Host, inner: Prepared | None) -> None:
+        self.host, self.inner = host, inner
 
     def apply(self, spec: ProbeSpec) -> ProbeSpec:
-        return spec
+        spec = dataclasses.replace(spec, instance=self.host.instance,
+                                   price_per_hour=self.host.price_per_hour)
+        return self.inner.apply(spec) if self.inner is not None else spec
 
 
 class HostGate:
@@ -53,10 +62,13 @@ class HostGate:
         return self._failure or (self.inner.error if self.inner is not None else None)
 
     @property
-    def prepared(self) -> Prepared | _AsIs | None:
+    def prepared(self) -> _Launched | None:
         if not self._settled.is_set() or self._failure is not None:
             return None
-        return self.inner.prepared if self.inner is not None else _AsIs()
+        if self.inner is None:
+            return _Launched(self.host, None)
+        inner = self.inner.prepared
+        return _Launched(self.host, inner) if inner is not None else None
 
     async def watch(self) -> AsyncIterator[RunnerStatus]:
         await self._settled.wait()

@@ -68,10 +68,16 @@ class LaunchQuote:
                     "aws.max_spend or lower aws.deadman_minutes")
         return None
 
+    notes: tuple[str, ...] = ()  # nothing to add: AWS prices every type it can quote
+
     def describe(self) -> str:
         return (f"will launch {len(self.types)} instance(s) in {self.region}: "
                 f"{', '.join(self.types)}; worst case ${self.worst_usd:.2f} (each at most "
                 f"{self.minutes} min, dead-man timer), cap ${self.max_spend:.2f}")
+
+    def teardown(self) -> str:
+        return ("they are terminated when the probes end, on q and on every exit (else by "
+                f"their dead-man timer after {self.minutes} min)")
 
 
 def quote(aws: AwsSettings, types: list[str], catalog: Catalog) -> LaunchQuote:

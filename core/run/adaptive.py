@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..agent.agent_main import DEFAULT_MAX_STEPS
 from ..model.ranking import RankedRow, RankOptions
 from .board import Board
 from .plan import PlannedProbe, RunnerFactory, run_plan
@@ -89,7 +90,7 @@ def longer(planned: PlannedProbe, row: RankedRow | None = None) -> PlannedProbe:
     """The same probe, longer: more boundaries where they dominate what can be narrowed."""
     s = planned.spec
     budget = s.boundary_budget if s.boundary_budget else 30.0
-    steps = s.max_steps or 30
+    steps = s.max_steps or DEFAULT_MAX_STEPS  # a probe stopped by its CI or time: as long again
     if row is not None and boundaries_dominate(row):
         spec = replace(s, max_steps=steps + steps // 2, target_ci=None, max_seconds=None,
                        boundary_budget=3 * budget)

@@ -21,6 +21,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
+from ..agent.agent_main import DEFAULT_MAX_STEPS, probe_length
 from ..agent.workloads import WORKLOADS
 from .sky_settings import SkyPilotSettings, check_skypilot
 from .tomlpos import TomlPositions, dotted, parse_error_path
@@ -146,7 +147,8 @@ def local_host() -> Host:
 
 def default_config() -> Config:
     """No config file: this machine is the one probe host, with the built-in workload."""
-    return Config(hosts=[local_host()], probe=ProbeSettings(max_steps=30), path=None)
+    return Config(hosts=[local_host()], probe=ProbeSettings(max_steps=DEFAULT_MAX_STEPS),
+                  path=None)
 
 
 def find_config(explicit: str | None = None) -> Path | None:
@@ -352,8 +354,7 @@ def _check_settings(s: ProbeSettings, fail: Any, base: Path | None = None) -> No
                                           f"probe.command), got {s.workload!r}")
     if s.command is not None and not s.command.strip():
         raise fail(("probe", "command"), "probe.command must not be empty")
-    if s.max_steps is None and s.target_ci is None and s.max_seconds is None:
-        s.max_steps = 30
+    s.max_steps = probe_length(s.max_steps, s.target_ci, s.max_seconds)
     if s.project is not None:
         given = Path(os.path.expanduser(s.project))
         project = (base / given if base is not None and not given.is_absolute() else given)

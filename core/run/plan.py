@@ -136,19 +136,26 @@ def runner_factory(hosts: list[Host]) -> RunnerFactory:
     return make
 
 
+def host_price(host: Host, catalog: Catalog) -> float | None:
+    """A host's hourly price: its own ``price_per_hour`` first, then the catalog's for its
+    instance (``catalog``: the one price lookup's, core/cloud/price_lookup.py, which layers
+    [prices], the caches and the embedded catalog); None when neither has one."""
+    if host.price_per_hour is not None:
+        return float(host.price_per_hour)
+    price, _ = catalog.price(host.instance)
+    return price
+
+
 def worst_case_probe_cost(plan: list[PlannedProbe], catalog: Catalog,
                           timeout: float) -> float | None:
     """Every probe running to its timeout, billed with a 60 s minimum; None if a price is unknown.
 
-    ``catalog``: the one price lookup's (core/cloud/price_lookup.py), which the session's board
-    prices with; a host's own price comes first, as there."""
+    Priced by ``host_price``: a host's own price, then the catalog's."""
     from ..model.pricing import cost_usd
 
     total = 0.0
     for p in plan:
-        price = p.host.price_per_hour
-        if price is None:
-            price, _ = catalog.price(p.host.instance)
+        price = host_price(p.host, catalog)
         if price is None:
             if p.host.kind == "local":
                 continue

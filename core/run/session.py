@@ -8,7 +8,8 @@ A live plan is driven here once, for every caller and every kind of host: ``run`
 probes the undecided contenders again (the adaptive probe) and releases the hosts' project copies;
 ``run_launched`` does the same behind a launch (AWS instances, SkyPilot clusters), whose hosts come
 up while the configured ones already probe; ``summary`` says how it went, in the same words for
-the app's notification and the CLI's last lines.
+the app's notification and the CLI's last lines. What surrounds a live run - the checks before
+it, the plan, the ranking after it - is the probe job's (``job.py``), for every front-end.
 """
 
 from __future__ import annotations
@@ -22,24 +23,36 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from .board import Board
-from .config import Config, ProbeSettings
+from .config import Config, Host, ProbeSettings
 from .plan import (PlannedProbe, RunnerFactory, finish_preparations, host_preps, run_plan,
                    run_runners, runner_factory)
 from .runners import ReplayRunner, Runner
 
 if TYPE_CHECKING:
     from .adaptive import AdaptiveReport
+    from .prepare import Preparation
 
 
 class Launch(Protocol):
-    """Hosts brought up for this session (core.cloud.aws_launch.AwsLaunch, a SkyPilot launch)."""
+    """Hosts brought up for this session (core.cloud.launched.LaunchedHosts: AWS instances,
+    SkyPilot clusters): planned before they exist, probed as each comes up, torn down when
+    ``run`` ends or on ``close``."""
 
     log_dir: Path
 
     def caption(self, key: str) -> str | None: ...
 
+    def plan(self, settings: ProbeSettings, others: list[Host] | None = None,
+             known: list[Host] | None = None, prep: Preparation | None = None
+             ) -> list[PlannedProbe]: ...
+
     async def run(self, board: Board, plan: list[PlannedProbe],
                   probe: Callable[[], Awaitable[None]]) -> None: ...
+
+    async def close(self) -> None: ...
+
+    def summary(self) -> list[str]: ...
+
 
 DEFAULT_HORIZONS = (5, 10, 20, 25)
 FAST_REPLAY_LANES = 4

@@ -330,7 +330,7 @@ class LengthRunner:
 async def test_a_probe_panel_follows_its_re_probe(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The adaptive probe restarts a probe on the board (a new entry, same key): its panel must
     show the new probe, not keep drawing the superseded one."""
-    from probecast.core.run.plan import plan_probes
+    from probecast.core.run.job import ProbeJob
     from probecast.tui.messages import StartProbes
     from probecast.tui.widgets.probe_panel import ProbePanel
 
@@ -343,7 +343,7 @@ async def test_a_probe_panel_follows_its_re_probe(tmp_path) -> None:  # type: ig
                       factory=lambda host, spec, path: LengthRunner(spec, again))
     app = ProbecastApp(session)
     async with app.run_test(size=(80, 40)) as pilot:
-        app.post_message(StartProbes(plan_probes(hosts, settings, tmp_path), 2, 60))
+        app.post_message(StartProbes(ProbeJob(session, hosts, tmp_path)))
         for _ in range(100):  # bounded: the first probes end and the re-probes are waiting
             await pilot.pause()
             entries = session.board.entries.values()

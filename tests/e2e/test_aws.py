@@ -14,10 +14,12 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from probecast.core.cloud import aws_run, client as aws_client, prices as aws_prices, provision
+from probecast.core.cloud import client as aws_client, prices as aws_prices, provision
+from probecast.core.cloud.aws_launch import AwsProvider
 from probecast.core.run.config import AwsSettings
 from probecast.core.run.board import Board
 from probecast.core.run.config import ProbeSettings, parse_config
+from probecast.core.run.job import ProbeJob
 from probecast.core.run.session import Session
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.ranking import Pricing
@@ -88,6 +90,11 @@ def test_launch_tags_shutdown_behaviour_waiters_and_terminate(moto_url) -> None:
                                                WaiterConfig={"Delay": 1, "MaxAttempts": 10})
 
 
+def aws_job(session: Session, provider: AwsProvider, log_dir: Path) -> ProbeJob:
+    """The probe job on [aws] alone, as `probe --headless` makes it: every listed type."""
+    return ProbeJob(session, [], log_dir, [(provider, list(provider.aws.instance_types))])
+
+
 @pytest.mark.faults('worst case above max_spend (moto)',
                     checks='refused before any launch')
 def test_spend_cap_is_refused_before_anything_launches(moto_url) -> None:  # type: ignore[no-untyped-def]
@@ -112,9 +119,9 @@ def test_failure_in_the_middle_terminates_every_launched_instance(moto_url) -> N
         raise aws_client.AwsError(f"{item.instance_id}: no route to host (simulated)")
 
     with pytest.raises(aws_client.AwsError, match="simulated"):
-        asyncio.run(aws_run.run_provisioned(Session(board, settings=ProbeSettings()), settings, ec2,
-                                            Catalog.embedded(), Path(tempfile.mkdtemp()),
-                                            address_for=no_route))
+        asyncio.run(aws_job(Session(board, settings=ProbeSettings()), AwsProvider(
+            settings, Catalog.embedded(), address_for=no_route, ec2_client=ec2),
+            Path(tempfile.mkdtemp())).run())
     mine = [i for i in provision.find_leftovers(ec2) if i["type"] in ("g5.xlarge", "g4dn.xlarge")]
     assert mine == []  # both were launched and both are terminated
 
@@ -200,9 +207,11 @@ def test_launched_instance_is_reached_only_with_the_host_key_it_was_given(moto_u
                               boundary_budget=0)
         board = Board(Pricing(Catalog.embedded()))
         driver = Session(board, settings=probe)
-        prov = asyncio.run(aws_run.run_provisioned(
-            driver, settings, ec2, Catalog.embedded(), tmp_path,
-            address_for=address_for, port=port, deadman_file=str(deadline_file), ssh_timeout=20))
+        job = aws_job(driver, AwsProvider(settings, Catalog.embedded(), address_for=address_for,
+                                          port=port, deadman_file=str(deadline_file),
+                                          ssh_timeout=20, ec2_client=ec2), tmp_path)
+        asyncio.run(job.run())
+        prov = job.launch.prov  # type: ignore[union-attr]
         (entry,) = board.entries.values()
         # the one session drove it: the adaptive step ran (one candidate: nothing to settle) and
         # the end-of-run lines name the failure, as in the app and on the SSH path

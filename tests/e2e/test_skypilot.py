@@ -10,6 +10,8 @@
 - launch -> SSH -> probe -> down: ``skypilot.launch_cluster`` (the one seam) is replaced by a
   loopback sshd "cluster" that SkyPilot's own ``SSHConfigHelper`` writes the SSH entry for, and
   returns a real ``CloudVmRayResourceHandle``; ``down`` is recorded on success, failure, cancel.
+  The probe job (core/run/job.py) runs it, as `probe --headless` and the app do; the app's own
+  path (pick, confirm, probe, quit) is driven through Pilot with the same seam.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from probecast.core.model.pricing import Catalog  # noqa: E402
 from probecast.core.model.ranking import Pricing  # noqa: E402
 from probecast.core.run.board import Board  # noqa: E402
 from probecast.core.run.config import ProbeSettings  # noqa: E402
+from probecast.core.run.job import ProbeJob  # noqa: E402
+from probecast.core.run.session import Session  # noqa: E402
 from probecast.core.run.sky_settings import SkyPilotSettings, check_skypilot  # noqa: E402
 
 GPU = "{'Gpus': [{'Name': '%s', 'Manufacturer': 'NVIDIA', 'Count': 1, 'MemoryInfo': {'SizeInMiB': %d}}], 'TotalGpuMemoryInMiB': %d}"  # noqa: E501
@@ -158,9 +162,9 @@ def test_the_ssh_entry_skypilot_writes_becomes_a_host(sky_home, tmp_path, monkey
         launched_resources=sky.Resources(infra="aws/us-east-1", instance_type="g5.xlarge",
                                          accelerators="A10G:1"))
     offers, _ = skypilot.catalog_offers(settings(infra="aws"), "A10G:1")
-    cluster = sky_launch.Cluster(name, "A10G:1")
-    host = sky_launch.host_for(cluster, handle, settings(), tmp_path / "known_hosts", offers)
-    assert host.instance == "g5.xlarge@aws/us-east-1" and host.price_per_hour == 1.006
+    host = sky_launch.host_for("A10G:1", name, "A10G:1", handle, settings(),
+                               tmp_path / "known_hosts", offers)
+    assert host.name == "A10G:1" and host.instance == "g5.xlarge@aws/us-east-1" and host.price_per_hour == 1.006
     assert (host.address, host.port, host.user) == ("203.0.113.7", 2202, "ubuntu")
     assert host.accept_new_host_key and host.known_hosts == str(tmp_path / "known_hosts")
 
@@ -272,34 +276,45 @@ def _probe(base: Path, sleep: float = 0.01) -> ProbeSettings:
     trainer.write_text(TRAINER % sleep)
     os.chmod(trainer, 0o644)
     return ProbeSettings(command=f"python3 {trainer}", batch_sizes=[8], max_steps=10,
-                         boundary_budget=0, timeout=120)
+                         boundary_budget=0, adaptive_budget=0, timeout=120)
+
+
+def _job(s: SkyPilotSettings, probe: ProbeSettings, log_dir: Path) -> ProbeJob:
+    """The probe job on [skypilot] alone, as `probe --headless` makes it."""
+    provider = sky_launch.SkyProvider(s, ssh_timeout=20, offers=_offers(s))
+    session = Session(Board(Pricing(Catalog.embedded())), settings=probe)
+    return ProbeJob(session, [], log_dir, [(provider, list(s.accelerators))])
 
 
 def test_launch_probe_and_down_on_success(loopback, tmp_path) -> None:  # type: ignore[no-untyped-def]
     s = settings()
-    board = Board(Pricing(Catalog.embedded()))
-    sess = asyncio.run(sky_launch.run_skypilot(board, _probe(loopback["base"]), s, tmp_path / "logs",
-                                             offers=_offers(s), ssh_timeout=20))
+    job = _job(s, _probe(loopback["base"]), tmp_path / "logs")
+    asyncio.run(job.run())
+    board = job.session.board
     entries = {e.instance: e for e in board.entries.values()}
     assert set(entries) == {"g5.xlarge@aws/us-east-1", "g6.xlarge@aws/us-east-1"}
     for e in entries.values():
         assert e.status == "done", e.detail
         assert e.state.steps == 10
     assert entries["g6.xlarge@aws/us-east-1"].state.start.price_per_hour == 0.8048  # type: ignore[union-attr]
-    assert sorted(loopback["downed"]) == sorted(loopback["launched"]) == sorted(sess.names())
-    assert all(n.startswith(skypilot.cluster_prefix()) for n in sess.names())
+    launch = job.launch
+    assert isinstance(launch, sky_launch.SkyLaunch)
+    assert sorted(loopback["downed"]) == sorted(loopback["launched"]) == sorted(launch.asked)
+    assert all(n.startswith(skypilot.cluster_prefix()) for n in launch.asked)
+    assert job.session.adaptive is not None  # the session's run: the adaptive probe too
+    assert f"torn down 2 SkyPilot cluster(s) of session {launch.session}" in job.summary()
     known = (tmp_path / "logs" / "known_hosts").read_text()
     assert known.count("ssh-ed25519") == 2  # trusted on first use, in the session's file only
 
 
 def test_a_failed_launch_fails_alone_and_everything_is_downed(loopback, tmp_path) -> None:  # type: ignore[no-untyped-def]
     loopback["fail"].add("L4")
-    s = settings()
-    board = Board(Pricing(Catalog.embedded()))
-    sess = asyncio.run(sky_launch.run_skypilot(board, _probe(loopback["base"]), s, tmp_path / "logs",
-                                             offers=_offers(s), ssh_timeout=20))
-    assert [e.status for e in board.entries.values()] == ["done"]
-    failed = next(c for c in sess.clusters if c.accelerators == "L4:1")
+    job = _job(settings(), _probe(loopback["base"]), tmp_path / "logs")
+    asyncio.run(job.run())
+    status = {e.spec.key: (e.status, e.detail) for e in job.session.board.entries.values()}
+    assert status["A10G:1-b8"][0] == "done", status
+    assert status["L4:1-b8"][0] == "failed" and "launch failed" in status["L4:1-b8"][1]
+    failed = next(lh for lh in job.launch.hosts if lh.host.name == "L4:1")  # type: ignore[union-attr]
     assert "no cloud could provide it now" in failed.error and "simulated" in failed.error
     # the one that never came up is downed too (SkyPilot keeps a failed launch for debugging)
     assert sorted(loopback["downed"]) == sorted(loopback["launched"]) and len(loopback["downed"]) == 2
@@ -307,22 +322,18 @@ def test_a_failed_launch_fails_alone_and_everything_is_downed(loopback, tmp_path
 
 def test_every_launch_failing_is_one_error_and_nothing_is_left(loopback, tmp_path) -> None:  # type: ignore[no-untyped-def]
     loopback["fail"].update({"A10G", "L4"})
-    s = settings()
+    job = _job(settings(), _probe(loopback["base"]), tmp_path / "logs")
     with pytest.raises(skypilot.SkyPilotError, match="no cloud could provide it now"):
-        asyncio.run(sky_launch.run_skypilot(Board(Pricing(Catalog.embedded())),
-                                          _probe(loopback["base"]), s, tmp_path / "logs",
-                                          offers=_offers(s), ssh_timeout=20))
+        asyncio.run(job.run())
     assert sorted(loopback["downed"]) == sorted(loopback["launched"]) and len(loopback["downed"]) == 2
 
 
 def test_cancel_while_probing_downs_every_cluster(loopback, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    s = settings()
-    board = Board(Pricing(Catalog.embedded()))
+    job = _job(settings(), _probe(loopback["base"], sleep=1.0), tmp_path / "logs")
+    board = job.session.board
 
     async def main() -> None:
-        task = asyncio.create_task(sky_launch.run_skypilot(
-            board, _probe(loopback["base"], sleep=1.0), s, tmp_path / "logs", offers=_offers(s),
-            ssh_timeout=20))
+        task = asyncio.create_task(job.run())
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not any(
                 e.state.steps for e in board.entries.values()):
@@ -358,11 +369,10 @@ def test_cancel_while_skypilot_provisions_downs_after_the_launch_ends(loopback, 
         real_down(name)
 
     skypilot.down_cluster = down
+    job = _job(s, _probe(loopback["base"]), tmp_path / "logs")
 
     async def main() -> None:
-        task = asyncio.create_task(sky_launch.run_skypilot(
-            Board(Pricing(Catalog.embedded())), _probe(loopback["base"]), s, tmp_path / "logs",
-            offers=_offers(s), ssh_timeout=20))
+        task = asyncio.create_task(job.run())
         await asyncio.sleep(0.5)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -370,3 +380,79 @@ def test_cancel_while_skypilot_provisions_downs_after_the_launch_ends(loopback, 
 
     asyncio.run(main())
     assert order == ["launched", "down"] and loopback["servers"] == {}
+
+
+# ---- the app: [skypilot] candidates picked, confirmed, probed live, downed --------------------
+
+
+def _sky_app(loopback, tmp_path):  # type: ignore[no-untyped-def]
+    from probecast.tui.main import make_live_app
+
+    s = settings()
+    probe = _probe(loopback["base"], sleep=0.2)  # the probes outlast the test's checks
+    cfg = tmp_path / "probecast.toml"
+    cfg.write_text('[skypilot]\naccelerators = ["A10G:1", "L4:1"]\ninfra = "aws/us-east-1"\n'
+                   'python = "/usr/bin/python3"\nmax_spend = 10\n\n'
+                   f'[probe]\ncommand = "{probe.command}"\nbatch_sizes = [8]\n'
+                   'max_steps = 100000\n'
+                   'boundary_budget = 0\nadaptive_budget = 0\n')
+    return make_live_app(str(cfg), sky=sky_launch.SkyProvider(s, ssh_timeout=20,
+                                                              offers=_offers(s)))
+
+
+async def _pick_and_launch(app, pilot, loopback) -> None:  # type: ignore[no-untyped-def]
+    from probecast.tui.screens.dialogs import ConfirmScreen
+
+    rows = [str(k.value) for k in app.screen.query_one("#instances").rows]
+    assert rows[:2] == ["A10G:1", "L4:1"]  # the candidates first (no [[hosts]]), to launch
+    await pilot.press("space", "down", "space")
+    assert app.screen.selected_sky == ["A10G:1", "L4:1"]
+    assert "2 to launch" in str(app.screen.query_one("#summary").render())
+    await pilot.press("s")
+    await _wait(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+    question = str(app.screen.query_one("#question").render())
+    assert "will launch 2 SkyPilot cluster(s) on aws/us-east-1: A10G:1, L4:1" in question
+    assert "cap $10.00" in question and "sky down" in question
+    assert loopback["launched"] == []  # nothing before the answer
+    await pilot.press("y")
+
+
+async def _wait(pilot, ok, seconds: float = 60) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not ok():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.1)
+
+
+async def test_the_app_launches_probes_ranks_and_downs_skypilot_candidates(loopback, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The app's start path, through the seam the headless tests use: [skypilot] candidates
+    listed and picked, the confirm, the clusters probed live (the ranking fills in as they
+    probe), and every cluster downed when the app quits mid-probe (the end of the probes downs
+    them as the headless tests show: the same LaunchedHosts.run)."""
+    from probecast.tui.screens.dialogs import ConfirmScreen
+
+    monkeypatch.chdir(tmp_path)
+    app = _sky_app(loopback, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _pick_and_launch(app, pilot, loopback)
+        board = app.session.board
+        await _wait(pilot, lambda: app.launch is not None and len(board.entries) == 2
+                    and all(e.state.steps >= 2 for e in board.entries.values()))
+        assert {e.instance for e in board.entries.values()} == {"g5.xlarge@aws/us-east-1",
+                                                               "g6.xlarge@aws/us-east-1"}
+        assert loopback["downed"] == [] and len(loopback["launched"]) == 2
+        caption = app.launch.caption("L4:1-b8")
+        assert caption is not None and "g6.xlarge@aws/us-east-1" in caption
+        assert "probing" in caption and "$" in caption  # priced from SkyPilot's catalog
+        app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
+        await pilot.pause()
+        ranked = app.screen._rows  # type: ignore[attr-defined]
+        assert {r.instance for r in ranked.values()} == {"g5.xlarge@aws/us-east-1",
+                                                         "g6.xlarge@aws/us-east-1"}
+        await pilot.press("q")
+        await _wait(pilot, lambda: isinstance(app.screen, ConfirmScreen), 10)
+        assert "sky down" in str(app.screen.query_one("#question").render())
+        await pilot.press("y")
+        await _wait(pilot, lambda: not app.is_running, 30)
+    assert sorted(loopback["downed"]) == sorted(loopback["launched"])
+    assert len(loopback["downed"]) == 2

@@ -11,20 +11,23 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, SelectionList, Static
 
+from probecast.core.agent.agent_main import DEFAULT_MAX_STEPS
 from probecast.core.agent.workloads import WORKLOADS
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.report.fmt import fmt_cost
+from probecast.core.run.job import LaunchProvider, describe_length, settings_for
 from probecast.core.run.plan import plan_probes, session_dir, worst_case_probe_cost
 from probecast.core.run.runners import workload_label
 from probecast.core.run.session import Session
 
 from ..actions import bindings
 from ..debounce import Debounce
-from ..messages import StartProbes
 from .setup_memory import SetupMemory
+from .setup_start import StartFromSetup
 
 if TYPE_CHECKING:
     from probecast.core.cloud.aws_launch import AwsProvider
+    from probecast.core.cloud.sky_launch import SkyProvider
 
 PRESET_BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048)
 SUMMARY_DEBOUNCE = 0.25  # s of quiet after a keystroke before the summary's plan is rebuilt
@@ -33,15 +36,19 @@ ADD_HOST_HINT = ('no host for {name}: add [[hosts]] with instance = "{name}" and
                  "(README: Config, Launching on AWS)")
 
 
-class SetupScreen(Screen[None]):
+class SetupScreen(StartFromSetup, Screen[None]):
     BINDINGS = bindings("setup")
 
-    def __init__(self, session: Session, provider: AwsProvider | None = None) -> None:
+    def __init__(self, session: Session, providers: list[LaunchProvider] | None = None) -> None:
         super().__init__()
         self.session = session
-        self.provider = provider  # [aws]: picked types without a host are launched
+        by_kind = {p.kind: p for p in providers or []}
+        # [aws]: picked types without a host are launched; [skypilot]: its picked candidates
+        self.provider: AwsProvider | None = by_kind.get("aws")  # type: ignore[assignment]
+        self.sky: SkyProvider | None = by_kind.get("skypilot")  # type: ignore[assignment]
         self.selected_hosts: set[str] = set()
         self.selected_launch: list[str] = []  # instance types to launch, in the order picked
+        self.selected_sky: list[str] = []  # SkyPilot candidates to launch, in the order picked
         self.find_batch = False  # f: search each picked host for its largest batch size
         self.memory = SetupMemory(session, session.board.pricing.catalog)
         self.summary_due = Debounce(self, SUMMARY_DEBOUNCE, lambda: self.update_summary())
@@ -73,7 +80,8 @@ class SetupScreen(Screen[None]):
                                      allow_blank=False, id="workload", compact=True)
                 with Horizontal(classes="field"):
                     yield Label("max steps")
-                    yield Input(str(s.max_steps or ""), placeholder="30", id="max-steps",
+                    yield Input(str(s.max_steps or ""), placeholder=str(DEFAULT_MAX_STEPS),
+                                id="max-steps",
                                 restrict=r"[0-9]*", compact=True)
                 with Horizontal(classes="field"):
                     yield Label("or CI ≤")
@@ -165,9 +173,14 @@ class SetupScreen(Screen[None]):
         q = query.lower().strip()
         by_instance = self.hosts_by_instance()
         catalog = self.session.board.pricing.catalog  # the one price lookup's
-        names = list(by_instance) + [i.instance for i in catalog if i.instance not in by_instance]
+        sky = [n for n in self.sky.candidates() if n not in by_instance] if self.sky else []
+        names = list(by_instance) + sky + [i.instance for i in catalog if i.instance not in
+                                           by_instance]
         workload, sizes = self.workload_name(), self.batch_sizes()
         for name in names:
+            if name in sky:
+                self._add_candidate(table, name, q)
+                continue
             inst = catalog.get(name)
             hosts = by_instance.get(name, [])
             gpus = inst.gpus if inst else "-"
@@ -187,6 +200,17 @@ class SetupScreen(Screen[None]):
                 str(inst.vcpus) if inst and inst.vcpus else "-",
                 f"{price:.3f}" if price is not None else "-",
                 Text(fit, style="" if fit in ("all", "") else "bold yellow"), host_text, key=name)
+
+    def _add_candidate(self, table: DataTable[Any], name: str, query: str) -> None:
+        """A [skypilot] candidate: launched when picked; SkyPilot picks the instance (and its
+        price, from its catalog) at launch."""
+        assert self.sky is not None
+        gpus = self.sky.gpus(name)
+        if query and query not in f"{name} {gpus} skypilot".lower():
+            return
+        table.add_row(Text("✓" if name in self.selected_sky else "", style="bold green"), name,
+                      gpus, "-", "-", "-", Text(""), Text("launch (skypilot)", style="yellow"),
+                      key=name)
 
     @on(Input.Changed, "#filter")
     def _filter(self, event: Input.Changed) -> None:
@@ -210,6 +234,15 @@ class SetupScreen(Screen[None]):
         row_key, _ = table.coordinate_to_cell_key(table.cursor_coordinate)
         name = str(row_key.value)
         hosts = self.hosts_by_instance().get(name, [])
+        if not hosts and self.sky is not None and name in self.sky.candidates():
+            if name in self.selected_sky:  # launched through SkyPilot when the probes start
+                self.selected_sky.remove(name)
+            else:
+                self.selected_sky.append(name)
+            table.update_cell(row_key, "pick", Text("✓" if name in self.selected_sky else "",
+                                                    style="bold green"))
+            self.update_summary()
+            return
         if not hosts and self.provider is None:
             self.notify(ADD_HOST_HINT.format(name=name), severity="warning", timeout=8)
             return
@@ -252,8 +285,7 @@ class SetupScreen(Screen[None]):
             s.target_ci = float(ci) if ci else None
         except ValueError:
             s.target_ci = None
-        if s.max_steps is None and s.target_ci is None:
-            s.max_steps = 30
+        s = settings_for(s)  # the probe's length: the one rule, as headless
         s.epochs = int(epochs) if epochs else None
         total = self.query_one("#steps", Input).value.strip()
         s.steps = int(total) if total else None
@@ -274,8 +306,8 @@ class SetupScreen(Screen[None]):
         s = self.settings()
         worst = worst_case_probe_cost(plan, self.session.board.pricing.catalog, s.timeout)
         hosts = len(self.selected_hosts)
-        launch = self.selected_launch
-        stop = f"{s.max_steps} steps" if s.max_steps else f"CI ≤ {s.target_ci:.0%}"
+        launch = [*self.selected_launch, *self.selected_sky]
+        stop = describe_length(s)
         text = Text()
         text.append(f" {len(plan) + len(launch) * len(s.batch_sizes)} probes", "bold")
         where = f"{hosts} host" + (f" + {len(launch)} to launch" if launch else "")
@@ -286,8 +318,8 @@ class SetupScreen(Screen[None]):
         text.append(f" (≤{s.timeout / 60:g} min each)", "dim")
         if self.find_batch:
             text.append(" · f: find the largest batch size that fits", "bold")
-        if launch and self.provider is not None:  # the launch's own worst case, as confirmed
-            q = self.provider.quote(launch)
+        if self.selected_launch and self.provider is not None:  # its worst case, as confirmed
+            q = self.provider.quote(self.selected_launch)
             text.append(f" · launch ≤ ${q.worst_usd:.2f} of ${q.max_spend:.2f}",
                         "bold red" if q.problem else "")
         picked = [h.instance for h in self.config.hosts if h.name in self.selected_hosts]
@@ -295,50 +327,6 @@ class SetupScreen(Screen[None]):
         text.append("\n" + self.memory.note(self.workload_name(), s.batch_sizes,
                                             [*picked, *launch]), "dim")
         self.query_one("#summary", Static).update(text)
-
-    def action_start(self) -> None:
-        s = self.settings()
-        if not s.batch_sizes or not (self.selected_hosts or self.selected_launch):
-            self.notify("Pick at least one instance (space) and one batch size.",
-                        severity="warning")
-            return
-        if self.find_batch:
-            if self.selected_launch or not self.selected_hosts:
-                self.notify("Finding the batch size probes configured hosts (pick one with a "
-                            "host), not instances to launch.", severity="warning")
-                return
-            self.post_message(StartProbes(self.plan(), s.concurrency, s.timeout, find=s))
-            return
-        if not self.selected_launch:
-            self.post_message(StartProbes(self.plan(), s.concurrency, s.timeout))
-            return
-        assert self.provider is not None
-        q = self.provider.quote(self.selected_launch)
-        if q.problem:
-            self.notify(f"Nothing launched: {q.problem}", severity="error", timeout=12)
-            return
-        self.confirm_launch(q)
-
-    @work(exclusive=True, group="confirm-launch", exit_on_error=False,
-          description="confirm the launch")
-    async def confirm_launch(self, q: Any) -> None:
-        """Nothing is launched before this is answered yes; no is nothing launched."""
-        from .dialogs import ConfirmScreen
-
-        s = self.settings()
-        question = (f"{q.describe()}.\n\n{len(q.types) * len(s.batch_sizes)} probe(s) on them; "
-                    "they are terminated when the probes end, on q and on every exit "
-                    f"(else by their dead-man timer after {q.minutes} min).\n\nLaunch them?")
-        if not await self.app.push_screen_wait(ConfirmScreen(question)):
-            self.notify("Nothing launched.")
-            return
-        assert self.provider is not None
-        log_dir = session_dir()
-        hosts = [h for h in self.config.hosts if h.name in self.selected_hosts]
-        launch = self.provider.launch(list(self.selected_launch), log_dir,
-                                      taken={h.name for h in self.config.hosts})
-        self.post_message(StartProbes(launch.plan(s, hosts, self.config.hosts), s.concurrency, s.timeout,
-                                      launch=launch))
 
     def _refresh_fit(self, sizes: list[int]) -> None:
         """The fit column for the batch sizes chosen now (cells that changed only)."""
