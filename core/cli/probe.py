@@ -229,7 +229,7 @@ def _probe_and_rank(job: ProbeJob, ns: argparse.Namespace, epochs: int | None, o
     say_summary(job, out)
     out.write(f"\nlogs written to {log_dir}/\n\n")
     entries = session.board.entries.values()
-    if not any(e.log_path is not None and e.log_path.exists() for e in entries):
+    if not any(e.state.start is not None for e in entries):  # nothing was measured
         return 130 if interrupted else 1
     code = _rank(job, ns, epochs, ranking_out)
     ok = any(e.status == "done" for e in entries)
