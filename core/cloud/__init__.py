@@ -13,5 +13,11 @@ SkyPilot (skypilot, sky_launch; probecast[skypilot]) launches clusters on any cl
 with autodown as the dead-man and ``sky down`` on every exit path; gpuhunt_prices reads other
 clouds' GPU prices (probecast[gpuhunt]) into the same dated cache.
 
-May import: model (prices, catalog) and run (config, SSH, plans). Imported by: cli.
+Both providers (aws_launch.AwsProvider, sky_launch.SkyProvider) hand the probe job
+(core/run/job.py) hosts that are planned before they exist and probed as each comes up: the
+flow of launched.LaunchedHosts. providers.py makes the session and the providers from a config,
+for `probe --headless` and the app alike.
+
+May import: model (prices, catalog) and run (config, SSH, plans, the probe job). Imported by: cli,
+the TUI.
 """
