@@ -212,6 +212,15 @@ class Provisioner:
         self.terminate_all()
 
 
+def _raise_lost_cancel() -> None:
+    """Before Python 3.12, ``asyncio.wait_for`` swallows a cancel that lands as the awaited
+    thing completes (it returns the result): raise it again, or the SSH wait goes on to its
+    timeout and a Ctrl-C is lost. (Python 3.10 has no ``cancelling`` to tell.)"""
+    task = asyncio.current_task()
+    if task is not None and getattr(task, "cancelling", lambda: 0)():
+        raise asyncio.CancelledError
+
+
 async def wait_ssh_ready(address: str, port: int = 22, timeout: float = 300,
                          interval: float = 2) -> None:
     """Until the SSH port answers with an SSH banner. Cancellable at any moment."""
@@ -220,7 +229,9 @@ async def wait_ssh_ready(address: str, port: int = 22, timeout: float = 300,
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_connection(address, port), 5)
             try:
+                _raise_lost_cancel()
                 banner = await asyncio.wait_for(reader.read(64), 5)
+                _raise_lost_cancel()
             finally:
                 writer.close()
             if banner.startswith(b"SSH-"):

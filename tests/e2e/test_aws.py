@@ -274,7 +274,14 @@ batch_sizes = [8]
             ours = [i["InstanceId"] for r in ec2.describe_instances()["Reservations"]
                     for i in r["Instances"] if i["InstanceId"] not in before]
         assert len(ours) == 2, proc.stderr.read() if proc.poll() is not None else "not launched"
-        time.sleep(3)  # into the SSH wait
+
+        def waiting_for_ssh() -> bool:  # each instance's key is pinned just before its SSH wait
+            return any(len(p.read_text().splitlines()) == 2
+                       for p in (tmp_path / "logs").rglob("known_hosts"))
+
+        while time.monotonic() < deadline and not waiting_for_ssh():
+            time.sleep(0.1)
+        assert waiting_for_ssh(), proc.stderr.read() if proc.poll() is not None else "no SSH wait"
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
     finally:
@@ -430,14 +437,18 @@ def test_waiting_for_ssh_is_cancelled_at_once() -> None:
     port = silent.getsockname()[1]
 
     async def go() -> float:
+        silent.setblocking(False)
         task = asyncio.create_task(wait_ssh_ready("127.0.0.1", port, timeout=300, interval=0.2))
-        await asyncio.sleep(0.5)
+        # connected: the wait now reads for a banner that never comes
+        conn, _ = await asyncio.wait_for(asyncio.get_running_loop().sock_accept(silent), 30)
         t0 = time.monotonic()
         task.cancel()
         try:
             await task
         except asyncio.CancelledError:
             pass
+        finally:
+            conn.close()
         return time.monotonic() - t0
 
     try:
