@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAMPLE_LOGS
+from conftest import ROOT, SAMPLE_LOGS, until
 from probecast.core.run.board import Board
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.model.events import Event, EventReader
@@ -220,10 +220,7 @@ async def test_setup_pick_start_rows_appear_then_cancel(size, tmp_path, monkeypa
         await pilot.pause()
         assert set(runners) == {"g5-a-b64", "p3-a-b64"}
         runners["p3-a-b64"].gate.set()
-        for _ in range(50):
-            await pilot.pause()
-            if app.session.board.entries["p3-a-b64"].status == "done":
-                break
+        await until(lambda: app.session.board.entries["p3-a-b64"].status == "done", "the p3 probe to end")
         app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
         await pilot.pause()
         table = app.screen.query_one(RankingTable)
@@ -265,11 +262,8 @@ async def test_keys_act_while_a_cancel_is_under_way(tmp_path, monkeypatch) -> No
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("slash", *"g5", "enter", "space")
         await pilot.press("slash", "ctrl+a", "ctrl+k", *"p3.2x", "enter", "space", "s")
-        await pilot.pause()
-        for _ in range(50):  # bounded: the panels and rows of both probes appear
-            await pilot.pause()
-            if all(e.state.steps >= 2 for e in app.session.board.entries.values()):
-                break
+        await until(lambda: len(app.session.board.entries) == 2 and all(
+            e.state.steps >= 2 for e in app.session.board.entries.values()), "two steps of both probes")
         app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
         await pilot.pause()
         table = app.screen.query_one(RankingTable)
@@ -285,10 +279,7 @@ async def test_keys_act_while_a_cancel_is_under_way(tmp_path, monkeypatch) -> No
         await app.workers.wait_for_complete([w for w in app.workers if w.group == "cancel"])
         assert slow.cancel_done
         runners["p3-a-b64"].gate.set()  # the other probe ends: the run is over
-        for _ in range(50):
-            await pilot.pause()
-            if not app.session.board.active:
-                break
+        await until(lambda: not app.session.board.active, "the run to end")
         assert app.session.board.entries["g5-a-b64"].status == "stopped"
         assert app.session.board.entries["p3-a-b64"].status == "done"
 
@@ -344,11 +335,9 @@ async def test_a_probe_panel_follows_its_re_probe(tmp_path) -> None:  # type: ig
     app = ProbecastApp(session)
     async with app.run_test(size=(80, 40)) as pilot:
         app.post_message(StartProbes(ProbeJob(session, hosts, tmp_path)))
-        for _ in range(100):  # bounded: the first probes end and the re-probes are waiting
-            await pilot.pause()
-            entries = session.board.entries.values()
-            if (tmp_path / "superseded").exists() and all(e.status == "pending" for e in entries):
-                break
+        await until(lambda: (tmp_path / "superseded").exists() and len(session.board.entries) == 2
+                    and all(e.status == "pending" for e in session.board.entries.values()),
+                    "the first probes to end and the re-probes to wait")
         app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
         await pilot.pause()
         assert len(app.screen.query(ProbePanel)) == 2  # drawn before the re-probe
@@ -407,18 +396,11 @@ async def test_quit_gives_up_on_a_host_that_does_not_stop(tmp_path, monkeypatch)
     app.session.stop_wait = 0.5
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("slash", *"g5", "enter", "space", "s")
-        for _ in range(50):
-            await pilot.pause()
-            if app.session.board.entries.get("g5-a-b64") is not None:
-                break
+        await until(lambda: app.session.board.entries.get("g5-a-b64") is not None, "the probe to start")
         await pilot.press("q")
         await pilot.pause()
         await pilot.press("y")
-        for _ in range(100):
-            if not app.is_running:
-                break
-            await pilot.pause(0.1)
-        assert not app.is_running
+        await until(lambda: not app.is_running, "the app to quit", 10)
     # the board says stopped though the host never confirmed it (a real runner's log ends in
     # its stream's own `finally`, where the cancel lands: test_ssh's cancel tests)
     assert runners["g5-a-b64"].cancelled
@@ -620,6 +602,8 @@ async def test_a_replay_that_loads_inside_one_redraw_interval_is_still_drawn(mon
     app = make_replay_app([str(SAMPLE_LOGS / "cpu-torch")], speed=0)
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()
-        await pilot.pause(1.5)  # no forced refresh: the timer alone
-        assert app.screen.query_one(RankingTable).row_count == 1  # one workload at a time
+        table = app.screen.query_one(RankingTable)
+        # no forced refresh: the timer alone draws it (it once never did)
+        await until(lambda: table.row_count > 0, "the refresh timer to draw the ranking", 10)
+        assert table.row_count == 1  # one workload at a time
         assert "hf_trainer" in title(app)

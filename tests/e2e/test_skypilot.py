@@ -354,8 +354,10 @@ def test_cancel_while_skypilot_provisions_downs_after_the_launch_ends(loopback, 
     s = settings(accelerators=["A10G:1"])
     inner = skypilot.launch_cluster  # the loopback launch
     order: list[str] = []
+    provisioning = threading.Event()
 
     def slow_launch(task, name, minutes):  # type: ignore[no-untyped-def]
+        provisioning.set()
         time.sleep(2)
         handle = inner(task, name, minutes)
         order.append("launched")
@@ -373,7 +375,7 @@ def test_cancel_while_skypilot_provisions_downs_after_the_launch_ends(loopback, 
 
     async def main() -> None:
         task = asyncio.create_task(job.run())
-        await asyncio.sleep(0.5)
+        assert await asyncio.to_thread(provisioning.wait, 30), "sky.launch was never called"
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
