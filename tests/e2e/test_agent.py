@@ -563,13 +563,9 @@ async def test_the_app_probe_headless_and_rank_give_the_same_prices_and_order(
     assert r.returncode == 0, r.stderr
     assert seen(json.loads(r.stdout)) == headless
     app = make_replay_app([str(logs)], 0, config_path=str(cfg))
-    async with app.run_test(size=(80, 24)) as pilot:
-        for _ in range(100):  # bounded: both replayed to their end
-            await pilot.pause()
-            await app.workers.wait_for_complete()
-            entries = app.session.board.entries.values()
-            if len(entries) == 2 and all(e.status == "done" for e in entries):
-                break
+    async with app.run_test(size=(80, 24)):
+        await until(lambda: len(app.session.board.entries) == 2 and all(
+            e.status == "done" for e in app.session.board.entries.values()), "both replayed to their end")
         rows = app.session.board.ranking(RankOptions()).rows
         assert [(row.instance, row.price_per_hour, round(row.cost_usd or 0, 9)) for row in rows] \
             == headless

@@ -9,7 +9,6 @@ import json
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -96,7 +95,6 @@ def test_fit_in_a_loop_stops_after_the_probe_with_epochs_counted(tmp_path: Path)
             print("round", i, flush=True)
         open("after.marker", "w").write("evaluated %s" % model.evaluate(x, y, verbose=0))
     """)
-    t0 = time.monotonic()
     r, log = probe(tmp_path, f"{PY} {s.name}", "--max-steps", "20", batch=256)
     assert r.returncode == 0, r.stderr[-2000:]
     events, _ = read_log(log)
@@ -106,7 +104,6 @@ def test_fit_in_a_loop_stops_after_the_probe_with_epochs_counted(tmp_path: Path)
     assert {e.code for e in events if isinstance(e, Log)} >= {"fit-loop", "skipped-fit"}
     assert (tmp_path / "after.marker").read_text().startswith("evaluated")
     assert "round 29" in log.with_suffix(".output").read_text()  # the script went on, untrained
-    assert time.monotonic() - t0 < 120
     st = load_probe(log).state
     from probecast.core.model.ranking import choose_epochs
 
@@ -153,12 +150,11 @@ def test_a_script_that_never_trains_is_stopped_at_the_first_step_timeout(tmp_pat
     s = tmp_path / "idle.py"
     s.write_text("import time\nprint('loading data...', flush=True)\ntime.sleep(120)\n")
     log = tmp_path / "idle.jsonl"
-    t0 = time.monotonic()
+    # stopped by the timeout, not waited out: the 120 s script would outlast subprocess's 60 s
     r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--first-step-timeout", "3",
                         "--out", str(log), "--", PY, str(s)], capture_output=True, text=True,
                        timeout=60)
-    took = time.monotonic() - t0
-    assert took < 20 and r.returncode == 124
+    assert r.returncode == 124
     end = read_log(log)[0][-1]
     assert isinstance(end, End) and end.status == "failed"
     assert "no training step within 3s" in end.reason and "StepTimer" in end.reason
