@@ -1,7 +1,7 @@
 """Snapshot tests of the main screens with stable content (no clocks, no wall-clock paths).
 
-Update after an intended change: ./scripts/test.sh tests/test_snapshots.py --snapshot-update
-and look at the SVGs (tests/__snapshots__/) before committing them.
+Update after an intended change: .venv/bin/pytest tests/app/test_snapshots.py --snapshot-update
+and look at the SVGs (tests/app/__snapshots__/) before committing them.
 """
 
 from __future__ import annotations

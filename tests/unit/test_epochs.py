@@ -39,7 +39,9 @@ def test_patience_and_plateau_on_real_runs() -> None:
     assert strict is not None and strict > 4
 
 
-def test_larger_batches_need_more_epochs_as_in_the_seeds() -> None:
+def test_larger_batches_need_more_epochs_as_in_the_dissertation() -> None:
+    """As in Malta (*Selecting Efficient Virtual Machines for Training Deep Learning Models on
+    the Cloud*, UNICAMP 2021, Table 4.3): the larger the batch, the more epochs to stabilise."""
     e64 = plateau_rule(curve(64)).epoch
     e256 = plateau_rule(curve(256)).epoch
     assert e64 is not None and e256 is not None and e64 < e256
