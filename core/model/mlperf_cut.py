@@ -67,7 +67,7 @@ def cut_run(events: list[Event], cut: Cut) -> list[Event]:
         if isinstance(ev, (Done, End)) or ev.t > at + 1e-9:
             continue
         kept.append(ev)
-        if ev.__struct_config__.tag in TIMED:  # type: ignore[attr-defined]
+        if ev.__struct_config__.tag in TIMED:
             last = max(last, ev.t)
     start = next((e for e in kept if isinstance(e, Start)), None)
     reason = f"cut at {cut.describe()} of the run ({at:.0f} s) to estimate the rest"

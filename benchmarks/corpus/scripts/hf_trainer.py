@@ -28,7 +28,7 @@ model = BertForSequenceClassification(BertConfig(
 targs = TrainingArguments(output_dir=out, num_train_epochs=ns.epochs,
                           per_device_train_batch_size=ns.batch_size, per_device_eval_batch_size=128,
                           eval_strategy="epoch", save_strategy="no", logging_steps=20,
-                          report_to=[], use_cpu=True, seed=0)
+                          report_to=[], use_cpu=ns.device == "cpu", seed=0)
 trainer = Trainer(model=model, args=targs, train_dataset=Data(ns.samples, 0),
                   eval_dataset=Data(500, 1))
 trainer.train()

@@ -12,6 +12,7 @@ def args(default_batch=64, default_epochs=4, default_samples=8000):
     p.add_argument("--epochs", type=int, default=default_epochs)
     p.add_argument("--samples", type=int, default=default_samples)
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--device", default="cpu", help="cpu (as the corpus was recorded) or cuda")
     ns = p.parse_args()
     if ns.threads:
         torch.set_num_threads(ns.threads)
