@@ -64,12 +64,25 @@ class Nvml:
             return None
         return nvml if nvml.handles else None
 
+    def _memory(self, handle: Any) -> Any:
+        """Memory info as nvidia-smi shows it: NVML's v2, whose ``used`` leaves out what the
+        driver reserves for itself. v1's counts it (615 MiB on an H200, driver 580: the same
+        offset against nvidia-smi in every sample of benchmarks/corpus/runs-gpu-h200); an older
+        binding or driver has only v1."""
+        v2 = getattr(self.nv, "nvmlMemory_v2", None)
+        if v2 is not None:
+            try:
+                return self.nv.nvmlDeviceGetMemoryInfo(handle, version=v2)
+            except Exception:  # noqa: BLE001 - TypeError (old binding), NVMLError (old driver)
+                pass
+        return self.nv.nvmlDeviceGetMemoryInfo(handle)
+
     def read(self) -> list[dict[str, Any]] | None:
         rows = []
         try:
             for h in self.handles:
                 util = self.nv.nvmlDeviceGetUtilizationRates(h)
-                mem = self.nv.nvmlDeviceGetMemoryInfo(h)
+                mem = self._memory(h)
                 name = self.nv.nvmlDeviceGetName(h)
                 rows.append({"util": float(util.gpu), "mem_used": round(mem.used / 2**20, 1),
                              "mem_total": round(mem.total / 2**20, 1),
