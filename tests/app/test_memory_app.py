@@ -49,7 +49,7 @@ async def test_a_replayed_probe_that_did_not_fit_is_a_row_that_says_so(tmp_path:
                 for i in range(table.row_count)]
         assert len(rows) == 3
         last = dict(zip(KEYS, rows[-1]))  # after the ranked rows
-        assert last["rank"] == "✗" and last["runtime"] == "does not fit" and last["batch"] == "4096"
+        assert last["rank"] == "✗" and last["runtime"] == "no fit" and last["batch"] == "4096"
         assert last["cost"] == "-" and "4.0G" in last["bounds"]
         assert all(":" not in r[KEYS.index("runtime")] for r in rows[:2])  # times, ranked
         panel = next(p for p in app.screen.query(ProbePanel) if p.key == "c")

@@ -28,7 +28,7 @@ def no_fit_cells(r: RankedRow) -> dict[str, Any]:
         "rank": Text("✗", justify="right", style="yellow"),
         "instance": Text(r.instance or "?", style="yellow"),
         "batch": Text(str(r.batch_size), justify="right"),
-        "runtime": Text("does not fit", style="bold yellow"),
+        "runtime": Text("no fit", style="bold yellow"),  # 7 columns at 80x24: "does not fit" was cut to "does no"
         "bounds": Text(_limit(r), justify="right", style="dim"),
         "cost": Text("-", justify="right"), "rel": Text("-", justify="right"),
         "p": Text(""), "pareto": Text(""),
