@@ -207,7 +207,7 @@ def _block_row(candidate: Candidate, pricing: Pricing, options: RankOptions) -> 
     if reached(state):
         est = measured_blocks(state)
         length = JobLength(est.terms.n_ep, 0, "the run itself")
-        return _row(candidate, pricing, options, est, length, [])
+        return replace(_row(candidate, pricing, options, est, length, []), mechanism="")
     key = (state.start.workload, state.start.batch_size)
     run_length = (options.run_lengths or {}).get(key)
     if run_length is None:
@@ -215,8 +215,8 @@ def _block_row(candidate: Candidate, pricing: Pricing, options: RankOptions) -> 
                          "complete runs of the same workload and batch size (rank them with "
                          "it, or --epochs-from FULL_RUNS)")
     est = block_estimate(state, run_length)
-    return _row(candidate, pricing, options, est,
-                JobLength(run_length.evals, 0, run_length.source), [])
+    return replace(_row(candidate, pricing, options, est,
+                        JobLength(run_length.evals, 0, run_length.source), []), mechanism="")
 
 
 def _per_steps_row(candidate: Candidate, pricing: Pricing, options: RankOptions,

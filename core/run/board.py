@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..agent.steady import DEFAULT_STATISTIC
-from ..model.events import Event, Step
+from ..model.events import Block, Event, Step
 from ..model.pricing import cost_usd
 from ..model.epochs import EpochsInfo
 from ..model.ranking import Candidate, EstimateCache, Pricing, RankedRow, Ranking, RankOptions, build_ranking
@@ -98,6 +98,8 @@ class Board:
             if st.t_it1 is not None and st.steps <= CHART_POINTS:
                 entry.recent.append(st.t_it1)
             entry.recent.extend(st.steady.values[-CHART_POINTS:])
+            if st.blocks and not st.steps:  # a run timed in blocks (imported MLPerf): its blocks
+                entry.recent.extend(b.dt for b in st.blocks[-CHART_POINTS:])
             entry.version += 1
             self.version += 1
             return
@@ -116,6 +118,8 @@ class Board:
                                  f"{entry.reader.report.describe_malformed(1)}")
         else:
             entry.state.fold(item)
+            if type(item) is Block:
+                entry.recent.append(item.dt)
         entry.version += 1
         self.version += 1
 
@@ -144,13 +148,14 @@ class Board:
                        if e.state.start is not None})
 
     def candidates(self) -> list[Candidate]:
-        """Every probe that can support an estimate yet (two steps or more), and every probe
-        whose batch size does not fit (a row that says so)."""
+        """Every probe that can support an estimate yet (two steps or more, or a block of a run
+        timed in blocks), and every probe whose batch size does not fit (a row that says so)."""
         return [Candidate(e.key, e.spec.label, e.state, status=e.status,
                           path=str(e.log_path) if e.log_path else None, version=e.version,
                           setup_s=self._setup_s(e.log_path))
                 for e in self.entries.values()
-                if e.state.steps >= 2 or e.status == "does-not-fit" or does_not_fit(e.state)]
+                if e.state.steps >= 2 or e.state.blocks or e.status == "does-not-fit"
+                or does_not_fit(e.state)]
 
     def _setup_s(self, log: Path | None) -> float | None:
         """The host's measured setup, read once per probe: setup ends before a probe's first
@@ -175,6 +180,8 @@ class Board:
 
     def full_cost(self, rows: list[RankedRow]) -> float | None:
         """What running every ranked candidate to completion would cost (Malta 2021, Table 5.14)."""
+        if any(r.equation == "measured" for r in rows):
+            return None  # a whole run among them (imported, or a probe that ran to its end)
         costs = [r.cost_usd for r in rows if r.cost_usd is not None]
         return sum(costs) if costs else None
 

@@ -22,6 +22,7 @@ EQUATIONS = {
     "steps": "T = T_init + T_it1 + (N−1)·T_it + ⌊(N−1)/K⌋·T_per",
     "measured": "the probe saw the whole run: its runtime",
     "per-steps": "per N steps: N·T_it + (N/K)·T_per (length unknown)",
+    "blocks": "T = T_init + T_seen + (S−S_k)·r + (N_val−n)·T_val (Eq. 5.1 over blocks)",
 }
 DECIDED = PairConstants.load().threshold
 TERM_LABELS = (("t_init", "T_init"), ("t_it1", "T_it1"), ("t_it", "T_it"), ("t_val1", "T_val1"),
@@ -51,6 +52,23 @@ def _term(t: Mapping[str, Any], key: str, row: RankedRow) -> str | None:
     return f"{v:.3f} s"
 
 
+def _amount(v: Any) -> str:
+    v = float(v or 0)
+    return f"{v:,.0f}" if v >= 1e4 else f"{v:g}"
+
+
+def _block_terms(t: Mapping[str, Any]) -> list[tuple[str, str]]:
+    unit = t["unit"]
+    out = [("T_init", f"{t['t_init']:.1f} s"), ("T(B1)", f"{t.get('t_ep1') or 0:.1f} s"),
+           ("blocks seen", f"{t.get('blocks_seen') or 0} ({_amount(t.get('progress_seen'))} {unit})")]
+    if t.get("t_ep2"):
+        out.append(("r", f"{t['t_ep2']:.4g} s/{unit.rstrip('s')} [{t.get('t_ep2_low') or 0:.4g}–"
+                         f"{t.get('t_ep2_high') or 0:.4g}]"))
+    if t.get("t_val"):
+        out.append(("T_val", f"{t['t_val']:.1f} s"))
+    return out
+
+
 def render_detail(row: RankedRow | None) -> Any:
     """Compact enough for 80x24: terms three to a line, then the arithmetic and the cost."""
     if row is None:
@@ -69,8 +87,11 @@ def render_detail(row: RankedRow | None) -> Any:
                          style="bold" if p < DECIDED else ""))
     if row.decision_basis:
         out.add_row(Text(f"  rests on: {row.decision_basis}", style="dim"))
-    terms = [(label, text) for key, label in TERM_LABELS
-             if key not in ("n_it", "n_ep") and (text := _term(t, key, row)) is not None]
+    if t.get("unit"):  # a run timed in blocks (imported MLPerf): its own terms
+        terms = _block_terms(t)
+    else:
+        terms = [(label, text) for key, label in TERM_LABELS
+                 if key not in ("n_it", "n_ep") and (text := _term(t, key, row)) is not None]
     grid = Table.grid(padding=(0, 2))
     for _ in range(3):
         grid.add_column()
@@ -78,7 +99,10 @@ def render_detail(row: RankedRow | None) -> Any:
     for k in range(0, len(cells), 3):
         grid.add_row(*cells[k:k + 3])
     out.add_row(grid)
-    if row.steps or row.per_steps:
+    if t.get("unit"):
+        out.add_row(Text.assemble(("length ", "bold"), f"{_amount(t.get('progress_total'))} "
+                                  f"{t['unit']}, {row.epochs:g} evaluations ({row.epochs_source})"))
+    elif row.steps or row.per_steps:
         out.add_row(Text.assemble(("length ", "bold"), row.length))
         if row.length_unknown:
             out.add_row(Text(f"length unknown: {row.length_unknown}", style="yellow"))

@@ -96,7 +96,14 @@ class ProbePanel(Vertical):
         st = e.state
         head = Text()
         head.append(f"{e.status:<9}", STATUS_STYLE.get(e.status, ""))
-        head.append(f" {st.steps:>5} steps ")
+        if st.blocks and not st.steps:  # a run timed in blocks (imported MLPerf results)
+            head.append(f" {len(st.blocks):>5} blocks ")
+            last = st.blocks[-1]
+            if last.progress is not None:
+                head.append(f" {last.progress:g} {last.unit}", "dim")
+            head.append(f"  {len(st.vals)} evaluations", "dim")
+        else:
+            head.append(f" {st.steps:>5} steps ")
         est, lo, hi = st.step_time()
         if not math.isnan(est):
             head.append(f" {fmt_ms(est)}")
