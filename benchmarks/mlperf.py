@@ -31,7 +31,7 @@ import statistics
 import subprocess
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -114,12 +114,16 @@ def judge(runs: list[Run], fit: bool) -> dict:
     out: dict = defaultdict(lambda: defaultdict(list))
     ratios: dict = defaultdict(list)
     for run in runs:
-        own = length_of([run.state])
         blind, _ = blind_length(run, runs)
+        # the run's own length, but how later evaluations compare with the first from the
+        # others (the run's own would be the answer)
+        own = replace(length_of([run.state]), eval_ratio=blind.eval_ratio,
+                      eval_ratio_low=blind.eval_ratio_low,
+                      eval_ratio_high=blind.eval_ratio_high) if blind else length_of([run.state])
         for cut in CUTS:
             cut_events = cut_run([_copy(e) for e in run.events], cut)
             state = fold_all(cut_events)
-            if state.end is None or state.end.status != "probe-done" or not state.blocks:
+            if not _a_start(state, run):
                 continue
             key = (run.release, run.benchmark, cut.describe())
             for kind, length in (("speed", own), ("blind", blind)):
@@ -140,6 +144,13 @@ def judge(runs: list[Run], fit: bool) -> dict:
                 print(f"fit {'2+ blocks' if many else '1 block'} {cut}: later/seen rate "
                       f"5% {q(0.05):.3f} 50% {q(0.5):.3f} 95% {q(0.95):.3f} (n={len(values)})")
     return out
+
+
+def _a_start(state: ProbeState, run: Run) -> bool:
+    """The cut left a start with a block in it and most of the run to estimate (a first
+    evaluation that is also the last - stable_diffusion v3.1's - leaves nothing to estimate)."""
+    return (state.end is not None and state.end.status == "probe-done" and bool(state.blocks)
+            and state.end.t < 0.95 * run.total)
 
 
 def _copy(ev):  # cut_run writes the start's note: a copy per cut
@@ -271,8 +282,7 @@ def decisions(runs: list[Run]) -> list[str]:
             for key, r in firsts.items():
                 length, _ = blind_length(r, runs)
                 state = fold_all(cut_run([_copy(e) for e in r.events], cut))
-                if length is None or not state.blocks or state.end is None \
-                        or state.end.status != "probe-done":
+                if length is None or not _a_start(state, r):
                     continue
                 try:
                     e = block_estimate(state, length)
