@@ -16,7 +16,8 @@ corpus:
 - decisions: for every two runs of one program (its batch sizes, its hosts), P(the one estimated
   faster really is) from the two probes jointly (core/model/decisions.py); among the pairs whose
   real totals differ by >= 10 %, how many are decided, and among all decided pairs, how many are
-  wrong - by time, by cost at a price per core-hour, and both together (#20's gates);
+  wrong - by time, by cost at a price per core-hour, and both together (the decision gates:
+  >= 80 % of those pairs decided, <= 5 % of decided pairs wrong - RESULTS.md §0);
 - whether P is calibrated: every pair of every corpus by the P it was given, the claims that
   were wrong against the number P itself expected (the sum of 1 - P).
 
@@ -153,7 +154,8 @@ def summary(results: list[Result], made: list[Decision]) -> list[tuple[str, str]
         apart = sum(values(d.lead, view)[2] < values(d.other, view)[1] for d in big)
         rows.append((f"... decided by the old rule, intervals apart ({word})",
                      f"{apart}/{len(big)} = {_pct(apart, len(big))}"))
-    # #20's gates as it words them, over every comparison a user is shown (by time and by cost)
+    # the decision gates as RESULTS.md §0 words them, over every comparison a user is shown
+    # (by time and by cost)
     decided_row, wrong_row = _gate_rows([d for d in made if d.view in ("time", "cost")])
     rows.append(("pairs differing >= 10 % decided (both views)", decided_row))
     rows.append(("wrong claims among decided pairs (both views)", wrong_row))
@@ -161,8 +163,8 @@ def summary(results: list[Result], made: list[Decision]) -> list[tuple[str, str]
 
 
 def _gate_rows(ds: list[Decision]) -> tuple[str, str]:
-    """#20's two gates over these decisions: the pairs differing >= 10 % that are decided, and
-    the decided pairs that are wrong."""
+    """The two decision gates over these decisions: the pairs differing >= 10 % that are
+    decided, and the decided pairs that are wrong."""
     big = [d for d in ds if d.differs]
     decided = [d for d in ds if d.decided]
     decided_big, wrong = sum(d.decided for d in big), sum(d.wrong for d in decided)

@@ -13,7 +13,7 @@ Keras programs at three batch sizes (full runs and probes, schema v2: RSS sample
 For each program and each choice of two batch sizes, the line through their peaks forecasts the
 third: ``up`` is the one that matters (the two smaller forecast the largest, a 4x reach), ``in``
 and ``down`` are shown beside it. Memory is not a timing: a loaded machine does not spoil it.
-The gate (issue 31): median error of the ``up`` forecasts <= 15 %.
+The gate (RESULTS.md §6): median error of the ``up`` forecasts <= 15 %.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ def test_no_module_over_400_lines() -> None:
 
 
 def test_no_function_over_60_lines_in_core() -> None:
-    """Each step, term or chart is a function of its own that a test can reach (issue 22)."""
+    """Each step, term or chart is a function of its own that a test can reach."""
     long = []
     for p in (ROOT / "core").rglob("*.py"):
         for node in ast.walk(ast.parse(p.read_text())):
