@@ -68,3 +68,17 @@ def test_agent_package_is_self_contained() -> None:
                 continue
             for n in names:
                 assert n.split(".")[0] in allowed, f"{path.name} imports {n}"
+
+
+def test_every_package_folder_ships() -> None:
+    """Each folder of core/ and tui/ with an __init__.py is in pyproject's package list: the
+    editable install finds one that is not (it maps the folders), the wheel leaves it out."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"probecast." + ".".join(init.parent.relative_to(ROOT).parts)
+             for top in ("core", "tui") for init in (ROOT / top).rglob("__init__.py")}
+    assert found <= listed, sorted(found - listed)
