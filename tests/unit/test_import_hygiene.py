@@ -55,7 +55,7 @@ def test_agent_package_is_self_contained() -> None:
     stdlib = set(sys.stdlib_module_names)
     allowed = stdlib | {"keras", "tensorflow", "numpy", "torch", "jax",
                         "pynvml"}  # the frameworks it times; NVML where installed (under try)
-    for path in (ROOT / "core" / "agent").glob("*.py"):
+    for path in (ROOT / "core" / "agent").rglob("*.py"):  # the adapters/ subpackage too
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -67,7 +67,7 @@ def test_agent_package_is_self_contained() -> None:
             else:
                 continue
             for n in names:
-                assert n.split(".")[0] in allowed, f"{path.name} imports {n}"
+                assert n.split(".")[0] in allowed, f"{path.relative_to(ROOT)} imports {n}"
 
 
 def test_every_package_folder_ships() -> None:
