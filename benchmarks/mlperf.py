@@ -115,11 +115,12 @@ def judge(runs: list[Run], fit: bool) -> dict:
     ratios: dict = defaultdict(list)
     for run in runs:
         blind, _ = blind_length(run, runs)
-        # the run's own length, but how later evaluations compare with the first from the
-        # others (the run's own would be the answer)
+        # the run's own length, but how later evaluations and blocks compare with the first
+        # from the others (the run's own would be the answer)
         own = replace(length_of([run.state]), eval_ratio=blind.eval_ratio,
-                      eval_ratio_low=blind.eval_ratio_low,
-                      eval_ratio_high=blind.eval_ratio_high) if blind else length_of([run.state])
+                      eval_ratio_low=blind.eval_ratio_low, eval_ratio_high=blind.eval_ratio_high,
+                      warm_ratio=blind.warm_ratio, warm_ratio_low=blind.warm_ratio_low,
+                      warm_ratio_high=blind.warm_ratio_high) if blind else length_of([run.state])
         for cut in CUTS:
             cut_events = cut_run([_copy(e) for e in run.events], cut)
             state = fold_all(cut_events)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import io
 import json
+import statistics
 from pathlib import Path
 
 import pytest
 
 from probecast.core.cli.main import main
-from probecast.core.model.blocks import (BLOCKS_EQUATION, block_estimate, own_length, reached,
+from probecast.core.model.blocks import (BLOCKS_EQUATION, block_estimate, length_of, own_length,
+                                         reached,
                                          run_lengths)
 from probecast.core.model.mlperf import read_run, to_events
 from probecast.core.model.mlperf_cut import Cut, cut_run, parse_cut
@@ -127,3 +129,19 @@ def test_a_cut_run_ranks_with_the_length_of_the_complete_runs_beside_it(tmp_path
     truth = rows["measured"]["runtime_s"]
     assert blocks["runtime_low_s"] <= truth <= blocks["runtime_high_s"]
     assert blocks["epochs_source"].startswith("complete runs of it")
+
+
+def test_one_block_is_scaled_by_the_warm_up_complete_runs_show() -> None:
+    events = _events(LLAMA)
+    whole = fold_all(events)
+    state = fold_all(cut_run(list(events), Cut(first_eval=True)))
+    length = length_of([whole])
+    rates = [b.dt / (b.progress - p) for b, p in
+             zip(whole.blocks, [0.0] + [b.progress for b in whole.blocks[:-1]])]
+    assert length.warm_ratio == pytest.approx(rates[0] / statistics.median(rates[1:]))
+    est = block_estimate(state, length)
+    assert any("later ones taken as" in n for n in est.notes)
+    truth = whole.end.t
+    assert est.low_s <= truth <= est.high_s
+    # nearer the truth than the first block's own rate (which carries the warm-up)
+    assert abs(est.runtime_s - truth) <= abs(block_estimate(state, own_length(whole)).runtime_s - truth)
