@@ -22,10 +22,8 @@ import time
 from typing import Any
 
 from .emit import Emitter
+from .policy import DEFAULT_MAX_STEPS as DEFAULT_MAX_STEPS  # core/run reads it from here
 from .process import LaunchOptions, Launcher
-
-
-DEFAULT_MAX_STEPS = 30  # a probe's length when nothing else says when to stop (core/run reads it)
 
 
 def probe_length(max_steps: int | None, target_ci: float | None, max_seconds: float | None,

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 
 from .steady import DEFAULT_STATISTIC, StepSeries
 
+DEFAULT_MAX_STEPS = 30  # a probe's length when nothing else says when to stop (the one place:
+# agent_main.probe_length applies it, core/run reads it from there)
+
 
 @dataclass
 class StopPolicy:
@@ -18,7 +21,7 @@ class StopPolicy:
     ``target_ci`` (relative half-width) once ``min_steps`` steps were seen.
     """
 
-    max_steps: int | None = 30
+    max_steps: int | None = DEFAULT_MAX_STEPS
     max_seconds: float | None = None
     target_ci: float | None = None
     min_steps: int = 10
