@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..agent.steady import DEFAULT_STATISTIC, STATISTICS
 from ..model.estimate import EQUATIONS
-from ..model.logstore import ProbeRecord, discover_logs, load_probe
+from ..model import logstore
+from ..model.logstore import ProbeRecord
 from ..model.pricing import BILLING_RULES
 from ..model.ranking import EpochPlan, Pricing, RankedRow, Ranking, RankOptions, build_ranking
 from ..run.job import load_epoch_plan
@@ -40,21 +41,7 @@ def parse_prices(items: list[str] | None) -> dict[str, float]:
 
 
 def load_records(paths: list[str]) -> list[ProbeRecord]:
-    files, errors = discover_logs(paths)
-    for e in errors:
-        warn(e)
-    records = []
-    for f in files:
-        try:
-            rec = load_probe(f)
-        except OSError as exc:
-            warn(f"{f}: cannot read ({exc.strerror or exc})")
-            continue
-        if rec.report.malformed:
-            warn(f"{f}: {len(rec.report.malformed)} malformed line(s) skipped - "
-                  f"{rec.report.describe_malformed()}")
-        records.append(rec)
-    return records
+    return logstore.load_records(paths, warn)
 
 
 def epoch_plan_from(paths: list[str] | None, metric: str = "val_accuracy") -> EpochPlan | None:

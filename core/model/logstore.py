@@ -8,6 +8,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import IO
 
 from .events import EventReader, ReadReport
@@ -102,3 +103,23 @@ def load_probe(path: str | os.PathLike[str]) -> ProbeRecord:
     with open_log(path) as fh:
         fold_lines(fh, state, reader)
     return ProbeRecord(Path(path), state, reader.report)
+
+
+def load_records(paths: list[str], warn: Callable[[str], object]) -> list[ProbeRecord]:
+    """Every log under ``paths``, read and folded; each problem (a path with no logs, a file
+    that cannot be read, malformed lines) said once through ``warn``, never fatal."""
+    files, errors = discover_logs(paths)
+    for e in errors:
+        warn(e)
+    records = []
+    for f in files:
+        try:
+            rec = load_probe(f)
+        except OSError as exc:
+            warn(f"{f}: cannot read ({exc.strerror or exc})")
+            continue
+        if rec.report.malformed:
+            warn(f"{f}: {len(rec.report.malformed)} malformed line(s) skipped - "
+                 f"{rec.report.describe_malformed()}")
+        records.append(rec)
+    return records

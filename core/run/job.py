@@ -277,23 +277,9 @@ def load_epoch_plan(paths: list[str], metric: str = "val_accuracy", warn: Say = 
     if not paths:
         return None
     from ..model.epochs import epochs_from_runs
-    from ..model.logstore import discover_logs, load_probe
+    from ..model.logstore import load_records
 
-    files, errors = discover_logs(paths)
-    states = []
-    for e in errors:
-        warn(e)
-    for f in files:
-        try:
-            record = load_probe(f)
-        except OSError as exc:
-            warn(f"{f}: cannot read ({exc.strerror or exc})")
-            continue
-        if record.report.malformed:
-            warn(f"{f}: {len(record.report.malformed)} malformed line(s) skipped - "
-                 f"{record.report.describe_malformed()}")
-        states.append(record.state)
-    plan = epochs_from_runs(states, metric)
+    plan = epochs_from_runs([r.state for r in load_records(paths, warn)], metric)
     if not plan:
         warn(f"{what}: no run with a usable validation curve; using the logs' plans")
     return dict(plan) if plan else None
