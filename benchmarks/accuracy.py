@@ -14,7 +14,7 @@ corpus:
   runs: the narrowest this shape of sigma allows), the point error (median, max) against the
   whole process and against fit() alone;
 - decisions: for every two runs of one program (its batch sizes, its hosts), P(the one estimated
-  faster really is) from the two probes jointly (core/model/decisions.py); among the pairs whose
+  faster really is) from the two probes jointly (core/model/rank/decisions.py); among the pairs whose
   real totals differ by >= 10 %, how many are decided, and among all decided pairs, how many are
   wrong - by time, by cost at a price per core-hour, and both together (the decision gates:
   >= 80 % of those pairs decided, <= 5 % of decided pairs wrong - RESULTS.md §0);
@@ -22,7 +22,7 @@ corpus:
   were wrong against the number P itself expected (the sum of 1 - P).
 
 Every figure is for a program the constants never saw: **leave one program out** - for each
-program, the constants (per mechanism: Keras/TensorFlow and PyTorch, core/model/bounds.py; the
+program, the constants (per mechanism: Keras/TensorFlow and PyTorch, core/model/estimate/bounds.py; the
 pair constants of decisions.py) are measured on all the *other* programs of the corpora, then
 that program's runs and pairs are estimated and judged. ``--held-out`` corpora are judged with
 the constants measured on every program of the others (``calibration.json``'s). Each figure
@@ -32,10 +32,10 @@ default probe sees - start-up, the first epoch with its validation, one boundary
 the next - with the run's post-training work), and bare (cut, the log ending at the cut as a live
 probe's does).
 
-The constants themselves are measured by core/model/calibrate.py (the fits; this script only
+The constants themselves are measured by core/model/calibrate/main.py (the fits; this script only
 loads the corpora, judges and prints). ``--fit`` measures them on every calibration program and
 writes core/model/calibration.json through it - the same file as
-``python -m probecast.core.model.calibrate --write`` makes from the corpora the file names.
+``python -m probecast.core.model.calibrate.main --write`` makes from the corpora the file names.
 ``--shapes DIR`` also judges a shapes corpus (jobs in the shapes people write,
 benchmarks/corpus/runs-shapes/) per shape, as a user meets it: the length read from the program
 by the probe (benchmarks/shapes.py).
@@ -53,14 +53,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from probecast.core.model import calibrate  # noqa: E402
-from probecast.core.model.bounds import Calibration, Uncertainty, interval  # noqa: E402
-from probecast.core.model.calibrate_bounds import COVERAGE, fit_all, needed_q  # noqa: E402
-from probecast.core.model.calibrate_pairs import (Decision, decisions, fit_pairs,  # noqa: E402
+from probecast.core.model.calibrate import main as calibrate  # noqa: E402
+from probecast.core.model.estimate.bounds import Calibration, Uncertainty, interval  # noqa: E402
+from probecast.core.model.calibrate.bounds import COVERAGE, fit_all, needed_q  # noqa: E402
+from probecast.core.model.calibrate.pairs import (Decision, decisions, fit_pairs,  # noqa: E402
                                                   values)
-from probecast.core.model.calibrate_runs import (Calibrations, Pair, Result,  # noqa: E402
+from probecast.core.model.calibrate.runs import (Calibrations, Pair, Result,  # noqa: E402
                                                  evaluate, load_pairs)
-from probecast.core.model.decisions import PairConstants  # noqa: E402
+from probecast.core.model.rank.decisions import PairConstants  # noqa: E402
 
 
 def hindsight_half_width(results: list[Result], coverage: float = COVERAGE) -> float:
@@ -325,7 +325,7 @@ def main() -> int:
 
 
 def write_calibration(corpora: list[str], exclude: str | None) -> None:
-    """core/model/calibration.json from these corpora (core/model/calibrate.py)."""
+    """core/model/calibration.json from these corpora (core/model/calibrate/main.py)."""
     data = calibrate.calibrate(corpora, exclude)
     calibrate.write(data)
     print("\n".join(calibrate.describe(data)) + f"; wrote {calibrate.SHIPPED}\n")

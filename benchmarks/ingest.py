@@ -29,7 +29,7 @@ from probecast.core.run.board import Board  # noqa: E402
 from probecast.core.model.events import EventReader  # noqa: E402
 from probecast.core.run.plan import run_runners  # noqa: E402
 from probecast.core.model.pricing import Catalog  # noqa: E402
-from probecast.core.model.ranking import Pricing, RankOptions  # noqa: E402
+from probecast.core.model.rank.ranking import Pricing, RankOptions  # noqa: E402
 from probecast.core.run.runners import ProbeSpec, ReplayRunner  # noqa: E402
 from probecast.core.model.state import ProbeState, fold_lines  # noqa: E402
 

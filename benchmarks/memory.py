@@ -1,5 +1,5 @@
 """How well does the memory forecast hold? From probes at two batch sizes of one program, the
-forecast of peak memory at a third, against the peak measured there (core/model/memory.py).
+forecast of peak memory at a third, against the peak measured there (core/model/memory/forecast.py).
 
     .venv/bin/python benchmarks/memory.py --record benchmarks/memory-runs   # ~15 min: probes
     .venv/bin/python benchmarks/memory.py benchmarks/memory-runs benchmarks/corpus/runs-fresh
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT.parent))
 SCRIPTS = ROOT / "benchmarks" / "corpus" / "scripts"
 
 from probecast.core.model.logstore import load_probe  # noqa: E402
-from probecast.core.model.memory import HOST, MemoryPoint, fit_memory, memory_point  # noqa: E402
+from probecast.core.model.memory.forecast import HOST, MemoryPoint, fit_memory, memory_point  # noqa: E402
 
 GATE = 0.15
 # program: (framework, batch sizes, samples) - the corpus's settings, a third batch size added

@@ -6,9 +6,9 @@
 ``--extract`` copies the result files and systems/*.json out of a results repository's git
 directory (``fetch`` gives one with no work tree; large files absent there are skipped). The
 judging reads every result_<n>.txt through ``probecast import mlperf``'s own code
-(core/model/mlperf.py), cuts each complete run at its first evaluation and at 5, 10 and 20 % of
-its runtime (core/model/mlperf_cut.py: what a probe of that length would have seen), and
-estimates the whole run from the cut (core/model/blocks.py) two ways:
+(core/model/mlperf/runs.py), cuts each complete run at its first evaluation and at 5, 10 and 20 % of
+its runtime (core/model/mlperf/cut.py: what a probe of that length would have seen), and
+estimates the whole run from the cut (core/model/estimate/blocks.py) two ways:
 
 - speed: with the run's own length (progress at its target, evaluations on the way) - only the
   extrapolation of speed is judged;
@@ -36,12 +36,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from probecast.core.model.blocks import (RunLength, block_estimate, is_block_log,  # noqa: E402
+from probecast.core.model.estimate.blocks import (RunLength, block_estimate, is_block_log,  # noqa: E402
                                          length_of, reached)
-from probecast.core.model.mlperf import read_run, to_events  # noqa: E402
-from probecast.core.model.mlperf_cut import Cut, cut_run  # noqa: E402
+from probecast.core.model.mlperf.runs import read_run, to_events  # noqa: E402
+from probecast.core.model.mlperf.cut import Cut, cut_run  # noqa: E402
 from probecast.core.model.state import ProbeState, fold_all  # noqa: E402
-from probecast.core.model.training import NoEstimate  # noqa: E402
+from probecast.core.model.estimate.training import NoEstimate  # noqa: E402
 
 CUTS = (Cut(first_eval=True), Cut(fraction=0.05), Cut(fraction=0.10), Cut(fraction=0.20))
 BENCHMARKS = ("resnet", "bert", "unet3d", "llama2_70b_lora", "stable_diffusion", "ssd",
@@ -269,7 +269,7 @@ def costs(runs: list[Run]) -> list[str]:
 def decisions(runs: list[Run]) -> list[str]:
     """Between systems of one benchmark, one cut run each (the first result), blind length: the
     claim 'A is faster' at P >= 80 % from the two estimates' bounds, against the real runs."""
-    from probecast.core.model.decisions import log_scales, p_ahead
+    from probecast.core.model.rank.decisions import log_scales, p_ahead
 
     lines = ["| release | cut | pairs >= 10 % apart | decided | wrong among decided |",
              "|---|---|---|---|---|"]

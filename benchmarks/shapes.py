@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from probecast.core.model.logstore import discover_logs, load_probe  # noqa: E402
 from probecast.core.model.pricing import Catalog  # noqa: E402
-from probecast.core.model.ranking import Pricing, RankOptions, estimate_row  # noqa: E402
+from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row  # noqa: E402
 from probecast.core.model.rows import Candidate, RankedRow  # noqa: E402
 from probecast.core.model.state import ProbeState  # noqa: E402
 

@@ -1,5 +1,5 @@
 """Do Keras epoch boundaries wait for the tf.data autotuner's next wake-up? Every boundary of
-every recorded full run against the prediction of core/model/stalls.py.
+every recorded full run against the prediction of core/model/estimate/stalls.py.
 
     .venv/bin/python benchmarks/stalls.py benchmarks/corpus/runs benchmarks/corpus/runs-long \
         sample_logs/cpu-keras [--detail]
@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from probecast.core.model.bounds import TF, mechanism  # noqa: E402
+from probecast.core.model.estimate.bounds import TF, mechanism  # noqa: E402
 from probecast.core.model.logstore import discover_logs, load_probe  # noqa: E402
-from probecast.core.model.stalls import (INFORMATIVE_S, cores_usable,  # noqa: E402
+from probecast.core.model.estimate.stalls import (INFORMATIVE_S, cores_usable,  # noqa: E402
                                          epoch_lifetimes, observe, stall_after)
 from probecast.core.model.state import ProbeState  # noqa: E402
 

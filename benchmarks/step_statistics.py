@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from probecast.core.agent.policy import StopPolicy  # noqa: E402
-from probecast.core.model.estimate import NoEstimate, estimate_runtime  # noqa: E402
+from probecast.core.model.estimate.runtime import NoEstimate, estimate_runtime  # noqa: E402
 from probecast.core.model.events import Epoch, Event, Init, Start, Step, Val, read_log  # noqa: E402
 from probecast.core.model.logstore import discover_logs  # noqa: E402
 from probecast.core.model.state import fold_all  # noqa: E402

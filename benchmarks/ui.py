@@ -111,7 +111,7 @@ class SyntheticRunner:
 def child(seconds: float, out: str) -> None:
     from probecast.core.run.board import Board
     from probecast.core.model.pricing import Catalog
-    from probecast.core.model.ranking import Pricing
+    from probecast.core.model.rank.ranking import Pricing
     from probecast.core.run.session import Session
     from probecast.tui.app import ProbecastApp
 

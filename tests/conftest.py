@@ -92,7 +92,7 @@ def python() -> str:
 def ranked_row(probe: str, instance: str, batch_size: int, runtime_s: float,
                cost_usd: float | None, spread: float = 0.1):  # type: ignore[no-untyped-def]
     """A RankedRow with just what ranking needs (pure ranking tests)."""
-    from probecast.core.model.ranking import RankedRow
+    from probecast.core.model.rank.ranking import RankedRow
 
     return RankedRow(
         key=probe, label=probe, probe=probe, instance=instance, batch_size=batch_size,

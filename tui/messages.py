@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from probecast.core.model.ranking import RankOptions
+from probecast.core.model.rank.ranking import RankOptions
 from probecast.core.run.config import ProbeSettings
 
 if TYPE_CHECKING:

@@ -8,11 +8,11 @@ import io
 import json
 from typing import TextIO
 
-from ..model.crossover import add_crossovers, lines_for
-from ..model.estimate import DEFAULT_HORIZONS, parse_horizons
+from ..model.rank.crossover import add_crossovers, lines_for
+from ..model.estimate.runtime import DEFAULT_HORIZONS, parse_horizons
 from ..model.logstore import ProbeRecord
 from ..model.state import ProbeState
-from ..model.ranking import (Pricing, RankedRow, Ranking, RankOptions, estimate_rows,
+from ..model.rank.ranking import (Pricing, RankedRow, Ranking, RankOptions, estimate_rows,
                              horizons_for)
 from ..report.memory_text import print_memory
 from ..report.table import decision_cost, print_estimate, print_ranking

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..agent.steady import DEFAULT_STATISTIC, STATISTICS
-from ..model.estimate import EQUATIONS
+from ..model.estimate.runtime import EQUATIONS
 from ..model import logstore
 from ..model.logstore import ProbeRecord
 from ..model.pricing import BILLING_RULES
-from ..model.ranking import EpochPlan, Pricing, RankedRow, Ranking, RankOptions, build_ranking
+from ..model.rank.ranking import EpochPlan, Pricing, RankedRow, Ranking, RankOptions, build_ranking
 from ..run.job import load_epoch_plan
 
 if TYPE_CHECKING:

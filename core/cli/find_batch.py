@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..model.batch_search import DEFAULT_CAP, DEFAULT_START, Search
+from ..model.memory.batch_search import DEFAULT_CAP, DEFAULT_START, Search
 from ..run.config import Config
 from ..run.find_batch import Found, find_on
 from ..run.session import Session

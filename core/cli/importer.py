@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..model.events import Event, EventWriter
-from ..model.mlperf import read_run, to_events
-from ..model.mlperf_cut import cut_run, parse_cut
+from ..model.mlperf.runs import read_run, to_events
+from ..model.mlperf.cut import cut_run, parse_cut
 from ..model.pricing import Catalog
 from .common import CliError, warn
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ..model.pricing import Catalog, InstanceType
-from ..model.ranking import Pricing
+from ..model.rank.ranking import Pricing
 from ..run.config import Config
 from .prices import cached_spot_prices, current_catalog
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import IO
 
 from .events import EventReader, ReadReport
-from .ranking import Candidate
+from .rows import Candidate
 from .state import ProbeState, fold_lines
 
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".log", ".jsonl.gz")

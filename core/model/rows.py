@@ -9,8 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Union
 
-from .memory import RowMemory
 from .state import ProbeState
+
+# the share of a device's memory a batch size must leave free to be said to fit
+HEADROOM = 0.10
 
 JsonValue = Union[str, int, float, bool, None, list["JsonValue"], dict[str, "JsonValue"]]
 
@@ -160,3 +162,29 @@ class RankedRow:
 def _clean(d: Mapping[str, object]) -> dict[str, JsonValue]:
     return {k: (None if isinstance(v, float) and math.isnan(v) else v)  # type: ignore[misc]
             for k, v in d.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class RowMemory:
+    """A ranked row's memory: what its probe reached, and its program's forecast for its batch
+    size on every instance (``fits_on``) with the largest that fits there (``largest_on``)."""
+
+    batch_size: int
+    fits: bool
+    device: str
+    basis: str
+    peak_mb: float | None  # the probe's peak of ``basis``
+    limit_mb: float | None  # what it ran under (a GPU's memory, a host limit)
+    host_peak_mb: float | None
+    reason: str = ""  # why it does not fit
+    forecast: str = ""  # what the forecast rests on ("" without one)
+    reach: str = ""  # how far this batch size is from the probed ones
+    intercept_mb: float | None = None
+    per_sample_mb: float | None = None
+    headroom: float = HEADROOM
+    fits_on: dict[str, bool] = field(default_factory=dict)
+    largest_on: dict[str, int | None] = field(default_factory=dict)
+    proxy: bool = False
+
+    def as_json(self) -> dict[str, object]:
+        return {name: getattr(self, name) for name in self.__slots__}

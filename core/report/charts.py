@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 
-from ..model.crossover import Crossover, Line, cost_crossovers, runtime_crossovers
-from ..model.ranking import RankedRow
+from ..model.rank.crossover import Crossover, Line, cost_crossovers, runtime_crossovers
+from ..model.rank.ranking import RankedRow
 
 KINDS = ("scatter", "crossover", "batch")
 

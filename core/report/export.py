@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..model.ranking import RankedRow
+from ..model.rank.ranking import RankedRow
 from .fmt import fmt_cost, fmt_duration
 
 FLAT_COLUMNS = ["probe", "instance", "batch_size", "workload", "epochs", "runtime_s",

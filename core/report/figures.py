@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from .charts import batch_series, crossover_data, pareto_frontier, scatter_points
-from ..model.crossover import Line
-from ..model.ranking import RankedRow
+from ..model.rank.crossover import Line
+from ..model.rank.ranking import RankedRow
 
 
 def _plt() -> Any:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..model.memory import WHAT, InstanceFit, ProgramMemory, RowMemory
+from ..model.memory.forecast import WHAT, InstanceFit, ProgramMemory
+from ..model.rows import RowMemory
 from ..model.rows import RankedRow
 
 MAX_NAMED = 6  # instances named in one line; the rest counted

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from ..model.decisions import PairConstants, p_in_view
+from ..model.rank.decisions import PairConstants, p_in_view
 from ..model.pricing import cost_usd
-from ..model.ranking import RankedRow, RankOptions, decision_lines, verdict
+from ..model.rank.ranking import RankedRow, RankOptions, decision_lines, verdict
 from ..model.state import ProbeState
 from .fmt import fmt_cost, fmt_duration
 

@@ -1,5 +1,5 @@
 """The adaptive probe: when the ranking cannot tell the leader from other candidates (P that the
-leader is ahead below the threshold, core/model/decisions.py), probe those contenders again,
+leader is ahead below the threshold, core/model/rank/decisions.py), probe those contenders again,
 longer - while more probing can narrow their bounds and the budget lasts.
 
 More probing narrows only what the probe measures: the steady step time's interval (more steps)
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..agent.agent_main import DEFAULT_MAX_STEPS
-from ..model.ranking import RankedRow, RankOptions
+from ..model.rank.ranking import RankedRow, RankOptions
 from .board import Board
 from .plan import PlannedProbe, RunnerFactory, run_plan
 from .sinks import output_path

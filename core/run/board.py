@@ -17,11 +17,11 @@ from ..agent.steady import DEFAULT_STATISTIC
 from ..model.events import Block, Event, Step
 from ..model.pricing import cost_usd
 from ..model.epochs import EpochsInfo
-from ..model.ranking import Candidate, EstimateCache, Pricing, RankedRow, Ranking, RankOptions, build_ranking
+from ..model.rank.ranking import Candidate, EstimateCache, Pricing, RankedRow, Ranking, RankOptions, build_ranking
 from .runners import LineBatch, ProbeSpec, Runner, RunnerStatus
 from ..model.events import EventReader
 from ..model.logstore import setup_seconds
-from ..model.memory import does_not_fit
+from ..model.memory.forecast import does_not_fit
 from ..model.state import ProbeState, fold_lines
 
 CHART_POINTS = 240

@@ -1,5 +1,5 @@
 """``probe --find-batch-size``: the largest batch size that fits on a host, found by probing it
-one batch size at a time - the search (core/model/batch_search.py) says which next, from the
+one batch size at a time - the search (core/model/memory/batch_search.py) says which next, from the
 memory each probe reached. Each probe is an ordinary probe (a log, a row in the ranking)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model.batch_search import DEFAULT_CAP, DEFAULT_START, Answer, Search
-from ..model.memory import HEADROOM, memory_point
+from ..model.memory.batch_search import DEFAULT_CAP, DEFAULT_START, Answer, Search
+from ..model.memory.forecast import HEADROOM, memory_point
 from .config import Host, ProbeSettings
 from .plan import PlannedProbe, plan_probes
 from .prepare import Preparation

@@ -29,7 +29,7 @@ from typing import Protocol
 
 from ..agent.agent_main import probe_length
 from ..model.epochs import EpochsInfo
-from ..model.ranking import Ranking, RankOptions
+from ..model.rank.ranking import Ranking, RankOptions
 from .board import Board
 from .config import Host, ProbeSettings
 from .plan import PlannedProbe, check_log_dir, plan_probes

@@ -137,7 +137,7 @@ class Session:
             await run_plan(self.board, plan, concurrency=concurrency, timeout=timeout,
                            factory=factory, finish=False)
             if plan and not any(p.spec.full for p in plan):
-                from ..model.ranking import RankOptions
+                from ..model.rank.ranking import RankOptions
                 from .adaptive import settle
 
                 self.adaptive = await settle(

@@ -14,7 +14,7 @@ from textual.worker import Worker
 
 from conftest import SAMPLE_LOGS, until
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing, RankOptions
+from probecast.core.model.rank.ranking import Pricing, RankOptions
 from probecast.core.run.board import Board
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.run.session import Session

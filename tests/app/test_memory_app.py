@@ -9,7 +9,7 @@ from conftest import LogBuilder
 from probecast.core.run.board import Board
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing
+from probecast.core.model.rank.ranking import Pricing
 from probecast.core.run.session import Session
 from probecast.tui.app import ProbecastApp
 from probecast.tui.main import make_replay_app

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing
+from probecast.core.model.rank.ranking import Pricing
 from probecast.core.run.board import Board
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.run.session import Session

@@ -16,7 +16,7 @@ from probecast.core.run.board import Board
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.model.events import Event, EventReader
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing
+from probecast.core.model.rank.ranking import Pricing
 from probecast.core.run.runners import ProbeSpec, RunnerItem, RunnerStatus
 from probecast.core.run.session import Session
 from probecast.tui.app import ProbecastApp
@@ -566,7 +566,7 @@ async def test_a_changed_estimate_repaints_its_row_not_the_table() -> None:  # t
     from textual.app import App, ComposeResult
 
     from conftest import ranked_row
-    from probecast.core.model.ranking import rank
+    from probecast.core.model.rank.ranking import rank
 
     class One(App[None]):
         def compose(self) -> ComposeResult:

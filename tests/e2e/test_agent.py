@@ -103,7 +103,7 @@ def test_probe_goes_on_to_time_epoch_boundaries_when_cheap(tmp_path: Path) -> No
     assert any("to time an epoch boundary" in m for m in msgs)
     assert "2 epoch boundaries" in events[-1].reason
     from probecast.core.model.state import fold_all
-    from probecast.core.model.estimate import estimate_runtime
+    from probecast.core.model.estimate.runtime import estimate_runtime
     st = fold_all(events)
     assert len(st.boundary_steps) == 2
     est = estimate_runtime(st, 3)
@@ -470,7 +470,7 @@ async def test_a_stopped_local_probe_leaves_a_log_ending_in_end(tmp_path: Path, 
     import asyncio
 
     from probecast.core.model.pricing import Catalog
-    from probecast.core.model.ranking import Pricing
+    from probecast.core.model.rank.ranking import Pricing
     from probecast.core.run.board import Board
     from probecast.core.run.runners import LocalRunner, ProbeSpec
 
@@ -534,7 +534,7 @@ async def test_the_app_probe_headless_and_rank_give_the_same_prices_and_order(
     in `probe --headless`, `rank` and the app (its replay and its live board)."""
     import json
 
-    from probecast.core.model.ranking import RankOptions
+    from probecast.core.model.rank.ranking import RankOptions
     from probecast.tui.main import make_live_app, make_replay_app
 
     cache = tmp_path / "cache"  # no refreshed price cache of this machine's

@@ -15,7 +15,7 @@ import pytest
 
 from probecast.core.model.events import Done, End, Log, Step, read_log
 from probecast.core.model.logstore import load_probe
-from probecast.core.model.estimate import estimate_runtime
+from probecast.core.model.estimate.runtime import estimate_runtime
 
 pytestmark = pytest.mark.tensorflow
 
@@ -105,7 +105,7 @@ def test_fit_in_a_loop_stops_after_the_probe_with_epochs_counted(tmp_path: Path)
     assert (tmp_path / "after.marker").read_text().startswith("evaluated")
     assert "round 29" in log.with_suffix(".output").read_text()  # the script went on, untrained
     st = load_probe(log).state
-    from probecast.core.model.ranking import choose_epochs
+    from probecast.core.model.rank.ranking import choose_epochs
 
     epochs, source = choose_epochs(st, None)  # the loop around fit() says how many calls
     assert epochs == 30 and "for i in range(30)" in source and "fit(epochs=1)" in source

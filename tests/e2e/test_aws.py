@@ -22,7 +22,7 @@ from probecast.core.run.config import ProbeSettings, parse_config
 from probecast.core.run.job import ProbeJob
 from probecast.core.run.session import Session
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing
+from probecast.core.model.rank.ranking import Pricing
 
 REGION = "us-east-1"
 

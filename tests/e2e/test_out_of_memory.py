@@ -19,7 +19,7 @@ import pytest
 import sshd as sshd_mod
 from probecast.core.model.events import End, Log, Memory, read_log
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing, RankOptions
+from probecast.core.model.rank.ranking import Pricing, RankOptions
 from probecast.core.run.board import Board
 from probecast.core.run.config import Host, ProbeSettings
 from probecast.core.run.plan import plan_probes, run_plan

@@ -33,7 +33,7 @@ import sshd as sshd_mod  # noqa: E402
 
 from probecast.core.cloud import sky_launch, skypilot  # noqa: E402
 from probecast.core.model.pricing import Catalog  # noqa: E402
-from probecast.core.model.ranking import Pricing  # noqa: E402
+from probecast.core.model.rank.ranking import Pricing  # noqa: E402
 from probecast.core.run.board import Board  # noqa: E402
 from probecast.core.run.config import ProbeSettings  # noqa: E402
 from probecast.core.run.job import ProbeJob  # noqa: E402

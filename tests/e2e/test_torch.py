@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from probecast.core.model.estimate import estimate_runtime
+from probecast.core.model.estimate.runtime import estimate_runtime
 from probecast.core.model.events import Done, End, Log, Plan, Start, Step, Val, read_log
 from probecast.core.model.logstore import load_probe
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from probecast.core.model.events import End, Init, Start, Step
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing, RankOptions
+from probecast.core.model.rank.ranking import Pricing, RankOptions
 from probecast.core.run.adaptive import settle
 from probecast.core.run.board import Board
 from probecast.core.run.config import Host, ProbeSettings

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from probecast.core.model.batch_search import Search
-from probecast.core.model.memory import MemoryPoint
+from probecast.core.model.memory.batch_search import Search
+from probecast.core.model.memory.forecast import MemoryPoint
 
 
 def simulate(peak: Callable[[int], float], limit: float, search: Search) -> Search:

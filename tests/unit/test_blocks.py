@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from probecast.core.cli.main import main
-from probecast.core.model.blocks import (BLOCKS_EQUATION, block_estimate, length_of, own_length,
+from probecast.core.model.estimate.blocks import (BLOCKS_EQUATION, block_estimate, length_of, own_length,
                                          reached,
                                          run_lengths)
-from probecast.core.model.mlperf import read_run, to_events
-from probecast.core.model.mlperf_cut import Cut, cut_run, parse_cut
+from probecast.core.model.mlperf.runs import read_run, to_events
+from probecast.core.model.mlperf.cut import Cut, cut_run, parse_cut
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.state import fold_all
 

@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from probecast.core.model import calibrate
-from probecast.core.model.bounds import Calibration, _load_all
-from probecast.core.model.calibrate_bounds import (GRID, boundary_costs, conformal,
+from probecast.core.model.calibrate import main as calibrate
+from probecast.core.model.estimate.bounds import Calibration, _load_all
+from probecast.core.model.calibrate.bounds import (GRID, boundary_costs, conformal,
                                                    fit_beta_binomial, fit_noise, needed_q)
-from probecast.core.model.calibrate_pairs import (Decision, claim_threshold, correlation,
+from probecast.core.model.calibrate.pairs import (Decision, claim_threshold, correlation,
                                                   fit_kappa, standardised_error)
-from probecast.core.model.calibrate_runs import Pair, Result, content_digest
-from probecast.core.model.decisions import BOUND_Z, PairConstants
+from probecast.core.model.calibrate.runs import Pair, Result, content_digest
+from probecast.core.model.rank.decisions import BOUND_Z, PairConstants
 
 # ---- split conformal ---------------------------------------------------------------------------
 
@@ -240,12 +240,12 @@ def test_content_digest_is_of_the_logs_text_in_name_order(tmp_path: Path) -> Non
 def test_the_shipped_calibration_is_what_the_module_makes_of_the_committed_corpus() -> None:
     """calibration.json regenerates byte for byte from the corpora it names (made_by); a change
     to a fit, to the model it runs or to the corpus must rewrite it
-    (python -m probecast.core.model.calibrate --write)."""
+    (python -m probecast.core.model.calibrate.main --write)."""
     corpora, exclude = calibrate.shipped_inputs()
     data = calibrate.calibrate(corpora, exclude)
     assert calibrate.render(data) == calibrate.SHIPPED.read_text(), (
-        "calibration.json is not what core/model/calibrate.py makes of its corpus: "
-        "python -m probecast.core.model.calibrate --write")
+        "calibration.json is not what core/model/calibrate/main.py makes of its corpus: "
+        "python -m probecast.core.model.calibrate.main --write")
     made = data["made_by"]
     assert made["corpora"] == ["benchmarks/corpus/runs", "benchmarks/corpus/runs-torch",
                                "benchmarks/corpus/runs-long"]

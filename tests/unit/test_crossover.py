@@ -5,10 +5,10 @@ import json
 import pytest
 
 from conftest import ranked_row, SAMPLE_LOGS
-from probecast.core.model.crossover import Line, cost_crossovers, line_for, runtime_crossovers
-from probecast.core.model.estimate import estimate_runtime
+from probecast.core.model.rank.crossover import Line, cost_crossovers, line_for, runtime_crossovers
+from probecast.core.model.estimate.runtime import estimate_runtime
 from probecast.core.model.logstore import load_probe
-from probecast.core.model.ranking import rank
+from probecast.core.model.rank.ranking import rank
 
 SEISMIC = sorted((SAMPLE_LOGS / "reconstructed-dissertation").glob("seismic-fcn-*.jsonl"))
 

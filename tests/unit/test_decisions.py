@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLE_LOGS
-from probecast.core.model.bounds import OTHER, TF, TORCH, Calibration, mechanism
-from probecast.core.model.decisions import (PairConstants, decision_lines, fmt_p, p_ahead,
+from probecast.core.model.estimate.bounds import OTHER, TF, TORCH, Calibration, mechanism
+from probecast.core.model.rank.decisions import (PairConstants, decision_lines, fmt_p, p_ahead,
                                             verdict)
-from probecast.core.model.estimate import estimate_runtime
+from probecast.core.model.estimate.runtime import estimate_runtime
 from probecast.core.model.events import EventReader
 from probecast.core.model.logstore import load_probe
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing, RankOptions, build_ranking
+from probecast.core.model.rank.ranking import Pricing, RankOptions, build_ranking
 from probecast.core.model.state import fold_all
 from probecast.core.report.table import print_ranking
 
@@ -75,7 +75,7 @@ def test_a_torch_probe_is_not_given_keras_stalls() -> None:
     """Its boundaries were all cheap: the PyTorch constants, not Keras' tf.data teardown."""
     state = load_probe(SAMPLE_LOGS / "cpu-torch" / "probe-torch_mnist-b256-e5-c2.jsonl").state
     own = estimate_runtime(state, 20)
-    from probecast.core.model.estimate import training_estimate, whole_process
+    from probecast.core.model.estimate.runtime import training_estimate, whole_process
     keras = whole_process(state, training_estimate(state, 20, use_validation=True,
                                                    equation="auto", statistic="trimmed"),
                           20, Calibration.load(TF))

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from probecast.core.model.estimate import NoEstimate, eq_5_1, eq_5_3, eq_5_4, estimate_runtime, parse_horizons
+from probecast.core.model.estimate.runtime import NoEstimate, eq_5_1, eq_5_3, eq_5_4, estimate_runtime, parse_horizons
 from probecast.core.model.state import fold_all
 from probecast.core.model.events import EventReader
 
@@ -116,7 +116,7 @@ def test_epoch_boundary_cost_is_measured_and_added_per_later_epoch(log_builder) 
 def test_bounds_bracket_the_estimate_and_allow_for_what_was_not_seen(log_builder) -> None:  # type: ignore[no-untyped-def]
     import random
 
-    from probecast.core.model.bounds import OTHER, mechanism
+    from probecast.core.model.estimate.bounds import OTHER, mechanism
 
     rnd = random.Random(1)
     b = log_builder(steps_per_epoch=200).init(1.0)
@@ -224,8 +224,8 @@ def test_start_up_varies_between_runs_and_the_bounds_allow_for_it(log_builder) -
     run (the page cache, the disk): the low bound is not pinned to the probe's start-up."""
     from dataclasses import replace
 
-    from probecast.core.model.bounds import Calibration
-    from probecast.core.model.estimate import training_estimate, whole_process
+    from probecast.core.model.estimate.bounds import Calibration
+    from probecast.core.model.estimate.runtime import training_estimate, whole_process
 
     b = log_builder(steps_per_epoch=40).init(20.0)
     b.steps(0, [1.0] + [0.1] * 39).timed("done", 0.1, status="probe-done")

@@ -13,7 +13,7 @@ from conftest import SAMPLE_LOGS
 from probecast.core.agent.agent_main import DEFAULT_MAX_STEPS, probe_length
 from probecast.core.cloud.aws_launch import AwsProvider
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing
+from probecast.core.model.rank.ranking import Pricing
 from probecast.core.run.board import Board
 from probecast.core.run.config import AwsSettings, Config, Host, ProbeSettings, parse_config
 from probecast.core.run.job import JobError, ProbeJob, describe_length, load_epoch_plan

@@ -110,7 +110,7 @@ def test_one_type_failing_to_launch_fails_only_its_probes(tmp_path: Path) -> Non
     """DESIGN: one failing probe never takes down the others. A configured host probes at once
     (before any launch answers); the type without capacity fails its own probes, with why; the
     other type comes up, probes, and is terminated."""
-    from probecast.core.model.ranking import Pricing
+    from probecast.core.model.rank.ranking import Pricing
     from probecast.core.run.board import Board
     from probecast.core.run.config import Host, ProbeSettings
     from probecast.core.run.plan import run_plan

@@ -1,6 +1,6 @@
 """The job's length: read from the loops around a running line (core/agent/length.py, loops.py),
 and turned into what the equations take, with periodic work and unknown lengths
-(core/model/length.py, training.py, ranking.py) - on real frames and on built logs."""
+(core/model/estimate/length.py, training.py, ranking.py) - on real frames and on built logs."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import pytest
 from probecast.core.agent import length as agent_length
 from probecast.core.agent.length import calls_around, read_length
 from probecast.core.model.events import EventReader
-from probecast.core.model.length import resolve
+from probecast.core.model.estimate.length import resolve
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing, RankOptions, build_ranking, estimate_row
+from probecast.core.model.rank.ranking import Pricing, RankOptions, build_ranking, estimate_row
 from probecast.core.model.rows import Candidate
 from probecast.core.model.state import fold_all
 

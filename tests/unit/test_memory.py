@@ -14,10 +14,10 @@ from conftest import LogBuilder
 from probecast.core.agent import memory as agent_memory
 from probecast.core.agent.memory import GroupWatch, does_not_fit_reason, killed_by_memory, out_of_memory
 from probecast.core.model.logstore import load_probe
-from probecast.core.model.memory import (DEVICE, HOST, MemoryPoint, fit_memory, memory_point,
+from probecast.core.model.memory.forecast import (DEVICE, HOST, MemoryPoint, fit_memory, memory_point,
                                          program_memory)
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing, RankOptions, build_ranking
+from probecast.core.model.rank.ranking import Pricing, RankOptions, build_ranking
 
 
 # ---- the agent: was it out of memory? ----------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 
 from probecast.core.model.events import (SCHEMA_VERSION, Block, Done, End, Epoch, Event, Init, Log,
                                          Start, Val, dumps, parse_line)
-from probecast.core.model.mlperf import MlRun, ResultPath, read_run, to_events
+from probecast.core.model.mlperf.runs import MlRun, ResultPath, read_run, to_events
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.state import fold_all
 

@@ -5,7 +5,7 @@ import pytest
 from conftest import ranked_row
 
 from probecast.core.model.pricing import Catalog, billed_seconds, cost_usd
-from probecast.core.model.ranking import is_pareto, rank
+from probecast.core.model.rank.ranking import is_pareto, rank
 
 
 def test_billing_rules() -> None:

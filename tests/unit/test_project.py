@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing
+from probecast.core.model.rank.ranking import Pricing
 from probecast.core.run.board import Board
 from probecast.core.run.config import ConfigError, FromEnv, Host, ProbeSettings, parse_config
 from probecast.core.run.plan import plan_probes, prepare_host, run_plan

@@ -10,7 +10,7 @@ from conftest import SAMPLE_LOGS
 from probecast.core.run.board import Board
 from probecast.core.run.plan import run_runners
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing
+from probecast.core.model.rank.ranking import Pricing
 from probecast.core.run.runners import LocalRunner, ProbeSpec, ReplayRunner, RunnerStatus, _final_status
 
 
@@ -77,8 +77,8 @@ def test_runners_with_a_limit_each_play_once_never_more_at_a_time() -> None:
 def test_board_estimates_again_only_what_changed() -> None:
     """The live ranking re-estimates a probe only when its state changed (10 000 replayed logs
     must not be re-estimated every redraw), and gives each ranking its own rows."""
-    from probecast.core.model import ranking as ranking_module
-    from probecast.core.model.ranking import RankOptions
+    from probecast.core.model.rank import ranking as ranking_module
+    from probecast.core.model.rank.ranking import RankOptions
 
     path = SAMPLE_LOGS / "cpu-keras" / "probes" / "probe-mnist-cnn-b64-cpu-1core.jsonl"
     board = Board(Pricing(Catalog.embedded()))

@@ -217,7 +217,7 @@ def test_every_log_code_the_agent_writes_is_in_the_schema() -> None:
         said |= set(re.findall(r'_say\("([a-z-]+)"', text))
     assert said and said <= set(schema.LOG_CODES), said - set(schema.LOG_CODES)
     # and what the model acts on is among them
-    for module in ("bounds", "estimate", "ranking"):
+    for module in ("estimate/bounds", "estimate/runtime", "rank/ranking"):
         text = (ROOT / "core" / "model" / f"{module}.py").read_text()
         for code in re.findall(r'"([a-z]+(?:-[a-z]+)+)" in state\.codes', text):
             assert code in schema.LOG_CODES, (module, code)

@@ -14,7 +14,7 @@ from conftest import SAMPLE_LOGS
 from probecast.core.cli.main import main
 from probecast.core.model.logstore import load_probe, setup_seconds
 from probecast.core.model.pricing import Catalog
-from probecast.core.model.ranking import Pricing, RankOptions, build_ranking
+from probecast.core.model.rank.ranking import Pricing, RankOptions, build_ranking
 
 
 def _logs(tmp: Path) -> Path:

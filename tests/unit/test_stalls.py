@@ -1,4 +1,4 @@
-"""The tf.data autotuner's clock (core/model/stalls.py) against real recorded runs: a Keras
+"""The tf.data autotuner's clock (core/model/estimate/stalls.py) against real recorded runs: a Keras
 boundary waits for the autotuner's next wake-up, and the forecast learns from the boundaries a
 probe saw whether this run's boundaries stall."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from probecast.core.model.bounds import TF, TORCH, Calibration, mechanism
+from probecast.core.model.estimate.bounds import TF, TORCH, Calibration, mechanism
 from probecast.core.model.logstore import load_probe
-from probecast.core.model.stalls import (cores_usable, epoch_lifetimes, forecast, next_wakeup,
+from probecast.core.model.estimate.stalls import (cores_usable, epoch_lifetimes, forecast, next_wakeup,
                                          observe, stall_after, stall_length)
 from conftest import ROOT
 

@@ -13,8 +13,8 @@ from textual.widgets import Footer, Header, Static
 from textual_plotext import PlotextPlot
 
 from probecast.core.report.charts import KINDS, batch_series, crossover_data, pareto_frontier, scatter_points
-from probecast.core.model.crossover import Line, lines_for
-from probecast.core.model.ranking import RankedRow, RankOptions
+from probecast.core.model.rank.crossover import Line, lines_for
+from probecast.core.model.rank.ranking import RankedRow, RankOptions
 
 from probecast.core.run.session import Session
 

@@ -8,7 +8,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Markdown, Static
 
-from probecast.core.model.decisions import PairConstants
+from probecast.core.model.rank.decisions import PairConstants
 
 from ..actions import key_table
 

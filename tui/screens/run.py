@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Header
 
 from probecast.core.report.export import export_ranking
 from probecast.core.report.fmt import fmt_cost
-from probecast.core.model.ranking import RankedRow, RankOptions, verdict
+from probecast.core.model.rank.ranking import RankedRow, RankOptions, verdict
 from probecast.core.run.session import Session
 
 from ..actions import bindings

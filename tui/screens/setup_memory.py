@@ -1,14 +1,14 @@
 """The setup screen's memory forecast: read once (in a thread) from earlier probes - the logs of
 earlier sessions under the log root and ``probecast --memory-from`` - and asked per workload and
 chosen batch sizes: which instances hold them (the table's fit column) and what to say of the
-picks (the line under the summary). core/model/memory.py forecasts; this only keeps it."""
+picks (the line under the summary). core/model/memory/forecast.py forecasts; this only keeps it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from probecast.core.model.memory import ProgramMemory, programs_memory
+from probecast.core.model.memory.forecast import ProgramMemory, programs_memory
 from probecast.core.model.logstore import discover_logs, load_probe
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.state import ProbeState

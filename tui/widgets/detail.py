@@ -9,8 +9,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from probecast.core.model.decisions import PairConstants, fmt_p
-from probecast.core.model.ranking import RankedRow
+from probecast.core.model.rank.decisions import PairConstants, fmt_p
+from probecast.core.model.rank.ranking import RankedRow
 from probecast.core.report.fmt import fmt_cost, fmt_duration
 
 from .memory_view import memory_texts, no_fit_detail

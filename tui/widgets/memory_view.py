@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from probecast.core.model.ranking import RankedRow
+from probecast.core.model.rank.ranking import RankedRow
 from probecast.core.report.memory_text import row_memory_lines
 
 

@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Sparkline
 
-from probecast.core.model.memory import does_not_fit, fit_reason
+from probecast.core.model.memory.forecast import does_not_fit, fit_reason
 from probecast.core.run.board import Board, ProbeEntry
 from probecast.core.report.fmt import fmt_ms
 

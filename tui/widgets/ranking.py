@@ -9,8 +9,8 @@ from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
-from probecast.core.model.decisions import p_in_view
-from probecast.core.model.ranking import RankedRow
+from probecast.core.model.rank.decisions import p_in_view
+from probecast.core.model.rank.ranking import RankedRow
 from probecast.core.report.fmt import fmt_cost, fmt_duration
 
 COLUMNS = (("rank", "#"), ("instance", "instance"), ("batch", "batch"), ("runtime", "runtime"),

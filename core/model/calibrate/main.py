@@ -1,7 +1,7 @@
 """Calibration: every constant the estimate, its bounds and the decisions ship with
 (``calibration.json``), measured on the recorded corpus - and the command that writes it.
 
-    python -m probecast.core.model.calibrate [CORPUS ...] [--exclude REGEX] [--write | --check]
+    python -m probecast.core.model.calibrate.main [CORPUS ...] [--exclude REGEX] [--write | --check]
 
 Without corpora it measures on the ones the shipped file names (``made_by``), so ``--write``
 regenerates calibration.json byte for byte from the committed corpus, and ``--check`` says
@@ -26,18 +26,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .calibrate_bounds import fit_all
-from .calibrate_pairs import fit_pairs
-from .calibrate_runs import Calibrations, Pair, content_digest, evaluate, load_pairs
-from .decisions import PairConstants
+from .bounds import fit_all
+from .pairs import fit_pairs
+from .runs import Calibrations, Pair, content_digest, evaluate, load_pairs
+from ..rank.decisions import PairConstants
 
-SHIPPED = Path(__file__).with_name("calibration.json")
-ROOT = Path(__file__).resolve().parents[2]  # the checkout's root: corpora are named from it
+SHIPPED = Path(__file__).parents[1] / "calibration.json"
+ROOT = Path(__file__).resolve().parents[3]  # the checkout's root: corpora are named from it
 # what the shipped file was first measured on, for a file that does not say (made_by)
 DEFAULT_CORPORA = ("benchmarks/corpus/runs", "benchmarks/corpus/runs-torch",
                    "benchmarks/corpus/runs-long")
 DEFAULT_EXCLUDE = "15ep"  # runs of another length than their probes': not a comparison made
-COMMAND = "python -m probecast.core.model.calibrate --write"
+COMMAND = "python -m probecast.core.model.calibrate.main --write"
 
 
 def corpus_name(path: str) -> str:
@@ -63,8 +63,8 @@ def made_by(corpora: list[str], exclude: str | None, pairs: list[Pair],
     """Which code and which corpus made the constants: the corpora, what was left out of them,
     and a content hash of the logs read (calibrate_runs.content_digest)."""
     return {
-        "code": "probecast.core.model.calibrate.calibrate (calibrate_bounds.fit_all, "
-                "calibrate_pairs.fit_pairs)",
+        "code": "probecast.core.model.calibrate.main.calibrate (calibrate.bounds.fit_all, "
+                "calibrate.pairs.fit_pairs)",
         "command": COMMAND,
         "corpora": [corpus_name(d) for d in corpora],
         "exclude": exclude,
@@ -129,7 +129,7 @@ def write(data: dict[str, Any], path: Path = SHIPPED) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m probecast.core.model.calibrate",
+    ap = argparse.ArgumentParser(prog="python -m probecast.core.model.calibrate.main",
                                  description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpora", nargs="*", metavar="CORPUS",

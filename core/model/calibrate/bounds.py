@@ -13,11 +13,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from .bounds import MECHANISMS, TF, Calibration, Uncertainty, interval
-from .calibrate_runs import Calibrations, Pair, Result, evaluate
-from .estimate import STEP_CI_Z
-from .state import ProbeState
-from .stalls import cores_usable, epoch_lifetimes, observe
+from ..estimate.bounds import MECHANISMS, TF, Calibration, Uncertainty, interval
+from .runs import Calibrations, Pair, Result, evaluate
+from ..estimate.runtime import STEP_CI_Z
+from ..state import ProbeState
+from ..estimate.stalls import cores_usable, epoch_lifetimes, observe
 
 COVERAGE = 0.9  # the bounds' promise: the real total inside [low, high] 9 times in 10
 DRIFT_FLOOR = 0.02  # two instances of one type differ by a few percent: one machine cannot show it

@@ -9,9 +9,9 @@ import math
 import statistics
 from dataclasses import dataclass, replace
 
-from .calibrate_bounds import conformal
-from .calibrate_runs import Result
-from .decisions import BOUND_Z, PairConstants, log_scales, p_ahead
+from .bounds import conformal
+from .runs import Result
+from ..rank.decisions import BOUND_Z, PairConstants, log_scales, p_ahead
 
 PRICE_PER_CORE_HOUR = 0.05  # made-up but proportional: a 2-core host costs twice a 1-core one
 RHO_RANGE = (-0.5, 0.95)  # a measured correlation is kept inside this (few pairs: not +-1)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from .memory import HEADROOM, ProgramMemory, does_not_fit, fit_reason, programs_memory, row_memory
-from .pricing import Catalog
-from .rows import Candidate, RankedRow
+from .forecast import HEADROOM, ProgramMemory, does_not_fit, fit_reason, programs_memory, row_memory
+from ..pricing import Catalog
+from ..rows import Candidate, RankedRow
 
 
 def split_no_fit(candidates: Iterable[Candidate]) -> tuple[list[Candidate], list[Candidate]]:

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .events import Block, Device, Done, End, Epoch, Event, Init, Log, Start, Val
-from .mlperf_log import MlEvent, MlRead, progress_of, read_mllog
-from .pricing import Catalog
+from ..events import Block, Device, Done, End, Epoch, Event, Init, Log, Start, Val
+from .log import MlEvent, MlRead, progress_of, read_mllog
+from ..pricing import Catalog
 
 _PLACEHOLDER = re.compile(r"placeholder|^\s*$|^<.*>$|^\$", re.I)
 # cloud systems in MLPerf results -> the instance type each node is, as the catalog names it

@@ -27,8 +27,8 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .rows import RankedRow
-from .state import ProbeState
+from ..rows import RankedRow
+from ..state import ProbeState
 from .training import MEASURED, Estimate, NoEstimate, Terms
 
 BLOCKS_EQUATION = "blocks"

@@ -40,8 +40,11 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+# calibration.json lies in the model package, one above this one
+MODEL_PACKAGE = __name__.rsplit(".", 2)[0]
+
 if TYPE_CHECKING:
-    from .state import ProbeState
+    from ..state import ProbeState
 
 
 # What drives the epochs, as the probe saw it (the log's `start.framework` and `log` codes)
@@ -147,7 +150,7 @@ def _load_all() -> dict[str, Calibration]:
     """calibration.json: {"mechanisms": {name: {constant: value}}, ...}; a file of one flat set
     (older) applies to every mechanism."""
     try:
-        text = resources.files(__package__).joinpath("calibration.json").read_text()
+        text = resources.files(MODEL_PACKAGE).joinpath("calibration.json").read_text()
         data = json.loads(text)
     except (OSError, ValueError):
         return {}
@@ -168,7 +171,7 @@ def _load_all() -> dict[str, Calibration]:
 def load_pair_constants() -> dict[str, float]:
     """The constants of decisions between two probes (decisions.py), as measured."""
     try:
-        data = json.loads(resources.files(__package__).joinpath("calibration.json").read_text())
+        data = json.loads(resources.files(MODEL_PACKAGE).joinpath("calibration.json").read_text())
     except (OSError, ValueError):
         return {}
     pairs = data.get("pairs") if isinstance(data, dict) else None

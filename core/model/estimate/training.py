@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..agent.steady import DEFAULT_STATISTIC
+from ...agent.steady import DEFAULT_STATISTIC
 from .length import steps_per_epoch
-from .state import ProbeState
+from ..state import ProbeState
 
 DEFAULT_HORIZONS: tuple[int, ...] = (5, 10, 20, 25)
 EQUATIONS = ("auto", "5.1", "5.3", "5.4")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from .bounds import Calibration, Uncertainty, interval
 from .stalls import BoundaryForecast, forecast
-from ..agent.steady import DEFAULT_STATISTIC
+from ...agent.steady import DEFAULT_STATISTIC
 from .training import (DEFAULT_HORIZONS, EQUATIONS, MEASURED, PER_STEPS_EQUATION, Estimate,
                        NoEstimate, Terms, eq_5_1, eq_5_3, eq_5_4, parse_horizons,
                        training_estimate)
@@ -36,7 +36,7 @@ def estimate_runtime(
     est = training_estimate(state, n_ep, use_validation=use_validation, equation=equation,
                             statistic=statistic, n_it=n_it)
     return whole_process(state, est, n_ep)
-from .state import ProbeState
+from ..state import ProbeState
 
 STEP_CI_Z = 1.96  # the step time's interval is a 95 % one
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .memory import HEADROOM, MemoryFit, MemoryPoint, fit_memory
+from .forecast import HEADROOM, MemoryFit, MemoryPoint, fit_memory
 
 DEFAULT_START = 32
 DEFAULT_CAP = 8192

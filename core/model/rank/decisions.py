@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .bounds import load_pair_constants
-from .rows import RankedRow
+from ..estimate.bounds import load_pair_constants
+from ..rows import RankedRow
 
 
 def is_pareto(times: Sequence[float], costs: Sequence[float | None]) -> list[bool]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .events import Done, End, Event, Start, Val
+from ..events import Done, End, Event, Start, Val
 
 TIMED = ("init", "block", "val", "step")
 

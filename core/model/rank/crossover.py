@@ -14,10 +14,10 @@ from typing import Any
 
 from collections.abc import Mapping, Sequence
 
-from .estimate import NoEstimate, estimate_runtime
+from ..estimate.runtime import NoEstimate, estimate_runtime
 from .ranking import CrossingNote, RankedRow, Ranking, RankOptions
-from .pricing import billed_seconds
-from .state import ProbeState
+from ..pricing import billed_seconds
+from ..state import ProbeState
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .bounds import Calibration
-    from .state import ProbeState
+    from ..state import ProbeState
 
 FIRST_PERIOD_S = 0.010
 MAX_PERIOD_S = 60.0

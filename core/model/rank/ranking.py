@@ -14,19 +14,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..agent.steady import DEFAULT_STATISTIC
-from .epochs import EpochsInfo
-from .length import DEFAULT_EPOCHS, PER_STEPS, JobLength, resolve
-from .estimate import Estimate, NoEstimate, estimate_runtime, measured_run, per_steps_estimate
-from .pricing import Catalog, cost_usd
-from .blocks import (RunLength, block_estimate, is_block_log, measured_blocks, merge_repeats,
+from ...agent.steady import DEFAULT_STATISTIC
+from ..epochs import EpochsInfo
+from ..estimate.length import DEFAULT_EPOCHS, PER_STEPS, JobLength, resolve
+from ..estimate.runtime import Estimate, NoEstimate, estimate_runtime, measured_run, per_steps_estimate
+from ..pricing import Catalog, cost_usd
+from ..estimate.blocks import (RunLength, block_estimate, is_block_log, measured_blocks, merge_repeats,
                      reached, run_lengths)
-from .bounds import describe_mechanism
+from ..estimate.bounds import describe_mechanism
 from .decisions import decision_lines, is_pareto, mark_undecided, undecided_pairs, verdict
-from .memory import ProgramMemory
-from .memory_rows import add_memory, no_fit_groups, split_no_fit
-from .rows import Candidate, CrossingNote, Horizon, JsonValue, RankedRow
-from .state import ProbeState
+from ..memory.forecast import ProgramMemory
+from ..memory.no_fit import add_memory, no_fit_groups, split_no_fit
+from ..rows import Candidate, CrossingNote, Horizon, JsonValue, RankedRow
+from ..state import ProbeState
 
 if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only for exports
     import pandas as pd

@@ -21,10 +21,11 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .pricing import Catalog
-from .state import ProbeState
+from ..pricing import Catalog
+from ..rows import HEADROOM as HEADROOM  # re-exported: the memory stage names it
+from ..rows import RowMemory
+from ..state import ProbeState
 
-HEADROOM = 0.10
 DEVICE, HOST, ADDRESS_SPACE = "device", "host", "address-space"
 WHAT = {DEVICE: "GPU memory", HOST: "host RSS", ADDRESS_SPACE: "virtual memory"}
 FAR = 4.0  # a forecast past 4x the largest probed batch size: said to be a long reach
@@ -241,32 +242,6 @@ def programs_memory(states: Iterable[ProbeState], catalog: Catalog,
     chosen = list(batch_sizes)
     return {w: program_memory(points, catalog, chosen, headroom)
             for w, points in by_workload.items()}
-
-
-@dataclass(frozen=True, slots=True)
-class RowMemory:
-    """A ranked row's memory: what its probe reached, and its program's forecast for its batch
-    size on every instance (``fits_on``) with the largest that fits there (``largest_on``)."""
-
-    batch_size: int
-    fits: bool
-    device: str
-    basis: str
-    peak_mb: float | None  # the probe's peak of ``basis``
-    limit_mb: float | None  # what it ran under (a GPU's memory, a host limit)
-    host_peak_mb: float | None
-    reason: str = ""  # why it does not fit
-    forecast: str = ""  # what the forecast rests on ("" without one)
-    reach: str = ""  # how far this batch size is from the probed ones
-    intercept_mb: float | None = None
-    per_sample_mb: float | None = None
-    headroom: float = HEADROOM
-    fits_on: dict[str, bool] = field(default_factory=dict)
-    largest_on: dict[str, int | None] = field(default_factory=dict)
-    proxy: bool = False
-
-    def as_json(self) -> dict[str, object]:
-        return {name: getattr(self, name) for name in self.__slots__}
 
 
 def row_memory(state: ProbeState, program: ProgramMemory | None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .state import ProbeState
+from ..state import ProbeState
 
 DEFAULT_EPOCHS = 10
 PER_STEPS = 1000  # a job of unknown length is ranked by time and cost per this many steps

@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .bounds import TF, Calibration, mechanism
-from .estimate import NoEstimate, training_estimate, whole_process
-from .events import Done, End, Event, EventReader, Step
-from .logstore import discover_logs, open_log
-from .state import ProbeState, fold_all
+from ..estimate.bounds import TF, Calibration, mechanism
+from ..estimate.runtime import NoEstimate, training_estimate, whole_process
+from ..events import Done, End, Event, EventReader, Step
+from ..logstore import discover_logs, open_log
+from ..state import ProbeState, fold_all
 
 log = logging.getLogger(__name__)
 
