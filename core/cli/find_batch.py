@@ -23,8 +23,8 @@ def add_find_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("finding the batch size")
     g.add_argument("--find-batch-size", action="store_true",
                    help="find the largest batch size that fits on each host: probe a start "
-                        "batch size and its double, forecast memory from them, confirm the "
-                        "forecast; a probe that does not fit bisects (README: Memory)")
+                        "batch size and 4x it, forecast memory from them, confirm the "
+                        "forecast; a probe that does not fit bisects (docs/memory.md)")
     g.add_argument("--headroom", type=float, default=0.10,
                    help="with --find-batch-size: the share of memory left free (default 0.10)")
     g.add_argument("--max-batch-size", type=int, default=DEFAULT_CAP,
