@@ -40,7 +40,7 @@ LOOKED_FOR = {
     "keras": "Keras: Model.fit, optimizer steps (apply / apply_gradients: custom loops)",
 }
 NO_STEP_HELP = ("in every Python process the command started; StepTimer times any other loop "
-                "(README: 'Any loop')")
+                "(docs/agent.md: 'Any loop')")
 
 
 def no_step_help(frameworks: set[str]) -> str:
