@@ -22,7 +22,6 @@ from probecast.tui.screens.setup import SetupScreen
 
 TYPES = ("g4dn.xlarge", "g5.xlarge")
 ADDRESSES = {"g4dn.xlarge": "127.0.0.6", "g5.xlarge": "127.0.0.7"}
-PORT = 2224
 
 
 def states(ec2, ids: list[str]) -> set[str]:  # type: ignore[no-untyped-def]
@@ -45,6 +44,8 @@ class Cloud:
         if sshd_mod.available():
             pytest.skip(sshd_mod.available())
         self.ec2 = ec2_client(moto_url)
+        # the provider reaches every instance on one port: one free on both addresses
+        self.port = sshd_mod.free_port(*ADDRESSES.values())
         self.base = Path(tempfile.mkdtemp(prefix="probecast-app-aws-", dir="/tmp"))
         os.chmod(self.base, 0o755)
         key = sshd_mod.keygen(self.base / "client")
@@ -80,7 +81,7 @@ adaptive_budget = 0
     def address_for(self, item) -> str:  # type: ignore[no-untyped-def]
         address = ADDRESSES[item.instance_type]
         self.servers.append(_play_cloud_init(self.ec2, item, self.base, self.pub,
-                                             f"s-{item.instance_id}", PORT, address=address))
+                                             f"s-{item.instance_id}", self.port, address=address))
         return address
 
     def app(self):  # type: ignore[no-untyped-def]
@@ -90,7 +91,7 @@ adaptive_budget = 0
         config = load_config(str(self.config))
         assert config.aws is not None
         provider = AwsProvider(config.aws, price_catalog(config), address_for=self.address_for,
-                               port=PORT, deadman_file=str(self.base / "deadline"),
+                               port=self.port, deadman_file=str(self.base / "deadline"),
                                ssh_timeout=20)
         return make_live_app(str(self.config), provider)
 

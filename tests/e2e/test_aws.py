@@ -191,7 +191,7 @@ def test_launched_instance_is_reached_only_with_the_host_key_it_was_given(moto_u
 
     base, key, pub, trainer = _instance_world(sshd_mod)
     deadline_file = base / "deadline"
-    port = 2223 if tamper else 2222
+    port = sshd_mod.free_port("127.0.0.5")
     servers = []
     ec2 = ec2_client(moto_url)
 
@@ -474,7 +474,10 @@ def test_one_unreachable_type_fails_only_its_probes(moto_url, tmp_path) -> None:
 
     base, key, pub, trainer = _instance_world(sshd_mod)
     deadline_file = base / "deadline"
-    port = 2225
+    # the provider reaches both types on one port: free on 127.0.0.8, and on 127.0.0.9 held by
+    # a socket that never listens, so the g4dn "instance" refuses on any machine
+    port = sshd_mod.free_port("127.0.0.8", "127.0.0.9")
+    unreachable = sshd_mod.refusing_port("127.0.0.9", port)
     servers = []
     ec2 = ec2_client(moto_url)
 
@@ -508,6 +511,7 @@ def test_one_unreachable_type_fails_only_its_probes(moto_url, tmp_path) -> None:
     try:
         asyncio.run(launch.run(board, plan, lambda: run_plan(board, plan, timeout=120)))
     finally:
+        unreachable.close()
         for server in servers:
             server.stop()
     status = {k: (e.status, e.detail) for k, e in board.entries.items()}

@@ -201,7 +201,7 @@ def sshd_host():  # type: ignore[no-untyped-def]
     base = Path(tempfile.mkdtemp(prefix="probecast-mem-ssh-", dir="/tmp"))
     os.chmod(base, 0o755)
     client = sshd_mod.keygen(base / "client_ed25519")
-    server = sshd_mod.start_sshd(base / "s", "127.0.0.9", 2222,
+    server = sshd_mod.start_sshd(base / "s", "127.0.0.9", None,
                                  client.with_suffix(".pub").read_text())
     known = base / "known_hosts"
     known.write_text(server.known_hosts_line())

@@ -22,7 +22,9 @@ from probecast.core.model.events import End, Step, read_log
 pytestmark = pytest.mark.skipif(sshd_mod.available() is not None,
                                 reason=sshd_mod.available() or "")
 
-USERS = ("pcproja", "pcprojb")  # fresh users: empty homes, nothing of probecast on them
+# Fresh users, empty homes with nothing of probecast in them; named for this process, so that
+# another suite on this machine, making and removing its own, never removes ours.
+USERS = (f"pcproja{os.getpid()}", f"pcprojb{os.getpid()}")
 SECRET = "s3cret-token-value"
 
 TRAIN = """
@@ -49,12 +51,12 @@ SETUP = """#!/bin/sh
 set -e
 echo "setup in $(pwd) as $(id -un); token=$TOKEN greeting=$GREETING"
 echo ran >> "$HOME/setup-count"
-if [ "$(id -un)" = pcprojb ] && [ -e "$HOME/break-setup" ]; then
+if [ "$(id -un)" = {user_b} ] && [ -e "$HOME/break-setup" ]; then
     echo "ERROR: libfoo-dev is not installed on this host" >&2
     exit 3
 fi
 /usr/bin/python3 -m venv --without-pip .venv
-"""
+""".replace("{user_b}", USERS[1])
 
 
 def _fresh_user(name: str) -> Path:
@@ -79,11 +81,11 @@ def world():  # type: ignore[no-untyped-def]
     homes = {u: _fresh_user(u) for u in USERS}
     client = sshd_mod.keygen(base / "client_ed25519")
     ak = client.with_suffix(".pub").read_text()
-    a = sshd_mod.start_sshd(base / "a", "127.0.0.7", 2222, ak)
-    b = sshd_mod.start_sshd(base / "b", "127.0.0.8", 2222, ak)
+    a = sshd_mod.start_sshd(base / "a", "127.0.0.7", None, ak)
+    b = sshd_mod.start_sshd(base / "b", "127.0.0.8", None, ak)
     known = base / "known_hosts"
     known.write_text(a.known_hosts_line() + b.known_hosts_line())
-    yield {"base": base, "homes": homes, "client": client, "known": known}
+    yield {"base": base, "homes": homes, "client": client, "known": known, "a": a, "b": b}
     a.stop()
     b.stop()
     for u in USERS:
@@ -112,10 +114,10 @@ def make_repo(path: Path) -> Path:
 
 def write_config(world, tmp: Path, repo: Path, **probe: str) -> Path:  # type: ignore[no-untyped-def]
     hosts = ""
-    for name, (address, user) in {"a": ("127.0.0.7", USERS[0]),
-                                  "b": ("127.0.0.8", USERS[1])}.items():
+    for name, user in {"a": USERS[0], "b": USERS[1]}.items():
+        address, port = world[name].address, world[name].port
         hosts += (f'[[hosts]]\nname = "{name}"\ninstance = "g5.xlarge"\naddress = "{address}"\n'
-                  f'port = 2222\nuser = "{user}"\nidentity_file = "{world["client"]}"\n'
+                  f'port = {port}\nuser = "{user}"\nidentity_file = "{world["client"]}"\n'
                   f'known_hosts = "{world["known"]}"\npython = "/usr/bin/python3"\n')
     settings = {"project": json.dumps(str(repo)), "setup": '"sh setup.sh"',
                 "command": '".venv/bin/python train.py --batch-size {batch_size}"',

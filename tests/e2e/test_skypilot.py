@@ -81,8 +81,11 @@ def sky_home():  # type: ignore[no-untyped-def]
     for name, text in CATALOGS.items():
         (versioned / name).parent.mkdir(parents=True, exist_ok=True)
         (versioned / name).write_text(text)
-    saved = {k: os.environ.get(k) for k in ("SKY_RUNTIME_DIR",)}
+    saved = {k: os.environ.get(k) for k in ("SKY_RUNTIME_DIR", "SKYPILOT_API_SERVER_LOCAL_PORT")}
     os.environ["SKY_RUNTIME_DIR"] = str(runtime)
+    # the local API server on a free port, not SkyPilot's fixed 46580: another suite on this
+    # machine starts (and stops) its own
+    os.environ["SKYPILOT_API_SERVER_LOCAL_PORT"] = str(sshd_mod.free_port("127.0.0.1"))
     # the directory is read once, when sky.catalog.common is first imported
     old_dir = catalog_common._ABSOLUTE_VERSIONED_CATALOG_DIR
     catalog_common._ABSOLUTE_VERSIONED_CATALOG_DIR = str(versioned)
@@ -243,16 +246,16 @@ def loopback(sky_home, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
         if acc in state["fail"]:
             raise sky.exceptions.ResourcesUnavailableError(f"no {acc} capacity (simulated)")
         address = f"127.0.0.{20 + n}"
-        server = sshd_mod.start_sshd(base / name, address, 2222, pub)
+        server = sshd_mod.start_sshd(base / name, address, None, pub)
         state["servers"][name] = server
         SSHConfigHelper.add_cluster(name, name, [address], {"ssh_user": "root",
-                                    "ssh_private_key": str(key)}, [2222])
+                                    "ssh_private_key": str(key)}, [server.port])
         itype, accs = instance_for[acc]
         return CloudVmRayResourceHandle(
             cluster_name=name, cluster_name_on_cloud=name, cluster_yaml=None, launched_nodes=1,
             launched_resources=sky.Resources(infra="aws/us-east-1", instance_type=itype,
                                              accelerators=accs),
-            stable_internal_external_ips=[(address, address)], stable_ssh_ports=[2222])
+            stable_internal_external_ips=[(address, address)], stable_ssh_ports=[server.port])
 
     def down(name):  # type: ignore[no-untyped-def]
         state["downed"].append(name)

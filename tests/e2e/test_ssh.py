@@ -57,8 +57,8 @@ def world():  # type: ignore[no-untyped-def]
     client = sshd_mod.keygen(base / "client_ed25519")
     other = sshd_mod.keygen(base / "other_ed25519")  # a key no server knows
     ak = client.with_suffix(".pub").read_text()
-    a = sshd_mod.start_sshd(base / "a", "127.0.0.2", 2222, ak, log_level="DEBUG1")
-    b = sshd_mod.start_sshd(base / "b", "127.0.0.3", 2222, ak)
+    a = sshd_mod.start_sshd(base / "a", "127.0.0.2", None, ak, log_level="DEBUG1")
+    b = sshd_mod.start_sshd(base / "b", "127.0.0.3", None, ak)
     known = base / "known_hosts"
     known.write_text(a.known_hosts_line() + b.known_hosts_line())
     trainer = base / "trainer.py"
@@ -96,8 +96,17 @@ async def run(world, hosts: list[Host], s: ProbeSettings, tmp: Path, timeout: fl
 
 
 def remote_leftovers(user: str) -> list[str]:
-    out = subprocess.run(["ps", "-u", user, "-o", "pid=,args="], capture_output=True, text=True).stdout
-    return [l for l in out.splitlines() if "probecast-agent.pyz" in l]
+    """Agents ``user`` runs that this suite's servers started (another suite on this machine
+    runs its own, as root too)."""
+    return sshd_mod.our_processes("probecast-agent.pyz", user)
+
+
+def new_agent_dirs(before: set[Path]) -> set[Path]:
+    """Agent directories in /tmp made since ``before`` that no running agent uses: a directory
+    of ours left behind (another suite's, made meanwhile, has its agent running)."""
+    running = subprocess.run(["ps", "-e", "-o", "args="], capture_output=True, text=True).stdout
+    return {p for p in set(Path("/tmp").glob("probecast-*/probecast-agent.pyz")) - before
+            if p.exists() and str(p) not in running}
 
 
 async def test_two_hosts_in_parallel_root_and_non_root(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -113,7 +122,7 @@ async def test_two_hosts_in_parallel_root_and_non_root(world, tmp_path) -> None:
         assert report.malformed == []
     assert len(board.ranking(RankOptions(epochs=10))) == 4
     # the per-run temp dir is gone and no agent survives
-    assert set(Path("/tmp").glob("probecast-*/probecast-agent.pyz")) == before
+    assert new_agent_dirs(before) == set()
     assert remote_leftovers("root") == [] and remote_leftovers(sshd_mod.TEST_USER) == []
 
 
@@ -140,7 +149,7 @@ async def test_unknown_host_key_is_refused_with_advice(world, tmp_path) -> None:
     h2 = host(world, "tofu", "a", known_hosts=str(empty), accept_new_host_key=True)
     board = await run(world, [h2], settings(world), tmp_path)
     assert board.entries["tofu-b8"].status == "done", board.entries["tofu-b8"].detail
-    assert "[127.0.0.2]:2222 ssh-ed25519" in empty.read_text()
+    assert f"[127.0.0.2]:{world['a'].port} ssh-ed25519" in empty.read_text()
 
 
 @pytest.mark.faults('client key not authorized',
@@ -155,11 +164,16 @@ async def test_bad_key_is_an_auth_error(world, tmp_path) -> None:  # type: ignor
 @pytest.mark.faults('host down (nothing listening)',
                     checks="fails fast with the reason; the other host's probe finishes")
 async def test_host_down_fails_fast_and_others_finish(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    down = Host(name="down", instance="g5.xlarge", address="127.0.0.9", port=2299, user="root",
-                identity_file=str(world["client"]), known_hosts=str(world["known"]), connect_timeout=5)
+    refusing = sshd_mod.refusing_port("127.0.0.9")
+    down = Host(name="down", instance="g5.xlarge", address="127.0.0.9",
+                port=refusing.getsockname()[1], user="root", identity_file=str(world["client"]),
+                known_hosts=str(world["known"]), connect_timeout=5)
     ok = host(world, "ok", "b")
     t0 = time.monotonic()
-    board = await run(world, [down, ok], settings(world), tmp_path)
+    try:
+        board = await run(world, [down, ok], settings(world), tmp_path)
+    finally:
+        refusing.close()
     DETECTION["host down (refused)"] = time.monotonic() - t0
     assert board.entries["down-b8"].status == "failed"
     assert "refused" in board.entries["down-b8"].detail
@@ -170,12 +184,12 @@ async def test_host_down_fails_fast_and_others_finish(world, tmp_path) -> None: 
                     checks='events received kept; log ends in end; other probe finishes; no remote process')
 async def test_sshd_killed_mid_stream_keeps_data_and_others_finish(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
     agents_before = set(Path("/tmp").glob("probecast-*/probecast-agent.pyz"))
-    victim = sshd_mod.start_sshd(world["base"] / "victim", "127.0.0.4", 2222,
+    victim = sshd_mod.start_sshd(world["base"] / "victim", "127.0.0.4", None,
                                  world["client"].with_suffix(".pub").read_text())
     with open(world["known"], "a") as fh:
         fh.write(victim.known_hosts_line())
     try:
-        hv = Host(name="victim", instance="g5.xlarge", address="127.0.0.4", port=2222, user="root",
+        hv = Host(name="victim", instance="g5.xlarge", address="127.0.0.4", port=victim.port, user="root",
                   identity_file=str(world["client"]), known_hosts=str(world["known"]),
                   python="/usr/bin/python3", keepalive_interval=1)
         ok = host(world, "ok2", "b")
@@ -207,7 +221,7 @@ async def test_sshd_killed_mid_stream_keeps_data_and_others_finish(world, tmp_pa
     await until(lambda: not remote_leftovers("root"), "no agent process left", 10)
     # The kill took the agent too (SIGKILL to the session's processes): its directory stays
     # until the next connection to the host sweeps it (no agent running from it any more).
-    left = set(Path("/tmp").glob("probecast-*/probecast-agent.pyz")) - agents_before
+    left = new_agent_dirs(agents_before)
     conn = await connect(host(world, "a", "a"))
     async with conn:
         await SshRunner._sweep(conn, min_age_minutes=0)
@@ -302,11 +316,11 @@ def test_headless_probe_from_a_config_file(world, tmp_path) -> None:  # type: ig
 
     cfg = tmp_path / "probecast.toml"
     common = (f'identity_file = "{world["client"]}"\nknown_hosts = "{world["known"]}"\n'
-              'python = "/usr/bin/python3"\nport = 2222\n')
+              'python = "/usr/bin/python3"\n')
     cfg.write_text(
-        f'[[hosts]]\nname = "gw"\ninstance = "p3.2xlarge"\naddress = "127.0.0.2"\nuser = "root"\n{common}'
+        f'[[hosts]]\nname = "gw"\ninstance = "p3.2xlarge"\naddress = "127.0.0.2"\nport = {world["a"].port}\nuser = "root"\n{common}'
         f'[[hosts]]\nname = "inner"\ninstance = "g5.xlarge"\naddress = "127.0.0.3"\n'
-        f'user = "{sshd_mod.TEST_USER}"\njump = "gw"\n{common}'
+        f'port = {world["b"].port}\nuser = "{sshd_mod.TEST_USER}"\njump = "gw"\n{common}'
         f'[probe]\ncommand = "python3 {world["trainer"]} 0.01"\nbatch_sizes = [8]\nmax_steps = 12\n'
         'boundary_budget = 0\n')
     out_dir = tmp_path / "logs"
@@ -366,7 +380,8 @@ async def test_a_changed_host_key_is_refused_even_with_accept_new(world, tmp_pat
     forged = world["other"].with_suffix(".pub").read_text().split()
     known = tmp_path / "known_hosts"
     lines = world["known"].read_text().splitlines()
-    target = "[127.0.0.3]:2222" if through_jump else "[127.0.0.2]:2222"
+    server = world["b"] if through_jump else world["a"]
+    target = f"[{server.address}]:{server.port}"
     lines = [ln for ln in lines if not ln.startswith(target)] + [f"{target} {forged[0]} {forged[1]}"]
     known.write_text("\n".join(lines) + "\n")
     before = known.read_text()
@@ -393,7 +408,7 @@ async def test_a_full_tmp_on_the_host_falls_back_to_another_directory(world, tmp
     base = Path(tempfile.mkdtemp(prefix="probecast-fulltmp-", dir="/var/tmp"))
     os.chmod(base, 0o755)
     try:
-        server = sshd_mod.start_sshd(base / "s", "127.0.0.6", 2222,
+        server = sshd_mod.start_sshd(base / "s", "127.0.0.6", None,
                                      world["client"].with_suffix(".pub").read_text(), full_tmp=True)
     except RuntimeError as exc:
         pytest.skip(f"no mount namespace here: {exc}")
