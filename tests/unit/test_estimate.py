@@ -248,3 +248,44 @@ def test_post_training_work_that_failed_is_a_lower_bound(log_builder) -> None:  
     est = estimate_runtime(state_of(b), 1)
     assert any("lower bound" in n for n in est.notes)
     assert est.high_s >= est.runtime_s + 2.0
+
+
+def test_the_estimate_carries_the_drift_and_the_window() -> None:
+    """A recorded GPU probe (torch.compile settling on an H200): the row a user gets from
+    ``estimate --json`` names the trend, its size and the steady steps the step time came from;
+    the same probe cut mid-settling says it ended while still speeding up."""
+    import json
+    from pathlib import Path
+
+    from probecast.core.model.calibrate.runs import read
+    from probecast.core.model.logstore import load_probe
+    from probecast.core.model.pricing import Catalog
+    from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row
+    from probecast.core.model.rows import Candidate
+
+    root = Path(__file__).resolve().parents[2]
+    record = load_probe(root / "sample_logs" / "gpu-h200" / "probe-gpt_loop_compile-b64.jsonl")
+    row = estimate_row(Candidate("c", "c", record.state), Pricing(Catalog.embedded()),
+                       RankOptions())
+    terms = json.loads(json.dumps(row.terms))
+    assert terms["drift"] == "speeding up"
+    assert terms["drift_per_100"] < 0 and terms["drift_change"] < 0
+    assert (terms["window_first"], terms["window_last"]) == (0, record.state.steady.n)
+    assert terms["ended_moving"] in ("", "speeding up")
+
+    full = read(root / "benchmarks" / "corpus" / "runs-gpu-h200" / "gpt_loop_compile-b64.jsonl.gz")
+    steps = [e for e in full if type(e).__name__ == "Step"]
+    cut = fold_all(_through(full, steps[401]))  # ~400 steady steps: mid-settling
+    est = estimate_runtime(cut, 1.0, n_it=800)
+    assert est.terms.ended_moving == "speeding up"
+    assert any("still speeding up" in n for n in est.notes)
+
+
+def _through(events, last):  # type: ignore[no-untyped-def]
+    """The events up to and including ``last`` (a live probe's log, cut there)."""
+    out = []
+    for e in events:
+        out.append(e)
+        if e is last:
+            break
+    return out

@@ -13,7 +13,7 @@ from .stalls import BoundaryForecast, forecast
 from ...agent.steady import DEFAULT_STATISTIC
 from .training import (DEFAULT_HORIZONS, EQUATIONS, MEASURED, PER_STEPS_EQUATION, Estimate,
                        NoEstimate, Terms, eq_5_1, eq_5_3, eq_5_4, parse_horizons,
-                       training_estimate)
+                       training_estimate, with_drift)
 
 __all__ = ["DEFAULT_HORIZONS", "EQUATIONS", "Estimate", "NoEstimate", "Terms", "eq_5_1", "eq_5_3",
            "eq_5_4", "estimate_runtime", "measured_run", "parse_horizons", "per_steps_estimate",
@@ -157,7 +157,8 @@ def per_steps_estimate(state: ProbeState, n: int, statistic: str = DEFAULT_STATI
     terms = Terms(n_it=n, n_ep=1.0, t_init=state.t_init or 0.0, t_it1=state.t_it1, t_it=t_it,
                   t_it_low=t_low, t_it_high=t_high, steady_steps=state.steady.n,
                   statistic=statistic, every=every, t_per=t_per, n_per=n_per or None)
-    return Estimate(total, low, high, PER_STEPS_EQUATION, terms, tuple(notes), u.as_dict())
+    return with_drift(Estimate(total, low, high, PER_STEPS_EQUATION, terms, tuple(notes),
+                               u.as_dict()), state)
 
 
 def _steady_training(t: Terms, n_ep: float) -> float:
@@ -218,6 +219,17 @@ def _post_training(state: ProbeState, cal: Calibration,
     """The program's own post-training work, measured when the probe let it run to its exit,
     else what recorded programs typically took. Returns (its spread, its time)."""
     post = state.post_time
+    if post is not None and "no-post" in state.codes:
+        # the probe unwound the loop: what it timed is the exit alone, not the final evaluation,
+        # save or test the program does after training (recorded custom loops: 1-3 s against an
+        # exit of 0.05-0.7 s - the estimate leaned low by it); at least what programs typically take
+        typical = cal.post_typical_s
+        tally.total += max(post, typical)
+        if typical > post:
+            tally.notes.append(f"custom loop: the probe stopped it by unwinding, so the program's "
+                               f"post-training work did not run: {typical:.1f} s assumed, what "
+                               "recorded programs took")
+        return math.hypot(cal.post_rel * post, cal.post_spread_s) + 0.1, max(post, typical)
     if post is not None:
         tally.total += post
         code = state.end.exit_code if state.end is not None else None

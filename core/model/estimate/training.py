@@ -16,9 +16,10 @@ estimate says so in its notes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...agent.steady import DEFAULT_STATISTIC
+from .drift import probe_trend
 from .length import steps_per_epoch
 from ..state import ProbeState
 
@@ -71,6 +72,16 @@ class Terms:
     progress_seen: float | None = None  # ... how far the blocks seen took it ...
     progress_total: float | None = None  # ... how far the whole run goes ...
     blocks_seen: int = 0  # ... and how many blocks were seen (t_ep2: seconds per unit)
+    # the step time's trend over the probe's steady steps (drift.py): "speeding up", "slowing
+    # down" or "flat" ("" : too few steps to tell), its size per 100 steps and over the window
+    # (relative: -0.08 is 8 % faster), the steady steps the step time was taken from (i..j,
+    # j exclusive) and whether the probe ended while they still moved that way ("" : settled)
+    drift: str = ""
+    drift_per_100: float | None = None
+    drift_change: float | None = None
+    window_first: int | None = None
+    window_last: int | None = None
+    ended_moving: str = ""
 
     def as_dict(self) -> dict[str, float | int | str | None]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -172,9 +183,30 @@ def training_estimate(
         if len(full) < 2:
             raise NoEstimate("Eq. 5.1 needs two whole epochs; the log has "
                              f"{len(full)}")
-        return _epoch_based(state, full, t_init, n_it, n_ep, statistic, notes)
+        return with_drift(_epoch_based(state, full, t_init, n_it, n_ep, statistic, notes), state)
+    est = _iteration_based(state, t_init, n_it, n_ep, use_validation, equation, statistic, notes)
+    return with_drift(est, state)
 
-    return _iteration_based(state, t_init, n_it, n_ep, use_validation, equation, statistic, notes)
+
+def with_drift(est: Estimate, state: ProbeState) -> Estimate:
+    """The estimate with the trend of the probe's steady steps in its terms, and a note where
+    the probe ended while they still moved. The step time stays the whole window's: on the
+    recorded corpora neither the settled window alone nor a longer probe while the trend moves
+    came closer to the full runs (benchmarks/RESULTS.md, attribution and drift)."""
+    values = state.steady.values
+    trend, moving = probe_trend(values)
+    terms = replace(est.terms, window_first=0, window_last=len(values),
+                    drift=trend.direction if trend is not None else "",
+                    drift_per_100=trend.per_100_steps if trend is not None else None,
+                    drift_change=trend.change if trend is not None else None,
+                    ended_moving=moving)
+    notes = est.notes
+    if moving and trend is not None:
+        notes = (*notes, f"the probe ended while its steps were still {moving} "
+                         f"({100 * trend.per_100_steps:+.1f} %/100 steps, {100 * trend.change:+.0f} % "
+                         f"over its {len(values)} steady steps): the step time is their mean, "
+                         "the run's may lie beyond it")
+    return replace(est, terms=terms, notes=notes)
 
 
 def _iteration_based(state: ProbeState, t_init: float, n_it: int, n_ep: float,
