@@ -1,9 +1,11 @@
 """GPU facts from vendor datasheets, and GPU names read as vendors write them.
 
-``SPECS`` holds one row per GPU product (model, form factor, memory size), each figure from the
-datasheet named in ``source`` (read on ``date``). Where a figure could not be found in a source
-this project could cite, the row says so: ``verified`` is False and ``note`` names what is
-missing - never a guessed source.
+``SPECS`` holds one row per GPU product (model, form factor, memory size). ``source`` is the
+page the figures were read on (``date``): a vendor page where one was found, otherwise a page
+that reproduces the vendor's datasheet table, which ``note`` says. Where a figure could not be
+found in a source this project could cite, the row says so: ``verified`` is False and ``note``
+names what is missing; rows with no source at all carry NVIDIA's/AMD's published figures as
+known to the authors, unchecked - never a guessed source.
 
 Conventions, the same in every row:
 - ``bf16_tflops`` is dense (NVIDIA's datasheets print "with sparsity" figures, twice the dense
@@ -63,9 +65,32 @@ def _row(model: str, form: str, memory_gb: float, vendor: str, name: str, year: 
     return GpuSpec(key=key, vendor=vendor, name=name, year=year, bf16_tflops=bf16,
                    fp32_tflops=fp32, memory_gb=memory_gb, memory_bw_gbs=bw, interconnect=link,
                    interconnect_gbs=link_gbs, source=source, date=date if source else "",
-                   model=model, form=form, verified=bool(source) and not note.startswith("unverified"),
+                   model=model, form=form,
+                   verified=bool(source) and not note.startswith("unverified"),
                    note=note if source else (note or "unverified: no datasheet found to cite"))
 
+
+_P100 = ("https://tech4gamers.com/nvidia-tesla-p100-will-be-available-in-two-variants-of-"
+         "16gb-12gb-hbm2/")
+_V100_SXM = "https://developer.nvidia.com/programming-tensor-cores-cuda-9-0"
+_V100_PCIE = ("https://www.io-tech.fi/uutinen/nvidia-esitteli-tesla-v100-pci-express-kiihdyttimen-"
+              "tieteelliseen-laskentaan/")
+_T4 = "https://sysrqmts.com/en/gpus/nvidia/tesla/t4"
+_A100 = "https://glennklockwood.com/garden/processors/A100"
+_A100_NOTE = ("the source quotes NVIDIA's A100 datasheet "
+              "(nvidia-a100-datasheet-us-nvidia-1758950-r4); "
+              "each variant's bandwidth and NVLink 600 GB/s (both ways) from "
+              "https://www.thundercompute.com/blog/nvidia-a100-specs-full-guide")
+_L40 = "https://www.mullet.se/product.html?product_id=355414"
+_H100 = "https://archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html"
+_H100_NOTE = ("the source reproduces NVIDIA's H100 datasheet table (sparse figures, halved here; "
+              "NVLink 900/600 GB/s and PCIe Gen5 128 GB/s both ways)")
+_BLACKWELL = "https://zdszero.github.io/Computer/Artificial_Intelligence/Hardware.html"
+_BLACKWELL_NOTE = ("the source reproduces NVIDIA's GB200 NVL72 / HGX B200 table (sparse BF16, "
+                   "halved here; NVLink 5 1.8 TB/s both ways)")
+_BLACKWELL_ULTRA = "https://verda.com/blog/gb300-nvl72-architecture"
+_MI325X = "https://awesomeagents.ai/hardware/amd-mi325x"
+_GAUDI = "https://www.sgpjbg.com/baogao/465025.html"
 
 # The first row of each model is what a name without form factor or memory means: the form the
 # clouds rent (AWS p4d, GCP a2 are A100 SXM4 40GB; p5 and a3 are H100 SXM; p3 is V100 SXM2 16GB).
@@ -76,82 +101,127 @@ SPECS: tuple[GpuSpec, ...] = (
     _row("M60", "", 8, "NVIDIA", "NVIDIA Tesla M60 (one of the board's two GM204)", 2015,
          4.82, 4.82, 160, "PCIe 3.0", 16),
     _row("P100", "SXM", 16, "NVIDIA", "NVIDIA Tesla P100 SXM2 16GB", 2016,
-         21.2, 10.6, 732, "NVLink 1", 80),
+         21.2, 10.6, 720, "NVLink 1", 80, _P100,
+         note="unverified: NVLink bandwidth (160 GB/s both ways) not in the source"),
     _row("P100", "PCIe", 16, "NVIDIA", "NVIDIA Tesla P100 PCIe 16GB", 2016,
-         18.7, 9.3, 732, "PCIe 3.0", 16),
+         18.7, 9.3, 720, "PCIe 3.0", 16, _P100),
     _row("P100", "PCIe", 12, "NVIDIA", "NVIDIA Tesla P100 PCIe 12GB", 2016,
-         18.7, 9.3, 549, "PCIe 3.0", 16),
+         18.7, 9.3, 540, "PCIe 3.0", 16, _P100),
     _row("V100", "SXM", 16, "NVIDIA", "NVIDIA Tesla V100 SXM2 16GB", 2017,
-         125, 15.7, 900, "NVLink 2", 150),
+         125, 15.7, 900, "NVLink 2", 150, _V100_SXM,
+         note="unverified: FP32 15.7, 900 GB/s and NVLink 300 GB/s (both ways) are NVIDIA's "
+              "datasheet figures not found in a source here; the source gives 125 tensor TFLOPS"),
     _row("V100", "SXM", 32, "NVIDIA", "NVIDIA Tesla V100 SXM2 32GB", 2018,
-         125, 15.7, 900, "NVLink 2", 150),
+         125, 15.7, 900, "NVLink 2", 150, _V100_SXM,
+         note="unverified: as the 16GB row; the 32GB variant itself is not in the source"),
     _row("V100", "PCIe", 16, "NVIDIA", "NVIDIA Tesla V100 PCIe 16GB", 2017,
-         112, 14, 900, "PCIe 3.0", 16),
+         112, 14, 900, "PCIe 3.0", 16, _V100_PCIE),
     _row("V100", "PCIe", 32, "NVIDIA", "NVIDIA Tesla V100 PCIe 32GB", 2018,
-         112, 14, 900, "PCIe 3.0", 16),
-    _row("T4", "", 16, "NVIDIA", "NVIDIA T4", 2018, 65, 8.1, 320, "PCIe 3.0", 16),
+         112, 14, 900, "PCIe 3.0", 16, _V100_PCIE,
+         note="unverified: the 32GB variant is not in the source (16GB figures)"),
+    _row("T4", "", 16, "NVIDIA", "NVIDIA T4", 2018, 65.13, 8.141, 320, "PCIe 3.0", 16, _T4),
     # --- NVIDIA: Ampere, Ada
     _row("A100", "SXM", 40, "NVIDIA", "NVIDIA A100 SXM4 40GB", 2020,
-         312, 19.5, 1555, "NVLink 3", 300),
+         312, 19.5, 1555, "NVLink 3", 300, _A100, note=_A100_NOTE),
     _row("A100", "SXM", 80, "NVIDIA", "NVIDIA A100 SXM4 80GB", 2020,
-         312, 19.5, 2039, "NVLink 3", 300),
+         312, 19.5, 2039, "NVLink 3", 300, _A100, note=_A100_NOTE),
     _row("A100", "PCIe", 40, "NVIDIA", "NVIDIA A100 PCIe 40GB", 2020,
-         312, 19.5, 1555, "PCIe 4.0", 32),
+         312, 19.5, 1555, "PCIe 4.0", 32, _A100, note=_A100_NOTE),
     _row("A100", "PCIe", 80, "NVIDIA", "NVIDIA A100 PCIe 80GB", 2021,
-         312, 19.5, 1935, "PCIe 4.0", 32),
+         312, 19.5, 1935, "PCIe 4.0", 32, _A100, note=_A100_NOTE),
     _row("A10G", "", 24, "NVIDIA", "NVIDIA A10G (AWS)", 2021,
-         70, 31.2, 600, "PCIe 4.0", 32),
-    _row("A10", "", 24, "NVIDIA", "NVIDIA A10", 2021, 125, 31.2, 600, "PCIe 4.0", 32),
-    _row("A30", "", 24, "NVIDIA", "NVIDIA A30", 2021, 165, 10.3, 933, "PCIe 4.0", 32),
+         70, 31.2, 600, "PCIe 4.0", 32,
+         "https://www.baseten.co/blog/nvidia-a10-vs-a10g-for-ml-model-inference/",
+         note="unverified: only memory (24 GB) and bandwidth (600 GB/s) read in the source; "
+              "NVIDIA publishes no A10G datasheet, tensor and FP32 rates are not from a source"),
+    _row("A10", "", 24, "NVIDIA", "NVIDIA A10", 2021, 125, 31.24, 600.2, "PCIe 4.0", 32,
+         "https://sysrqmts.com/ru/gpus/compare/nvidia-a10-pcie-vs-nvidia-quadro-rtx-4000",
+         note="unverified: BF16 tensor 125 not in the source (FP32, memory, bandwidth are)"),
+    _row("A30", "", 24, "NVIDIA", "NVIDIA A30", 2021, 165, 10.32, 933.1, "PCIe 4.0", 32,
+         "https://sysrqmts.com/vi/gpus/compare/nvidia-a30-pcie-vs-nvidia-jetson-tx2-gpu",
+         note="unverified: BF16 tensor 165 not in the source (FP32, memory, bandwidth are)"),
     _row("RTX A5000", "", 24, "NVIDIA", "NVIDIA RTX A5000", 2021,
          111.1, 27.8, 768, "NVLink 3 bridge", 56.25),
-    _row("L4", "", 24, "NVIDIA", "NVIDIA L4", 2023, 121, 30.3, 300, "PCIe 4.0", 32),
-    _row("L40S", "", 48, "NVIDIA", "NVIDIA L40S", 2023, 362.05, 91.6, 864, "PCIe 4.0", 32),
-    _row("L40", "", 48, "NVIDIA", "NVIDIA L40", 2022, 181.05, 90.5, 864, "PCIe 4.0", 32),
+    _row("L4", "", 24, "NVIDIA", "NVIDIA L4", 2023, 121, 30.29, 300, "PCIe 4.0", 32,
+         "https://grokipedia.com/page/NVIDIA_L4_vs_L40S",
+         note="FP16 tensor 242 with sparsity halved; FP32 30.29 from "
+              "https://fpsbench.com/compare/gpu/nvidia-l4-vs-nvidia-tesla-m40"),
+    _row("L40S", "", 48, "NVIDIA", "NVIDIA L40S", 2023, 362.05, 91.6, 864, "PCIe 4.0", 32,
+         _L40, note="the source reproduces NVIDIA's L40/L40S datasheet table"),
+    _row("L40", "", 48, "NVIDIA", "NVIDIA L40", 2022, 181.05, 90.5, 864, "PCIe 4.0", 32,
+         _L40, note="the source reproduces NVIDIA's L40/L40S datasheet table"),
     _row("RTX 4090", "", 24, "NVIDIA", "NVIDIA GeForce RTX 4090", 2022,
          165.2, 82.6, 1008, "PCIe 4.0", 32),
     # --- NVIDIA: Hopper
     _row("H100", "SXM", 80, "NVIDIA", "NVIDIA H100 SXM5 80GB", 2022,
-         989.4, 67, 3350, "NVLink 4", 450),
+         989.5, 67, 3350, "NVLink 4", 450, _H100, note=_H100_NOTE),
     _row("H100", "SXM", 96, "NVIDIA", "NVIDIA H100 SXM5 96GB", 2023,
-         989.4, 67, 3350, "NVLink 4", 450),
+         989.5, 67, 3350, "NVLink 4", 450, _H100,
+         note="unverified: a 96GB SXM5 variant (in MLPerf v4.0) is not in the source; "
+              "figures of the 80GB SXM5"),
     _row("H100", "PCIe", 80, "NVIDIA", "NVIDIA H100 PCIe 80GB", 2022,
-         756, 51, 2000, "PCIe 5.0", 64),
+         756.5, 51, 2000, "PCIe 5.0", 64, _H100, note=_H100_NOTE),
     _row("H100", "NVL", 94, "NVIDIA", "NVIDIA H100 NVL 94GB", 2023,
-         835.5, 60, 3900, "NVLink 4 bridge", 300),
+         835.5, 60, 3930, "NVLink 4 bridge", 300, "https://grokipedia.com/page/210100120",
+         note="unverified: only memory (94 GB), bandwidth (3.93 TB/s) and PCIe 5.0 read in the "
+              "source; BF16, FP32 and NVLink 600 GB/s are NVIDIA's figures not found here"),
     _row("H200", "SXM", 141, "NVIDIA", "NVIDIA H200 SXM 141GB", 2024,
-         989.5, 67, 4800, "NVLink 4", 450),
+         989, 67, 4800, "NVLink 4", 450,
+         "https://itkb.uw.cz/2026/06/nvidia-h200-vs-b300-precisions-cores.html",
+         note="dense BF16 ~989 and NVLink 900 GB/s (both ways) from the source; FP32 as H100 "
+              "SXM (same GH100 silicon, per the source)"),
     _row("H200", "NVL", 141, "NVIDIA", "NVIDIA H200 NVL 141GB", 2024,
          835.5, 60, 4800, "NVLink 4 bridge", 450),
     _row("GH200", "", 96, "NVIDIA", "NVIDIA GH200 Grace Hopper Superchip (96GB HBM3)", 2023,
-         989.4, 67, 4000, "NVLink 4", 450),
+         989.5, 67, 4000, "NVLink 4", 450, "https://spheron.network/blog/nvidia-gh200-guide",
+         note="unverified: the source gives 96 GB HBM3 beside 480 GB LPDDR5X and NVLink-C2C "
+              "900 GB/s; BF16, FP32 (H100 SXM's) and 4 TB/s are not from it"),
     _row("GH200", "", 144, "NVIDIA", "NVIDIA GH200 Grace Hopper Superchip (144GB HBM3e)", 2024,
-         989.4, 67, 4900, "NVLink 4", 450),
+         989.5, 67, 4900, "NVLink 4", 450),
     # --- NVIDIA: Blackwell
     _row("B200", "SXM", 180, "NVIDIA", "NVIDIA B200 SXM 180GB (HGX B200)", 2024,
-         2250, 75, 8000, "NVLink 5", 900),
-    _row("B300", "SXM", 288, "NVIDIA", "NVIDIA B300 SXM 288GB (HGX B300, Blackwell Ultra)", 2025,
-         2250, 75, 8000, "NVLink 5", 900),
+         2250, 75, 7700, "NVLink 5", 900, _BLACKWELL, note=_BLACKWELL_NOTE),
+    _row("B300", "SXM", 270, "NVIDIA", "NVIDIA B300 SXM 270GB (HGX B300, Blackwell Ultra)", 2025,
+         2250, 75, 7700, "NVLink 5", 900, _BLACKWELL_ULTRA,
+         note="per-GPU dense figures of the source's table (it gives 270 GB usable of the "
+              "288 GB product, as MLPerf's 'B300-SXM-270GB' does)"),
     _row("GB200", "", 186, "NVIDIA", "NVIDIA GB200 (one Blackwell GPU of GB200 NVL72)", 2024,
-         2500, 80, 8000, "NVLink 5", 900),
-    _row("GB300", "", 288, "NVIDIA", "NVIDIA GB300 (one Blackwell Ultra GPU of GB300 NVL72)",
-         2025, 2500, 80, 8000, "NVLink 5", 900),
+         2500, 80, 8000, "NVLink 5", 900, _BLACKWELL, note=_BLACKWELL_NOTE),
+    _row("GB300", "", 279, "NVIDIA", "NVIDIA GB300 (one Blackwell Ultra GPU of GB300 NVL72)",
+         2025, 2500, 80, 8000, "NVLink 5", 900, _BLACKWELL_ULTRA,
+         note="per-GPU dense figures of the source's table"),
     # --- AMD
     _row("MI250X", "", 128, "AMD", "AMD Instinct MI250X (OAM, two GCDs)", 2021,
-         383, 47.9, 3276.8, "Infinity Fabric 3", 400),
+         383, 47.9, 3200, "Infinity Fabric 3", 400,
+         "https://zexron.com/amd-mi250-x-aldebaran-as-mcm-with-up-to-479-teraflop-s-and-560-"
+         "watt-tdp",
+         note="unverified: the source reproduces AMD's table (FP16/BF16 383, FP32 vector 47.9, "
+              "3.2 TB/s, 8 Infinity Fabric links); 800 GB/s for the links is not in it"),
     _row("MI300X", "", 192, "AMD", "AMD Instinct MI300X", 2023,
-         1307.4, 163.4, 5300, "Infinity Fabric 4", 448),
+         1307.4, 163.4, 5300, "Infinity Fabric 4", 448, _MI325X,
+         note="the source gives MI325X's rates as MI300X's (same CDNA 3 compute) and MI300X's "
+              "192 GB at 5.3 TB/s; 7 links x 128 GB/s both ways from "
+              "https://www.emergentmind.com/topics/amd-mi300x-gpu"),
     _row("MI325X", "", 256, "AMD", "AMD Instinct MI325X", 2024,
-         1307.4, 163.4, 6000, "Infinity Fabric 4", 448),
+         1307.4, 163.4, 6000, "Infinity Fabric 4", 448, _MI325X,
+         note="Infinity Fabric as MI300X's (a drop-in replacement, per the source)"),
     _row("MI355X", "", 288, "AMD", "AMD Instinct MI355X", 2025,
-         2516.6, 157.3, 8000, "Infinity Fabric 4", 537.6),
+         2516.6, 157.3, 8000, "Infinity Fabric 4", 537.6,
+         "https://www.tomshardware.com/pc-components/gpus/amds-instinct-mi355x-accelerator-will-"
+         "consume-1-400-watts",
+         note="unverified: only memory (288 GB) and bandwidth (8 TB/s) read in the source; "
+              "BF16, FP32 and Infinity Fabric are AMD's figures not found here"),
     _row("RX 7900 XTX", "", 24, "AMD", "AMD Radeon RX 7900 XTX", 2022,
          122.8, 61.4, 960, "PCIe 4.0", 32),
     # --- Intel
-    _row("Gaudi 2", "", 96, "Intel", "Intel Gaudi 2 AI Accelerator (HL-225)", 2022,
-         432, 11, 2460, "RoCE 24x100GbE", 300),
-    _row("Gaudi 3", "", 128, "Intel", "Intel Gaudi 3 AI Accelerator (HL-325L OAM)", 2024,
-         1835, 28.7, 3700, "RoCE 24x200GbE", 600),
+    _row("Gaudi 2", "", 96, "Intel", "Intel Gaudi 2 AI Accelerator", 2022,
+         432, 11, 2460, "RoCE 24x100GbE", 300, _GAUDI,
+         note="unverified: FP32 not in the source (Intel's Hot Chips 2024 slides: BF16 432, "
+              "96 GB, 2.46 TB/s, NIC 4.8 Tb/s both ways)"),
+    _row("Gaudi 3", "", 128, "Intel", "Intel Gaudi 3 AI Accelerator (OAM)", 2024,
+         1835, 28.7, 3670, "RoCE 24x200GbE", 600, _GAUDI,
+         note="unverified: FP32 not in the source; 28.7 is its BF16 vector rate (BF16 matrix "
+              "1835, 128 GB, 3.67 TB/s, NIC 1200 GB/s both ways)"),
 )
 
 # Model names as they appear in vendor strings, most specific first (GB200 before B200,
