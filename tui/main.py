@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from probecast.core.run.board import Board
-from probecast.core.run.config import ConfigError, load_config
+from probecast.core.run.config import Config, ConfigError, load_config
 from probecast.core.model.logstore import discover_logs, log_name
 from probecast.core.cloud.price_lookup import pricing_for
 from probecast.core.run.job import load_epoch_plan
@@ -50,16 +50,18 @@ def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | Non
 
 
 def make_live_app(config_path: str | None, provider: AwsProvider | None = None,
-                  memory_from: list[str] | None = None, sky: SkyProvider | None = None
-                  ) -> ProbecastApp:
-    """The app on a config: the session and the launch providers as `probe --headless` makes
-    them (core/cloud/providers.py). With [aws], picked types that have no host are launched;
-    with [skypilot], its candidates are. Tests hand in their own providers (instances and
-    clusters that are loopback sshd servers)."""
+                  memory_from: list[str] | None = None, sky: SkyProvider | None = None,
+                  config: Config | None = None) -> ProbecastApp:
+    """The app on a config: the session and the launch providers as `probe` makes them
+    (core/cloud/providers.py). With [aws], picked types that have no host are launched; with
+    [skypilot], its candidates are. Tests hand in their own providers (instances and clusters
+    that are loopback sshd servers). ``config``: one made already (the command line's own
+    command, core/cli/own_command.py) instead of the file at ``config_path``."""
     from probecast.core.cloud.providers import aws_provider, live_session, sky_provider
 
-    config = load_config(config_path)
-    where = str(config.path) if config.path else "no config: this machine, built-in workload"
+    config = config or load_config(config_path)
+    where = (str(config.path) if config.path else f"your command: {config.probe.command}"
+             if config.probe.command else "no config: this machine, built-in workload")
     session = live_session(config, title=where, memory_from=memory_from, warn=_warn)
     aws = provider or aws_provider(config)
     sky = sky or sky_provider(config)
@@ -67,13 +69,18 @@ def make_live_app(config_path: str | None, provider: AwsProvider | None = None,
 
 
 def run_app(ns: argparse.Namespace) -> int:
-    """The app for a parsed command line: ``probecast [--config F]`` or ``probecast replay ...``."""
+    """The app for a parsed command line: ``probecast [--config F]``, ``probecast [--host H]
+    [-b N] -- COMMAND`` (the setup filled in) or ``probecast replay ...``."""
+    from probecast.core.cli.common import CliError
+    from probecast.core.cli.own_command import own_command_config
+
     try:
         if ns.cmd == "replay":
             app = make_replay_app(ns.logs, ns.speed, ns.epochs_from, getattr(ns, "config", None))
         else:
-            app = make_live_app(ns.config, memory_from=getattr(ns, "memory_from", None))
-    except ConfigError as exc:
+            app = make_live_app(ns.config, memory_from=getattr(ns, "memory_from", None),
+                                config=own_command_config(ns, _warn))
+    except (ConfigError, CliError) as exc:
         print(f"probecast: {exc}", file=sys.stderr)
         return 2
     app.run()

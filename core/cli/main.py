@@ -1,9 +1,11 @@
 """The `probecast` command line.
 
     probecast                       the app (TUI) on its embedded default
+    probecast [--host H] -b N -- CMD  the app's setup filled in with your command (own_command.py)
     probecast estimate LOG...       runtime/cost estimate per probe log
     probecast rank LOG_OR_DIR...    ranking of (instance, batch size) by time or cost
     probecast probe --local ...     run a probe on this machine and save its log
+    probecast probe [--local | --host H ...] [-b N ...] -- COMMAND ARGS...   your own command
     probecast replay LOG_OR_DIR...  replay saved logs in the app
     probecast prices                the price catalog
     probecast import mlperf PATH... MLPerf Training results as probecast logs
@@ -17,13 +19,16 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any
+from typing import Any, NoReturn
 from collections.abc import Callable
 
 from .analyze import cmd_estimate, cmd_plot, cmd_rank, cmd_stabilize
 from .cloud import cmd_cleanup, cmd_prices
+from ..run.config import ConfigError, load_config
 from .common import CliError, add_estimate_options, warn
 from .importer import add_import_parser
+from .own_command import (EXAMPLE, SEPARATOR_HINT, add_batch_size_option, add_host_options,
+                          add_save_option, own_command_config, save_config, split_argv)
 from .probe import add_probe_parser
 
 
@@ -38,23 +43,54 @@ def _version() -> str:
         return __version__
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, whose errors about words it did not expect say where the command to probe
+    goes (``probecast probe --local -b 32 python train.py`` forgot the ``--``)."""
+
+    own_command_hint = False  # set by main() for the app's and probe's command lines
+
+    def error(self, message: str) -> NoReturn:
+        if Parser.own_command_hint and message.startswith(("unrecognized arguments",
+                                                           "argument COMMAND: invalid choice")):
+            message += f"\n  ({SEPARATOR_HINT})"
+        super().error(message)
+
+
+APP_USAGE = """probecast [--local | --host [user@]HOST[:PORT] ...] [-b N ...] [--max-steps N]
+                 [--config FILE] [--save-config FILE] [-- COMMAND ARGS...]
+       probecast COMMAND ...  (probe, replay, rank, prices, ...: probecast COMMAND --help)"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="probecast",
+        usage=APP_USAGE,
         description="Find where to train: probe a few iterations of your job on each candidate "
                     "host, estimate full-training time and cost, rank them. Without a command: "
-                    "the app (setup screen).",
+                    "the app (setup screen); with your own command after --, the setup screen "
+                    "filled in with it, its hosts and batch sizes.",
+        epilog=f"Probe without the app: {EXAMPLE}",
     )
     parser.add_argument("--version", action="version", version=f"probecast {_version()}")
     parser.add_argument("--config", default=None, metavar="FILE",
                         help="the app with this config (default: ./probecast.toml, then "
-                             "~/.config/probecast/config.toml, else this machine)")
+                             "~/.config/probecast/config.toml, else this machine; with a command "
+                             "after --, no file unless named here, and the command wins over "
+                             "its probe.command)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--local", action="store_true",
+                       help="the app on this machine (the default without --host)")
+    add_host_options(where)
+    add_batch_size_option(parser, "the config's, else 64 and 256")
+    parser.add_argument("--max-steps", type=int, default=None, metavar="N",
+                        help="stop each probe after N training steps")
+    add_save_option(parser, "then exit without opening the app")
     parser.add_argument("--memory-from", nargs="+", default=None, metavar="LOG_OR_DIR",
                         help="the app: forecast memory from these probe logs too (the setup "
                              "screen marks batch sizes that cannot fit; default: the logs of "
                              "earlier sessions in ./probecast-logs)")
     add_logging_options(parser)
-    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND", prog="probecast")
 
     _add_replay_parser(sub)
     _add_analysis_parsers(sub)
@@ -179,8 +215,10 @@ def main(argv: list[str] | None = None, launch_app: AppLauncher | None = None) -
     ``launch_app``, which the console script in ``probecast.tui`` passes in, so core never imports
     the TUI."""
     args = sys.argv[1:] if argv is None else argv
-    ns = build_parser().parse_args(args)
+    ns = parse_command_line(args)
     setup_logging(getattr(ns, "verbose", 0))
+    if ns.cmd is None and ns.save_config:
+        return _save_app_config(ns)
     if ns.cmd in (None, "replay"):
         if launch_app is None:
             warn("the app is not available here; headless commands still work: probecast --help")
@@ -196,3 +234,34 @@ def main(argv: list[str] | None = None, launch_app: AppLauncher | None = None) -
         return 2
     except BrokenPipeError:  # `probecast rank ... | head`
         return 0
+
+
+def parse_command_line(args: list[str]) -> argparse.Namespace:
+    """The parsed arguments, with ``command``: the words after ``--`` (None without one) for the
+    app and ``probe``; other commands get their ``--`` back (``rank -- -odd-name.jsonl``)."""
+    head, words = split_argv(args)
+    parser = build_parser()
+    commands = next(a.choices for a in parser._actions
+                    if isinstance(a, argparse._SubParsersAction))
+    own = "probe" in head or not any(w in commands for w in head)
+    Parser.own_command_hint = own and words is None
+    try:
+        ns = parser.parse_args(head)
+        if words is not None and ns.cmd not in (None, "probe"):
+            ns, words = parser.parse_args(args), None
+    finally:
+        Parser.own_command_hint = False
+    ns.command = words
+    return ns
+
+
+def _save_app_config(ns: argparse.Namespace) -> int:
+    """``probecast ... --save-config FILE`` (no command): the config the app would open with,
+    written, and nothing opened."""
+    try:
+        config = own_command_config(ns, warn) or load_config(ns.config)
+        save_config(ns.save_config, config, lambda line: print(line, file=sys.stderr))
+    except (CliError, ConfigError) as exc:
+        warn(str(exc))
+        return 2
+    return 0

@@ -27,6 +27,8 @@ from ..run.plan import host_price, session_dir
 from ..run.session import Session
 from .analyze import print_ranked
 from .common import CliError, confirm_launch, say_summary, warn, warn_ranking
+from .own_command import (EXAMPLE, FORM, add_batch_size_option, add_host_options, add_save_option,
+                          own_command_config, save_config)
 
 T = TypeVar("T")
 
@@ -138,23 +140,34 @@ def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(main())
 
 
-def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
-    """`probe --headless`: the probe job (core/run/job.py) on the configured hosts and what
-    [aws] / [skypilot] launch, with progress, then the ranking from the board."""
-    if not ns.headless:
-        raise CliError("probe without --headless is the app: run `probecast` (or add --headless)")
+def _config(ns: argparse.Namespace) -> Config:
+    """The config this probe runs: the command line's own command (a command after --, or
+    --host), else --local's this machine, else the config file (searched as the app does)."""
     try:
+        config = own_command_config(ns, warn)
+        if config is not None:
+            return config
         config = default_config() if ns.local else load_config(ns.config)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
     if ns.local:
         config.hosts = [local_host()]
+    return config
+
+
+def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
+    """`probe`: the probe job (core/run/job.py) on the configured hosts and what [aws] /
+    [skypilot] launch, with progress, then the ranking from the board."""
+    config = _config(ns)
     ranking_out = out
     if ns.json:  # stdout carries only the ranking's JSON; progress goes to stderr
         out = sys.stderr
+    settings = _settings(ns, config.probe)
+    if ns.save_config:  # what this probe runs, for `--config FILE` later
+        config.probe = settings
+        save_config(ns.save_config, config, lambda line: out.write(line + "\n"))
     log_dir = session_dir(ns.out)
-    session = live_session(config, settings=_settings(ns, config.probe), log_dir=log_dir,
-                           full=ns.full, warn=warn)
+    session = live_session(config, settings=settings, log_dir=log_dir, full=ns.full, warn=warn)
     job = ProbeJob(session, list(config.hosts), log_dir, [] if ns.local else launches(config),
                    full=ns.full)
     try:  # before anything starts: nothing may be lost later, no host touched in vain
@@ -210,7 +223,9 @@ def _probe_and_rank(job: ProbeJob, ns: argparse.Namespace, epochs: int | None, o
     session, log_dir = job.session, job.log_dir
     plan = job.make_plan()
     config = session.config
-    where = f"{config.path}" if config is not None and config.path else "this machine (no config)"
+    where = (f"{config.path}" if config is not None and config.path else "the command line"
+             if getattr(ns, "command", None) or getattr(ns, "host", None) else
+             "this machine (no config)")
     out.write(f"probing {len(plan)} probe(s) on {len({p.host.name for p in plan})} host(s) from "
               f"{where}; logs: {log_dir}/\n")
     interrupted = False
@@ -295,24 +310,65 @@ def _cheapest(hosts: list[Host], catalog: Catalog) -> Host:
     return min(hosts, key=price)
 
 
+PROBE_USAGE = f"""{FORM}
+       probecast probe [--config FILE | --local] [--workload NAME] [options]"""
+PROBE_DESCRIPTION = """\
+Probe a few steps of your own training command on each host and batch size, then rank
+(host, batch size) by estimated full-training time (or cost). The words after -- are your
+command, run as you would run it: from this directory on this machine, from the login
+directory on an SSH host (or in --project's copy there). {batch_size} in it becomes each
+probe's batch size. With a command after --, no config file is needed or read unless --config
+names one: then its hosts and settings apply and this command wins over its probe.command.
+Without a command: the config's (./probecast.toml, ~/.config/probecast/config.toml), or with
+--local a built-in workload. Progress goes to the terminal, then the ranking; the logs go to
+./probecast-logs/<timestamp>/ (--out). The app, set up the same: the same options and command
+without `probe`."""
+PROBE_EPILOG = f"""\
+examples:
+  {EXAMPLE}
+  probecast probe --host gpu1 --host ubuntu@10.0.0.7:2222 -b 64 -b 128 --max-steps 50 \\
+      -- python train.py --batch-size {{batch_size}} --epochs 10
+  probecast probe --local --json -b 16 -b 32 -- python train.py --bs={{batch_size}} > ranking.json
+  probecast --host gpu1 -b 32 -b 64 -- python train.py --batch-size {{batch_size}}   (the app)
+
+hosts: --host takes what ssh takes - an address, a name or an ~/.ssh/config alias, with user@
+and :PORT - and connects as ssh would: ~/.ssh/config (HostName, User, Port, IdentityFile,
+ProxyJump), keys from ssh-agent and ~/.ssh, host keys checked against ~/.ssh/known_hosts (an
+unknown host is refused: ssh to it once, or ssh-keyscan it). The host needs python3 and what
+your command imports; probecast sends its own agent.
+
+--save-config FILE writes the probecast.toml this command line stands for (never over an
+existing file), then probes; `probecast --save-config FILE ... -- COMMAND` (no `probe`) only
+writes it. Later: probecast probe --config FILE."""
+
+
 def add_probe_parser(sub: Any) -> None:
-    p = sub.add_parser("probe", help="run probes on the configured hosts (or --local) and save their logs")
+    p = sub.add_parser("probe", help="probe your command on hosts (or --local), rank, save logs",
+                       usage=PROBE_USAGE, description=PROBE_DESCRIPTION, epilog=PROBE_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--config", help="probecast.toml (default: ./probecast.toml, ~/.config/probecast/config.toml)")
-    src.add_argument("--local", action="store_true", help="probe this machine only (needs probecast[agent])")
-    p.add_argument("--headless", action="store_true", help="no app: progress, then the ranking")
+    src.add_argument("--config", metavar="FILE",
+                     help="probecast.toml (default: ./probecast.toml, "
+                          "~/.config/probecast/config.toml; with a command after --: none "
+                          "unless named here)")
+    src.add_argument("--local", action="store_true",
+                     help="probe this machine (the default with a command after -- and no --host)")
+    add_host_options(src)
+    add_batch_size_option(p, "the config's, else 64 and 256")
+    add_save_option(p, "then probe")
+    p.add_argument("--headless", action="store_true",
+                   help="no app (what probe always does; kept for scripts that say it)")
     p.add_argument("--json", action="store_true",
                    help="print the final ranking as JSON on stdout (progress goes to stderr)")
     p.add_argument("--workload", default=None, choices=WORKLOADS,
-                   help="built-in workload to probe (default: the config's)")
-    p.add_argument("--batch-size", type=int, action="append", default=None,
-                   help="batch size (repeatable; default: the config's)")
-    p.add_argument("--out", help="directory for the logs (default ./probecast-logs/<timestamp>/)")
+                   help="built-in workload to probe instead of a command (default: the config's)")
+    p.add_argument("--out", metavar="DIR",
+                   help="directory for the logs (default ./probecast-logs/<timestamp>/)")
     p.add_argument("--project", metavar="PATH", default=None,
                    help="a local directory copied to each host (git: the files git would track); "
                         "the command and [probe] setup run in the copy")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--max-steps", type=int, default=None,
+    g.add_argument("--max-steps", type=int, default=None, metavar="N",
                    help=f"stop each probe after N training steps (default {DEFAULT_MAX_STEPS} "
                         "unless --target-ci, --max-seconds or --full)")
     g.add_argument("--target-ci", type=float, default=None,

@@ -203,11 +203,26 @@ def parse_config(text: str, path: Path | str = "<config>") -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{src}: not valid TOML: {exc}") from None
+    return _config_from_data(data, fail, Path(path), Path(path).parent if path != "<config>" else None)
+
+
+def config_from_data(data: dict[str, Any], source: str) -> Config:
+    """A config from the document a TOML file would hold, made elsewhere (the command line's
+    own-command form): the same checks, errors naming ``source`` and the key. No file, so
+    ``path`` is None and a relative project is taken from the working directory."""
+    def fail(where: tuple[str | int, ...], msg: str) -> ConfigError:
+        return ConfigError(f"{source}: {msg}")
+
+    return _config_from_data(data, fail, None, None)
+
+
+def _config_from_data(data: dict[str, Any], fail: Fail, path: Path | None,
+                      base: Path | None) -> Config:
     _check_dict_values(data, fail)
     doc = _convert(data, fail)
     hosts = _checked_hosts(doc, fail)
     settings = doc.probe
-    _check_settings(settings, fail, Path(path).parent if path != "<config>" else None)
+    _check_settings(settings, fail, base)
     aws = doc.aws
     if aws is not None:
         if not aws.instance_types:
@@ -222,7 +237,7 @@ def parse_config(text: str, path: Path | str = "<config>") -> Config:
             raise fail(("skypilot", "accelerators"), problem)
     if not hosts and aws is None and doc.skypilot is None:
         hosts = [local_host()]
-    return Config(hosts=hosts, probe=settings, prices=dict(doc.prices), path=Path(path), aws=aws,
+    return Config(hosts=hosts, probe=settings, prices=dict(doc.prices), path=path, aws=aws,
                   skypilot=doc.skypilot)
 
 

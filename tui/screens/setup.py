@@ -112,15 +112,16 @@ class SetupScreen(StartFromSetup, Screen[None]):
                            ("mem", "GPU mem"), ("vcpu", "vCPU"), ("price", "$/h"), ("fit", "fit"),
                            ("hosts", "host")):
             table.add_column(label, key=key)
-        if len(self.config.hosts) == 1:
-            self.selected_hosts.add(self.config.hosts[0].name)
+        if len(self.config.hosts) == 1 or self.config.path is None:
+            # no config file: the hosts were named on the command line (or are this machine)
+            self.selected_hosts.update(h.name for h in self.config.hosts)
         self.fill_instances("")
         table.focus()
         self.update_summary()
         if self.provider is not None:
             self.check_leftovers()
         self.read_memory()
-        if self.config.path is None:
+        if self.config.path is None and self.config.probe.command is None:
             self.notify("No config: probing this machine with a built-in workload. "
                         "To see a six-instance comparison: probecast replay "
                         "sample_logs/reconstructed-dissertation",
