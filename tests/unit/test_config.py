@@ -135,15 +135,18 @@ def test_bad_config_is_reported_by_the_cli(tmp_path: Path, run_cli) -> None:  # 
 
 
 def test_the_readme_config_examples_parse() -> None:
-    """README's TOML blocks are the documentation of the format: they must stay valid."""
+    """The TOML blocks of README and docs/ (config.md holds the reference) are the
+    documentation of the format: they must stay valid."""
     import re
 
     from conftest import ROOT
 
-    blocks = re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    assert len(blocks) >= 2
-    for block in blocks:
-        cfg = parse_config(block, "README.md")
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    blocks = [(page.name, block) for page in pages
+              for block in re.findall(r"```toml\n(.*?)```", page.read_text(), re.S)]
+    assert len([page for page, _ in blocks if page == "config.md"]) >= 3
+    for page, block in blocks:
+        cfg = parse_config(block, page)
         assert cfg.hosts or cfg.aws is not None or cfg.skypilot is not None
 
 
