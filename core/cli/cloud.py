@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
+from ..model.pricing import UNVERIFIED, InstanceType, newest_first
 from .common import warn
-
-if TYPE_CHECKING:
-    from ..model.pricing import InstanceType
 
 
 def cmd_prices(ns: argparse.Namespace, out: TextIO) -> int:
@@ -45,9 +43,8 @@ def cmd_prices(ns: argparse.Namespace, out: TextIO) -> int:
     catalog = current_catalog(ns.region)
     if ns.spot and not spot:
         spot = cached_spot_prices(ns.region)
-    rows_out = [i for i in catalog
-                if not families or any(i.instance.split(".")[0] == f or i.instance.startswith(f + ".")
-                                       for f in families)]
+    rows_out = newest_first(i for i in catalog if not families or any(
+        i.instance.split(".")[0] == f or i.instance.startswith(f + ".") for f in families))
     if ns.json:
         json.dump([{**{k: getattr(i, k) for k in i.__dataclass_fields__},
                     "spot_price_per_hour": spot.get(i.instance)} for i in rows_out], out, indent=2)
@@ -106,26 +103,35 @@ def _prices_gpuhunt(ns: argparse.Namespace, out: TextIO, option: str) -> int:
         rows = [r for r in rows if any(r.instance.startswith(f) or r.gpu_model.lower() == f.lower()
                                        for f in families)]
     spot = cached_spot_prices(ns.region) if ns.spot else {}
+    rows = newest_first(rows)
     if ns.json:
         json.dump([{**{k: getattr(i, k) for k in i.__dataclass_fields__},
                     "spot_price_per_hour": spot.get(i.instance)} for i in rows], out, indent=2)
         out.write("\n")
         return 0
-    _print_rows(sorted(rows, key=lambda r: (r.price_per_hour or 0, r.instance)), ns, spot, out)
+    _print_rows(rows, ns, spot, out)
     return 0
 
 
 def _print_rows(rows_out: list[InstanceType], ns: argparse.Namespace, spot: dict[str, float],
                 out: TextIO) -> None:
+    """One line a row, newest GPUs first as given; an unverified price ends in '?'."""
     width = max([16] + [len(i.instance) for i in rows_out])
     spot_h = f" {'spot':>7}" if ns.spot else ""
-    out.write(f"{'instance':<{width}} {'GPUs':<12} {'GPU mem':>7} {'vCPU':>4} {'$/h':>8}{spot_h}  {'date':<10}\n")
+    out.write(f"{'instance':<{width}} {'GPUs':<10} {'GPU mem':>7} {'vCPU':>4} {'$/h':>9}{spot_h}  {'date':<10}\n")
     for i in rows_out:
         mem = f"{i.gpu_memory_gb:g}G" if i.gpu_memory_gb else "-"
         sp = f" {spot[i.instance]:>7.3f}" if ns.spot and i.instance in spot else (" " * 8 if ns.spot else "")
-        price = f"{i.price_per_hour:.4g}" if i.price_per_hour is not None else "-"
-        out.write(f"{i.instance:<{width}} {i.gpus:<12} {mem:>7} {i.vcpus or '-':>4} {price:>8}{sp}  "
-                  f"{i.price_date:<10}\n")
+        out.write(f"{i.instance:<{width}} {i.gpus:<10} {mem:>7} {i.vcpus or '-':>4} "
+                  f"{price_text(i):>9}{sp}  {i.price_date:<10}\n")
+    if any(i.unverified for i in rows_out):
+        out.write(f"?: {UNVERIFIED}, no public page found; [prices] in probecast.toml sets yours\n")
+
+
+def price_text(i: InstanceType) -> str:
+    """$/h to 4 significant digits, '-' for none; '?' after one nobody could verify."""
+    price = f"{i.price_per_hour:.4g}" if i.price_per_hour is not None else "-"
+    return price + ("?" if i.unverified else " ")
 
 
 def cmd_cleanup(ns: argparse.Namespace, out: TextIO) -> int:

@@ -22,7 +22,6 @@ and ``--json`` show it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from ..model.pricing import Catalog, InstanceType
 from ..model.rank.ranking import Pricing
@@ -78,5 +77,5 @@ def _layer(catalog: Catalog, prices: Mapping[str, float], source: str) -> Catalo
     rows = {i.instance: i for i in catalog}
     for name, price in prices.items():
         base = rows.get(name) or InstanceType(instance=name, billing="exact")
-        rows[name] = replace(base, price_per_hour=float(price), source=source, price_date="")
+        rows[name] = base.priced(price, source)
     return Catalog(list(rows.values()), catalog.date, catalog.source)

@@ -187,6 +187,7 @@ def _aws_catalog(region: str, max_age_days: int) -> Catalog:
             from dataclasses import replace
 
             i = replace(i, gpu_model=i.gpu_model or base.gpu_model,
+                        gpu_name=i.gpu_name or base.gpu_name,
                         gpu_memory_gb=i.gpu_memory_gb or base.gpu_memory_gb)
         rows[i.instance] = i
     return Catalog(list(rows.values()), date=str(taken), source=cached.source)

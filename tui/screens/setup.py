@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Sel
 
 from probecast.core.agent.agent_main import DEFAULT_MAX_STEPS
 from probecast.core.agent.workloads import WORKLOADS
+from probecast.core.model.pricing import InstanceType, newest_first
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.report.fmt import fmt_cost
 from probecast.core.run.job import LaunchProvider, describe_length, settings_for
@@ -175,8 +176,8 @@ class SetupScreen(StartFromSetup, Screen[None]):
         by_instance = self.hosts_by_instance()
         catalog = self.session.board.pricing.catalog  # the one price lookup's
         sky = [n for n in self.sky.candidates() if n not in by_instance] if self.sky else []
-        names = list(by_instance) + sky + [i.instance for i in catalog if i.instance not in
-                                           by_instance]
+        names = list(by_instance) + sky + [i.instance for i in newest_first(catalog)
+                                           if i.instance not in by_instance]
         workload, sizes = self.workload_name(), self.batch_sizes()
         for name in names:
             if name in sky:
@@ -199,7 +200,7 @@ class SetupScreen(StartFromSetup, Screen[None]):
             table.add_row(
                 Text("✓" if picked else "", style="bold green"), name, gpus, mem,
                 str(inst.vcpus) if inst and inst.vcpus else "-",
-                f"{price:.3f}" if price is not None else "-",
+                price_cell(price, inst),
                 Text(fit, style="" if fit in ("all", "") else "bold yellow"), host_text, key=name)
 
     def _add_candidate(self, table: DataTable[Any], name: str, query: str) -> None:
@@ -350,3 +351,12 @@ class SetupScreen(StartFromSetup, Screen[None]):
         self.notify("Quit (q) and run: probecast replay sample_logs/reconstructed-dissertation "
                     "(the dissertation's six p2/p3 instances) or sample_logs/cpu-keras/probes "
                     "(real probes recorded here) - the same screens, replayed.", timeout=10)
+
+
+def price_cell(price: float | None, inst: InstanceType | None) -> Text:
+    """$/h to 3 decimals ('-' for none); a yellow '?' after a price nobody could verify (the
+    catalog's ``price_status``), as `probecast prices` marks it."""
+    text = Text(f"{price:.3f}" if price is not None else "-")
+    if inst is not None and inst.unverified:
+        text.append("?", style="bold yellow")
+    return text
