@@ -30,7 +30,8 @@ HEADER = """# CLI reference
 Every command's `--help`, as `probecast` prints it (at {width} columns). Regenerate with
 `.venv/bin/python scripts/cli_reference.py`; `tests/unit/test_docs.py` fails when this file and
 the parsers differ. Every command also takes `-v` (what probecast does) and `-vv` / `--debug`.
-What the commands are for: [README](../README.md); the config file: [config.md](config.md).
+What the commands print and the fields of their `--json`: [headless.md](headless.md); the config
+file: [config.md](config.md); where to start: [README](../README.md).
 
 """
 
