@@ -1,6 +1,6 @@
 """Epoch-boundary stalls of tf.data input pipelines: when they come and how long they last.
 
-**What they are** (benchmarks/RESULTS.md §0e, ``benchmarks/stalls.py``). Every ``tf.data``
+**What they are** (benchmarks/RESULTS.md §0a, ``benchmarks/stalls.py``). Every ``tf.data``
 iterator with autotuning on (the default) runs a model thread that re-optimises the pipeline at
 exponentially spaced moments: 10 ms after the iterator's first element, then 20, 40, ... ms
 later, the period doubling until it would pass 60 s and then staying at 60 s (TensorFlow's

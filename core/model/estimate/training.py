@@ -176,7 +176,7 @@ def training_estimate(
     full = state.full_epochs()
     # auto: Eq. 5.1 only with three whole epochs or more - with two it rests on one later epoch,
     # i.e. one boundary, while Eq. 5.3 with T_ep uses every boundary the probe crossed
-    # (benchmarks/RESULTS.md: boundaries vary from 0.2 s to 4 s in one run)
+    # (benchmarks/RESULTS.md §0a: on 2 cores one run's boundaries varied from 0.1 s to 9.6 s)
     if n_it != own_it:  # a job measured in steps, ending inside a pass: no whole epochs
         full = []
     if equation == "5.1" or (equation == "auto" and len(full) >= 3):
