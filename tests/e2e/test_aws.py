@@ -368,6 +368,46 @@ def test_cache_is_preferred_and_says_so(tmp_path) -> None:  # type: ignore[no-un
     assert cat.price("p3.2xlarge")[0] == 3.06  # not in the cache: embedded
 
 
+def test_a_refreshed_price_replaces_an_unverified_one_and_keeps_the_gpu_name(run_cli) -> None:  # type: ignore[no-untyped-def]
+    assert aws_prices.current_catalog(REGION).get("g5.24xlarge").unverified  # type: ignore[union-attr]
+    rows = aws_prices.parse_price_list([price_item("g5.24xlarge", "8.1440000000", "4")])
+    aws_prices.save_price_cache(rows, REGION)
+    cat = aws_prices.current_catalog(REGION)
+    g5 = cat.get("g5.24xlarge")
+    assert g5 is not None and g5.price_per_hour == 8.144 and not g5.unverified
+    assert g5.gpu_name == "NVIDIA A10G" and g5.gpu_model == "A10G"  # embedded facts kept
+    assert cat.get("g5.16xlarge").unverified  # type: ignore[union-attr]  # not in the cache
+    code, out, _ = run_cli("prices", "--family", "g5")
+    line = next(line for line in out.splitlines() if line.startswith("g5.24xlarge "))
+    assert "8.144" in line and "?" not in line
+
+
+def test_prices_refresh_through_the_cli_over_the_new_catalog(moto_url, monkeypatch, run_cli) -> None:  # type: ignore[no-untyped-def]
+    """`prices --refresh`: the Pricing API (Stubber), GPU facts from moto's EC2, the cache
+    written, and the listing still newest GPUs first with the embedded rows around it."""
+    pricing = boto3.client("pricing", region_name="us-east-1")
+    stub = Stubber(pricing)
+    stub.add_response("get_products", {
+        "PriceList": [price_item("g5.xlarge", "1.0060000000"),
+                      price_item("p4d.24xlarge", "21.9576420000", "8", "1152 GiB")],
+        "FormatVersion": "aws_v1"}, {"ServiceCode": "AmazonEC2", "Filters": ANY,
+                                     "FormatVersion": "aws_v1"})
+    real = aws_client.client
+    monkeypatch.setattr(aws_client, "client", lambda service, region=None, url=None: (
+        pricing if service == "pricing" else real(service, region, moto_url)))
+    with stub:
+        code, out, err = run_cli("prices", "--refresh", "--region", REGION)
+    assert code == 0, err
+    assert f"2 GPU instance prices for {REGION} cached" in out and "AWS Pricing API cache" in out
+    names = [line.split()[0] for line in out.splitlines()[3:] if line and not line.startswith("?")]
+    assert names[0] == "p6-b200.48xlarge"  # embedded rows the cache lacks stay, newest first
+    assert names.index("p4d.24xlarge") < names.index("g5.xlarge") < names.index("p2.xlarge")
+    code, out, _ = run_cli("prices", "--json", "--region", REGION)
+    p4d = next(r for r in json.loads(out) if r["instance"] == "p4d.24xlarge")
+    assert p4d["source"] == "AWS Pricing API" and p4d["gpu_model"] == "A100"
+    assert p4d["gpu_name"] == "NVIDIA A100-SXM4-40GB" and p4d["price_status"] == ""
+
+
 def test_error_messages_name_the_iam_action_and_fall_back_on_subnets() -> None:
     ec2 = boto3.client("ec2", region_name=REGION)
     stub = Stubber(ec2)

@@ -81,6 +81,9 @@ def test_refresh_reads_gpuhunt_into_the_dated_cache_tagged_by_provider_and_regio
     assert code == 0 and "gpu_1x_h100_pcie@lambdalabs/us-east-1" in out and "runpod" not in out
     code, out, _ = run_cli("prices", "--provider", "gpuhunt", "--json")
     assert {r["provider"] for r in json.loads(out)} == {"lambdalabs", "runpod"}
+    # newest GPU generation first here too; within one, cheapest first
+    assert [r["instance"].split("@")[0] for r in json.loads(out)] == [
+        "gpu_1x_h100_pcie", "NVIDIA L4", "gpu_1x_a10", "gpu_1x_a10"]
 
 
 def test_a_log_from_another_cloud_is_ranked_with_its_gpuhunt_price(
