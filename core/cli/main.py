@@ -244,11 +244,11 @@ def parse_command_line(args: list[str]) -> argparse.Namespace:
     commands = next(a.choices for a in parser._actions
                     if isinstance(a, argparse._SubParsersAction))
     own = "probe" in head or not any(w in commands for w in head)
+    if not own:  # `rank -- -odd-name.jsonl`: their `--`, argparse's meaning
+        head, words = list(args), None
     Parser.own_command_hint = own and words is None
     try:
         ns = parser.parse_args(head)
-        if words is not None and ns.cmd not in (None, "probe"):
-            ns, words = parser.parse_args(args), None
     finally:
         Parser.own_command_hint = False
     ns.command = words
