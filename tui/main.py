@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from probecast.core.run.board import Board
-from probecast.core.run.config import Config, ConfigError, load_config
+from probecast.core.run.config import Config, ConfigError, default_config, load_config
 from probecast.core.model.logstore import discover_logs, log_name
 from probecast.core.cloud.price_lookup import pricing_for
 from probecast.core.run.job import load_epoch_plan
@@ -68,18 +68,26 @@ def make_live_app(config_path: str | None, provider: AwsProvider | None = None,
     return ProbecastApp(session, setup=True, providers=[p for p in (aws, sky) if p is not None])
 
 
-def run_app(ns: argparse.Namespace) -> int:
+def make_app(ns: argparse.Namespace) -> ProbecastApp:
     """The app for a parsed command line: ``probecast [--config F]``, ``probecast [--host H]
-    [-b N] -- COMMAND`` (the setup filled in) or ``probecast replay ...``."""
-    from probecast.core.cli.common import CliError
+    [-b N] -- COMMAND`` (the setup filled in) or ``probecast replay ...``. Raises ConfigError
+    or CliError, phrased for the user."""
     from probecast.core.cli.own_command import own_command_config
 
+    if ns.cmd == "replay":
+        return make_replay_app(ns.logs, ns.speed, ns.epochs_from, getattr(ns, "config", None))
+    config = own_command_config(ns, _warn)
+    if config is None and getattr(ns, "local", False):
+        config = default_config()  # `probecast --local`: this machine, whatever config is near
+    return make_live_app(ns.config, memory_from=getattr(ns, "memory_from", None), config=config)
+
+
+def run_app(ns: argparse.Namespace) -> int:
+    """Run the app a parsed command line asks for (the console script's launcher)."""
+    from probecast.core.cli.common import CliError
+
     try:
-        if ns.cmd == "replay":
-            app = make_replay_app(ns.logs, ns.speed, ns.epochs_from, getattr(ns, "config", None))
-        else:
-            app = make_live_app(ns.config, memory_from=getattr(ns, "memory_from", None),
-                                config=own_command_config(ns, _warn))
+        app = make_app(ns)
     except (ConfigError, CliError) as exc:
         print(f"probecast: {exc}", file=sys.stderr)
         return 2
