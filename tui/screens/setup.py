@@ -34,7 +34,7 @@ PRESET_BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048)
 SUMMARY_DEBOUNCE = 0.25  # s of quiet after a keystroke before the summary's plan is rebuilt
 ADD_HOST_HINT = ('no host for {name}: add [[hosts]] with instance = "{name}" and its address '
                  "to probecast.toml, or an [aws] section to launch it from here "
-                 "(README: Config, Launching on AWS)")
+                 "(docs/config.md, docs/providers.md)")
 
 
 class SetupScreen(StartFromSetup, Screen[None]):
