@@ -18,6 +18,7 @@ import argparse
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_MD = ROOT / "docs" / "cli.md"
@@ -71,8 +72,9 @@ def help_text(parser: argparse.ArgumentParser) -> str:
     """One parser's --help, formatted by StableHelpFormatter (and without colour, which Python
     3.14 adds where it thinks a terminal reads it)."""
     original = parser.formatter_class
-    parser.formatter_class = type("Stable" + original.__name__,  # type: ignore[assignment]
-                                  (StableHelpFormatter, original), {})
+    own: type = original if isinstance(original, type) else argparse.HelpFormatter
+    stable: Any = type("Stable" + own.__name__, (StableHelpFormatter, own), {})
+    parser.formatter_class = stable
     color = getattr(parser, "color", None)
     if color is not None:
         parser.color = False  # type: ignore[attr-defined]
