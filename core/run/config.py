@@ -24,6 +24,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 from ..agent.agent_main import DEFAULT_MAX_STEPS, probe_length
 from ..agent.workloads import WORKLOADS
 from .sky_settings import SkyPilotSettings, check_skypilot
+from .config_words import explain, value_at
 from .tomlpos import TomlPositions, dotted, parse_error_path
 
 SEARCH_PATHS = ("probecast.toml", "~/.config/probecast/config.toml")
@@ -278,9 +279,9 @@ def _convert(data: dict[str, Any], fail: Fail) -> ConfigFile:
                                    "[prices], [aws], [skypilot]") from None
             raise fail((*where, key), f"unknown key {dotted(where)}.{key!r}{_allowed(where)}") \
                 from None
-        explained = _explain(what, where)
+        explained = explain(what, where)
         if ", got" not in explained:
-            value = _value_at(data, where)
+            value = value_at(data, where)
             explained += f", got {value!r}" if value is not None else ""
         raise fail(where, f"{dotted(where)} {explained}") from None
 
@@ -297,54 +298,6 @@ def _checked_hosts(doc: ConfigFile, fail: Fail) -> list[Host]:
             raise fail(("hosts", i, "jump"), f"hosts[{i}].jump: host {h.name!r} cannot be its own "
                                              "jump host")
     return hosts
-
-
-# What a value must be, said for a person, by key (msgspec names only the bound that failed).
-_MUST = {
-    "port": "must be 1-65535",
-    "batch_sizes": "must be a list of positive integers",
-    "horizons": "must be a list of positive integers",
-    "target_ci": "must be a fraction between 0 and 1 (0.02 = 2 %)",
-    "max_steps": "must be an integer of at least 2",
-    "name": "may use letters, digits and _ . : @ - (1 to 64 of them)",
-    "kind": 'must be "ssh" or "local"',
-    "hosts": "must be an array of tables: write each host as a [[hosts]] section",
-    "probe": "must be a table: [probe]",
-    "aws": "must be a table: [aws]",
-    "skypilot": "must be a table: [skypilot]",
-    "prices": "must be a table: [prices] with INSTANCE = USD_PER_HOUR lines",
-}
-_TYPES = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
-          "array": "a list", "object": "a table", "null": "absent"}
-
-
-def _explain(what: str, where: tuple[str | int, ...]) -> str:
-    """msgspec's terse wording ("Expected `int` <= 65535, got `70000`"), said for a person."""
-    got = re.search(r", got `?(.+?)`?$", what)
-    got_text = f", got {got.group(1)}" if got else ""
-    named = [p for p in where if isinstance(p, str)]
-    key = named[-1] if named else ""
-    if key in _MUST and not (key in ("prices",) and len(named) > 1):
-        return _MUST[key] + got_text
-    if len(named) >= 2 and named[0] == "prices":
-        return "must be a price per hour in USD (a number >= 0)" + got_text
-    m = re.match(r"Expected `(\w+)`(?: \| `?\w+`?)*\s*(.*?)(?:, got .*)?$", what)
-    if m:
-        kind = _TYPES.get(m.group(1), m.group(1))
-        bound = m.group(2).replace("`", "").strip()
-        return f"must be {kind}{' ' + bound if bound else ''}{got_text}"
-    return what
-
-
-def _value_at(data: object, where: tuple[str | int, ...]) -> object:
-    for part in where:
-        if isinstance(part, int) and isinstance(data, list) and part < len(data):
-            data = data[part]
-        elif isinstance(part, str) and isinstance(data, dict):
-            data = data.get(part)
-        else:
-            return None
-    return data
 
 
 def _check_host(h: Host, i: int, fail: Any) -> Host:
