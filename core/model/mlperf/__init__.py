@@ -4,5 +4,5 @@
 ``runs`` (one run as a schema-v4 log of timed blocks and evaluations) and ``cut`` (a run's start,
 kept as a probe would have seen it).
 
-May import: the model's top modules (events, pricing).
+May import: the model's top modules (events, pricing, units).
 """

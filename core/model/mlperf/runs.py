@@ -23,6 +23,7 @@ from typing import Any
 from ..events import Block, Device, Done, End, Epoch, Event, Init, Log, Start, Val
 from .log import MlEvent, MlRead, progress_of, read_mllog
 from ..pricing import Catalog
+from ..units import memory_mib
 
 _PLACEHOLDER = re.compile(r"placeholder|^\s*$|^<.*>$|^\$", re.I)
 # cloud systems in MLPerf results -> the instance type each node is, as the catalog names it
@@ -61,14 +62,6 @@ def _int(value: Any, default: int = 0) -> int:
         return default
 
 
-def _memory_mb(text: Any) -> float | None:
-    m = re.match(r"\s*([\d.]+)\s*(GB|GiB|TB)?", str(text or ""), re.I)
-    if not m:
-        return None
-    scale = 1024 * 1024 if (m.group(2) or "").upper() == "TB" else 1024
-    return float(m.group(1)) * scale
-
-
 def load_system(path: Path | None, fallback: str, submitter: str) -> System:
     """The system of a result file, from its systems/*.json when there is one."""
     if path is None or not path.is_file():
@@ -81,7 +74,7 @@ def load_system(path: Path | None, fallback: str, submitter: str) -> System:
         nodes=max(1, _int(doc.get("number_of_nodes"), 1)),
         accelerators_per_node=_int(doc.get("accelerators_per_node")),
         accelerator=str(doc.get("accelerator_model_name", "")),
-        accelerator_memory_mb=_memory_mb(doc.get("accelerator_memory_capacity")),
+        accelerator_memory_mb=memory_mib(doc.get("accelerator_memory_capacity")),
         framework=str(doc.get("framework", "")),
         host_cores=_int(doc.get("host_processor_core_count"), 0) or None)
 
