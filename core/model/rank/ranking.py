@@ -19,6 +19,7 @@ from ..epochs import EpochsInfo
 from ..estimate.length import DEFAULT_EPOCHS, PER_STEPS, JobLength, resolve
 from ..estimate.runtime import Estimate, NoEstimate, estimate_runtime, measured_run, per_steps_estimate
 from ..pricing import Catalog, cost_usd
+from ..estimate.batch_length import length_at
 from ..estimate.blocks import (RunLength, block_estimate, is_block_log, measured_blocks, merge_repeats,
                      reached, run_lengths)
 from ..estimate.bounds import describe_mechanism
@@ -208,12 +209,12 @@ def _block_row(candidate: Candidate, pricing: Pricing, options: RankOptions) -> 
         est = measured_blocks(state)
         length = JobLength(est.terms.n_ep, 0, "the run itself")
         return replace(_row(candidate, pricing, options, est, length, []), mechanism="")
-    key = (state.start.workload, state.start.batch_size)
-    run_length = (options.run_lengths or {}).get(key)
+    run_length = length_at(options.run_lengths or {}, state.start.workload,
+                           state.start.batch_size)
     if run_length is None:
         raise NoEstimate("a run timed in blocks stops at its target: its length comes from "
-                         "complete runs of the same workload and batch size (rank them with "
-                         "it, or --epochs-from FULL_RUNS)")
+                         "complete runs of the same workload (rank them with it, or "
+                         "--epochs-from FULL_RUNS)")
     est = block_estimate(state, run_length)
     return replace(_row(candidate, pricing, options, est,
                         JobLength(run_length.evals, 0, run_length.source), []), mechanism="")
@@ -306,7 +307,7 @@ def estimate_rows(candidates: Iterable[Candidate], pricing: Pricing, options: Ra
 def why_no_estimate(c: Candidate, exc: NoEstimate) -> str:
     if c.state.start is None and c.state.steps == 0 and c.state.end is None:
         return "empty log (no events) - was the probe started? Re-run it"
-    if c.state.steps == 0:
+    if c.state.steps == 0 and not c.state.blocks:  # a run timed in blocks has no steps
         end = c.state.end
         status = end.status if end else "truncated"
         reason = f": {end.reason}" if end and end.reason else ""

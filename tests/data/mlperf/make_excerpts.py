@@ -39,6 +39,11 @@ KEEP: list[tuple[str, str, list[tuple[int, int]]]] = [
      [(1, 49), (120, 125), (140, 156)]),
     ("v3.1", "Dell/results/XE9680x8H100-SXM-80GB/stable_diffusion/result_2.txt",
      [(1, 18), (26, 49), (185, 193), (222, 250)]),
+    ("v4.0", "NVIDIA/results/l40s_n2_ngc24.04_pytorch/ssd/result_0.txt", [(1, 22), (112, 157)]),
+    ("v4.0", "HPE/results/HPE-Cray-XD670-Gen11-H100-SXM5-80GB_n1_pytorch_24.04/ssd/result_2.txt",
+     [(11, 11), (62, 73), (77, 82), (181, 186), (228, 231), (233, 233), (420, 422), (446, 446),
+      (459, 460), (643, 645), (653, 653), (664, 665), (850, 852), (867, 867), (871, 872),
+      (1057, 1059), (1067, 1067), (1078, 1082), (1084, 1091)]),
 ]
 
 
@@ -49,8 +54,10 @@ def excerpt(text: str, ranges: list[tuple[int, int]]) -> str:
                    if any(a <= n <= b for a, b in ranges))
 
 
-def main(root: Path) -> None:
+def main(root: Path, only: str = "") -> None:
     for release, rel, ranges in KEEP:
+        if only and only not in f"{release}/{rel}":
+            continue
         src = root / release / rel
         dst = HERE / release / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
@@ -63,4 +70,5 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/mlp"))
+    # an optional second argument re-makes only the excerpts whose path holds it
+    main(Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/mlp"), *sys.argv[2:3])
