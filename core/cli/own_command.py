@@ -18,7 +18,7 @@ from typing import Any
 
 from ..run.command_line import (HOST_FORM, PLACEHOLDER, CommandLine, HostSpecError, apply_to_settings,
                                 command_string, config_toml, parse_host_spec)
-from ..run.config import Config, ConfigError, load_config
+from ..run.config import Config, ConfigError, ProbeSettings, load_config
 from .common import CliError
 
 FORM = ("probecast probe [--local | --host [user@]HOST[:PORT] ...] [-b N ...] [--max-steps N ...] "
@@ -107,6 +107,8 @@ def own_command_config(ns: argparse.Namespace, warn: Callable[[str], None]) -> C
         raise CliError("--workload and a command after --: probe one of them")
     if cl.project is not None and not Path(cl.project).expanduser().is_dir():
         raise CliError(f"--project {cl.project}: no such directory")
+    if not config_path:
+        _default_batch_sizes(cl, warn)
     if cl.same_probe_everywhere():
         warn(f"the command has no {PLACEHOLDER}: every probe would run the same command, so the "
              f"batch sizes {', '.join(map(str, cl.batch_sizes or []))} would differ in name only "
@@ -118,6 +120,22 @@ def own_command_config(ns: argparse.Namespace, warn: Callable[[str], None]) -> C
         return cl.config()
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+
+
+def _default_batch_sizes(cl: CommandLine, warn: Callable[[str], None]) -> None:
+    """No -b: the config's default batch sizes where the command takes {batch_size}; one probe
+    where it does not (more would run the very same thing)."""
+    if cl.batch_sizes or cl.command is None:
+        return
+    default = ProbeSettings().batch_sizes
+    if PLACEHOLDER in cl.command:
+        cl.batch_sizes = list(default)
+        warn(f"no -b: probing batch sizes {' and '.join(map(str, default))} (-b N, repeatable, "
+             "chooses)")
+    else:
+        cl.batch_sizes = default[:1]
+        warn(f"the command has no {PLACEHOLDER} and no -b was given: one probe per host, "
+             f"recorded as batch size {default[0]} (-b N says the batch size it uses)")
 
 
 def _file_with_command(cl: CommandLine, config_path: str, warn: Callable[[str], None]) -> Config:

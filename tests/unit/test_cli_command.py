@@ -173,6 +173,15 @@ def test_several_batch_sizes_and_no_placeholder_warn_that_every_probe_is_the_sam
     assert said == []
 
 
+def test_without_b_the_default_batch_sizes_or_one_probe_and_it_says_which() -> None:
+    said: list[str] = []
+    config = config_of("--", "python", "t.py", "--batch-size", "{batch_size}", said=said)
+    assert config.probe.batch_sizes == [64, 256] and "no -b: probing batch sizes 64 and 256" in said[0]
+    said.clear()
+    config = config_of("--", "python", "t.py", said=said)  # nothing would tell probes apart
+    assert config.probe.batch_sizes == [64] and "one probe per host" in said[0]
+
+
 @pytest.mark.parametrize("args, says", [
     (["probe", "--local", "--"], "nothing after --"),
     (["probe", "--host", "gpu 1", "--", "python", "t.py"], "--host 'gpu 1'"),
