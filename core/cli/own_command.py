@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..run.command_line import (HOST_FORM, PLACEHOLDER, CommandLine, HostSpecError, apply_to_settings,
-                                command_string, config_toml, parse_host_spec)
+                                command_string, config_toml, parse_host_spec,
+                                same_probe_everywhere)
 from ..run.config import Config, ConfigError, ProbeSettings, load_config
 from .common import CliError
 
@@ -109,17 +110,16 @@ def own_command_config(ns: argparse.Namespace, warn: Callable[[str], None]) -> C
         raise CliError(f"--project {cl.project}: no such directory")
     if not config_path:
         _default_batch_sizes(cl, warn)
-    if cl.same_probe_everywhere():
-        warn(f"the command has no {PLACEHOLDER}: every probe would run the same command, so the "
-             f"batch sizes {', '.join(map(str, cl.batch_sizes or []))} would differ in name only "
-             f"(put {PLACEHOLDER} where the command takes its batch size, e.g. --batch-size "
-             f"{PLACEHOLDER})")
     try:
-        if config_path:
-            return _file_with_command(cl, config_path, warn)
-        return cl.config()
+        config = _file_with_command(cl, config_path, warn) if config_path else cl.config()
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+    if same_probe_everywhere(config.probe):
+        warn(f"the command has no {PLACEHOLDER}: every probe would run the same command, so the "
+             f"batch sizes {', '.join(map(str, config.probe.batch_sizes))} would differ in name "
+             f"only (put {PLACEHOLDER} where the command takes its batch size, e.g. --batch-size "
+             f"{PLACEHOLDER})")
+    return config
 
 
 def _default_batch_sizes(cl: CommandLine, warn: Callable[[str], None]) -> None:

@@ -152,11 +152,12 @@ class CommandLine:
     def config(self) -> Config:
         return config_from_data(self.document(), SOURCE)
 
-    def same_probe_everywhere(self) -> bool:
-        """Several batch sizes and a command that cannot tell them apart: each probe would run
-        the very same thing."""
-        return (self.command is not None and PLACEHOLDER not in self.command
-                and len(set(self.batch_sizes or [])) > 1)
+
+def same_probe_everywhere(settings: ProbeSettings) -> bool:
+    """Several batch sizes and a command that cannot tell them apart: each probe would run the
+    very same thing."""
+    return (settings.command is not None and PLACEHOLDER not in settings.command
+            and len(set(settings.batch_sizes)) > 1)
 
 
 def apply_to_settings(cl: CommandLine, settings: ProbeSettings) -> ProbeSettings:

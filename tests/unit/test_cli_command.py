@@ -163,7 +163,8 @@ def test_without_hosts_the_command_runs_here_with_the_default_probe_length() -> 
     assert config_of("probe", "--local", "--workload", "tabular-mlp") is None  # as before
 
 
-def test_several_batch_sizes_and_no_placeholder_warn_that_every_probe_is_the_same() -> None:
+def test_several_batch_sizes_and_no_placeholder_warn_that_every_probe_is_the_same(
+        tmp_path: Path) -> None:
     said: list[str] = []
     config_of("-b", "16", "-b", "32", "--", "python", "t.py", said=said)
     assert len(said) == 1 and "every probe would run the same command" in said[0]
@@ -171,6 +172,11 @@ def test_several_batch_sizes_and_no_placeholder_warn_that_every_probe_is_the_sam
     config_of("-b", "16", "--", "python", "t.py", said=said)  # one probe: nothing to tell apart
     config_of("-b", "16", "-b", "32", "--", "python", "t.py", "{batch_size}", said=said)
     assert said == []
+    # the config file's batch sizes, with a command after -- that cannot tell them apart
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[probe]\nbatch_sizes = [8, 16]\n")
+    config_of("probe", "--config", str(cfg), "--", "python", "t.py", said=said)
+    assert any("8, 16 would differ in name only" in line for line in said), said
 
 
 def test_without_b_the_default_batch_sizes_or_one_probe_and_it_says_which() -> None:
