@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Install probecast with its test, agent, PyTorch-test, SkyPilot and gpuhunt extras into .venv,
-# then run the whole test suite (arguments go to pytest: -m unit is the fast layer).
+# then run the whole test suite - every layer; arguments go to pytest: `-m unit` is the fast
+# layer alone, `-m checks` mypy and the import contracts, `-m "not e2e"` all but the real
+# components (tests/conftest.py says what each layer holds).
 #
 # The install runs only when it is not up to date: .venv/.probecast-installed holds a hash of
-# pyproject.toml, the install steps below, the Python that made the venv and this folder's path
+# pyproject.toml (less the test tools' own sections: a marker or an import contract installs
+# nothing), the install steps below, the Python that made the venv and this folder's path
 # (an editable install points at it). Anything else - no venv, a venv whose Python no longer
 # starts, a changed pin or extra, an install that stopped half-way - installs again;
 # PROBECAST_REINSTALL=1 forces it. On an installed tree the tests start in a few seconds.
@@ -27,7 +30,10 @@ install() {
 
 stamp=.venv/.probecast-installed
 # `declare -f` prints the function without its comments: rewording a comment does not reinstall.
-want=$( { cat pyproject.toml; declare -f install; python3 -VV; pwd; } | sha256sum | cut -d' ' -f1)
+installs() {  # pyproject.toml without [tool.pytest...], [tool.mypy...], [tool.importlinter...]
+    awk '/^\[/ { skip = /^\[\[?tool\.(pytest|mypy|importlinter)/ } !skip' pyproject.toml
+}
+want=$( { installs; declare -f install; python3 -VV; pwd; } | sha256sum | cut -d' ' -f1)
 if [ "${PROBECAST_REINSTALL:-}" = 1 ] || ! .venv/bin/python -c '' 2>/dev/null \
         || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     rm -f "$stamp"

@@ -1,3 +1,20 @@
+"""Shared fixtures, and the layers each test belongs to.
+
+The folder a test lives in sets its layer marker (``-m <layer>`` runs one layer alone):
+
+- ``unit`` (tests/unit): pure tests of core on real logs - no subprocess, no sleeping, no
+  network; the fast layer, seconds in all (``./scripts/test.sh -m unit``).
+- ``app`` (tests/app): the Textual app through Pilot, and its snapshots.
+- ``checks`` (tests/checks): the code's own checks - mypy strict over core, the import
+  contracts (lint-imports), import hygiene - each a subprocess over the whole tree.
+- ``e2e`` (tests/e2e): real components - sshd on loopback, moto, TensorFlow and PyTorch
+  training, the dead-man timer's script with its real waits, memory limits.
+
+``./scripts/test.sh`` with no arguments runs every layer (CI does). A test elsewhere whose
+nature is another layer's names it in ``ELSEWHERE`` below, or carries that layer's marker
+itself; it then gets that layer alone.
+"""
+
 from __future__ import annotations
 
 import asyncio
@@ -104,15 +121,29 @@ def ranked_row(probe: str, instance: str, batch_size: int, runtime_s: float,
         status="done", steps_observed=30)
 
 
-LAYERS = ("unit", "app", "e2e")
+LAYERS = ("unit", "app", "checks", "e2e")
+# Tests whose file lives in another layer's folder: lint-imports over the tree sits with the
+# architecture's pure checks in tests/unit/test_architecture.py.
+ELSEWHERE = {"test_architecture.py::test_import_contracts_hold": "checks"}
+
+
+def layer_of(item: pytest.Item) -> str | None:
+    """The test's own layer marker, else ELSEWHERE's, else its folder's."""
+    own = [layer for layer in LAYERS if item.get_closest_marker(layer) is not None]
+    if own:
+        return own[0]
+    named = ELSEWHERE.get(f"{item.path.name}::{item.name.split('[')[0]}")
+    if named:
+        return named
+    return next((layer for layer in LAYERS if f"/tests/{layer}/" in str(item.path)), None)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each test gets its layer's marker from its folder: -m unit is the fast layer."""
+    """Each test gets one layer's marker: -m unit is the fast layer."""
     for item in items:
-        for layer in LAYERS:
-            if f"/tests/{layer}/" in str(item.path):
-                item.add_marker(getattr(pytest.mark, layer))
+        layer = layer_of(item)
+        if layer is not None and item.get_closest_marker(layer) is None:
+            item.add_marker(getattr(pytest.mark, layer))
 
 
 @pytest.fixture(autouse=True)
