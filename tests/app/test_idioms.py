@@ -133,7 +133,7 @@ async def test_typing_in_the_setup_rebuilds_the_summary_once_the_typing_pauses(m
         await app.workers.wait_for_complete()
         screen = app.screen
         assert isinstance(screen, setup.SetupScreen)
-        await until(lambda: not screen.summary_due.pending, "the start-up's settings to settle", 10)
+        await until(lambda: not screen.summary_due.pending, "the start-up's settings to settle", 60)
         builds: list[str] = []
         real = screen.update_summary
 
@@ -146,7 +146,7 @@ async def test_typing_in_the_setup_rebuilds_the_summary_once_the_typing_pauses(m
         await pilot.press("end", "backspace", "backspace", "1", "2", "0")
         assert builds == [] and screen.summary_due.pending  # five keystrokes, nothing rebuilt yet
         assert "30 steps" in str(screen.query_one("#summary").render())
-        await until(lambda: not screen.summary_due.pending, "the typing's pause", 10)
+        await until(lambda: not screen.summary_due.pending, "the typing's pause", 60)
         assert builds == ["120"]  # once, with everything typed
         assert "120 steps" in str(screen.query_one("#summary").render())
 

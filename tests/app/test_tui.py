@@ -271,7 +271,7 @@ async def test_keys_act_while_a_cancel_is_under_way(tmp_path, monkeypatch) -> No
         slow = runners["g5-a-b64"]
         assert isinstance(slow, SlowCancelRunner)
         await pilot.press("x")
-        await asyncio.wait_for(slow.cancel_started.wait(), 5)
+        await asyncio.wait_for(slow.cancel_started.wait(), 60)
         await pilot.press("v")  # another key, while the cancel waits
         assert "cheapest" in title(app)
         assert not slow.cancel_done  # it acted before the cancel was over
@@ -400,7 +400,7 @@ async def test_quit_gives_up_on_a_host_that_does_not_stop(tmp_path, monkeypatch)
         await pilot.press("q")
         await pilot.pause()
         await pilot.press("y")
-        await until(lambda: not app.is_running, "the app to quit", 10)
+        await until(lambda: not app.is_running, "the app to quit", 60)
     # the board says stopped though the host never confirmed it (a real runner's log ends in
     # its stream's own `finally`, where the cancel lands: test_ssh's cancel tests)
     assert runners["g5-a-b64"].cancelled
@@ -604,6 +604,6 @@ async def test_a_replay_that_loads_inside_one_redraw_interval_is_still_drawn(mon
         await app.workers.wait_for_complete()
         table = app.screen.query_one(RankingTable)
         # no forced refresh: the timer alone draws it (it once never did)
-        await until(lambda: table.row_count > 0, "the refresh timer to draw the ranking", 10)
+        await until(lambda: table.row_count > 0, "the refresh timer to draw the ranking", 60)
         assert table.row_count == 1  # one workload at a time
         assert "hf_trainer" in title(app)
