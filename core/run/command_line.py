@@ -192,7 +192,22 @@ def config_toml(config: Config, header: str = "") -> str:
         value = getattr(config, section)
         if value is not None:
             lines += ["", f"[{section}]", *_pairs(_changed(value, type(value)()))]
+    for own in getattr(config, "catalog", None) or []:  # [[catalog]]: config_catalog.py
+        lines += ["", "[[catalog]]", *_pairs(_catalog_table(own))]
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _catalog_table(own: Any) -> dict[str, Any]:
+    """A checked [[catalog]] row as it was written: the GPU memory only where the user gave it
+    (else the GPU table's is derived again)."""
+    table: dict[str, Any] = {"name": own.name, "gpu": own.gpu, "gpus": own.gpus}
+    if own.nodes != 1:
+        table["nodes"] = own.nodes
+    if own.memory_from == "config":
+        table["gpu_memory"] = f"{own.gpu_memory_gb * 1024:.10g} MiB"
+    if own.price_per_hour is not None:
+        table["price_per_hour"] = own.price_per_hour
+    return table
 
 
 def _host_table(host: Host) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import argparse
 import shlex
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from probecast.core.cli.common import CliError
@@ -288,3 +289,24 @@ def test_the_written_command_is_a_toml_string_whatever_it_holds() -> None:
     assert again.probe.command == config.probe.command
     assert shlex.split(again.probe.command.replace("{batch_size}", "4")) == [
         w.replace("{batch_size}", "4") for w in words]
+
+
+def test_every_section_of_the_config_is_written_back(tmp_path: Path) -> None:
+    """A section added to the config must be written by --save-config too, or a user's
+    `--config FILE -- COMMAND --save-config NEW` loses it."""
+    from probecast.core.run.config import ConfigFile
+
+    sections = {f.name for f in msgspec.structs.fields(ConfigFile)}
+    text = ('[[hosts]]\nname = "gpu1"\naddress = "10.0.0.1"\n[probe]\ncommand = "python t.py"\n'
+            '[prices]\nlab = 1.0\n[aws]\nami = "ami-1"\ninstance_types = ["g5.xlarge"]\n'
+            '[skypilot]\naccelerators = ["L4:1"]\n')
+    if "catalog" in sections:
+        text += ('[[catalog]]\nname = "lab-dgx"\ngpu = "NVIDIA H100 80GB HBM3"\ngpus = 8\n'
+                 'nodes = 2\ngpu_memory = "81559 MiB"\nprice_per_hour = 40.0\n'
+                 '[[catalog]]\nname = "box"\ngpu = "NVIDIA L4"\ngpus = 1\n')
+    first = parse_config(text, tmp_path / "a.toml")
+    written = config_toml(first)
+    again = parse_config(written, tmp_path / "b.toml")
+    for section in sections:
+        assert getattr(again, section) == getattr(first, section), section
+        assert section in ("hosts", "probe") or f"[{section}]" in written, section
