@@ -7,7 +7,8 @@ price wins:
 1. ``--price INSTANCE=USD`` on the command line (estimate, rank, plot): asked for this once;
 2. the host's own price: ``price_per_hour`` of a ``[[hosts]]`` entry of that instance (per
    instance, since a log names its instance, not its host: the first such host's);
-3. ``[prices]`` in the config;
+3. ``[prices]`` in the config, then a ``[[catalog]]`` row's own ``price_per_hour`` (its
+   instances are added to the catalog first: config_catalog.py);
 4. with ``--spot``, the spot prices cached by ``probecast prices --refresh --spot``;
 5. the refreshed cache (``probecast prices --refresh``, while younger than 30 days);
 6. the embedded catalog;
@@ -26,6 +27,7 @@ from collections.abc import Mapping
 from ..model.pricing import Catalog, InstanceType
 from ..model.rank.ranking import Pricing
 from ..run.config import Config
+from ..run.config_catalog import with_own_instances
 from .prices import cached_spot_prices, current_catalog
 
 DEFAULT_REGION = "us-east-1"
@@ -49,6 +51,7 @@ def price_catalog(config: Config | None, *, region: str | None = None,
         catalog = _layer(catalog, cached_spot_prices(region), f"spot cache ({region})")
     if config is not None:
         where = f" in {config.path}" if config.path else ""
+        catalog = with_own_instances(catalog, config.catalog, where)  # [[catalog]]: one's own
         catalog = _layer(catalog, config.prices, f"[prices]{where}")
         hosts: dict[str, tuple[str, float]] = {}
         for h in config.hosts:

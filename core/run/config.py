@@ -24,6 +24,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 from ..agent.agent_main import DEFAULT_MAX_STEPS, probe_length
 from ..agent.workloads import WORKLOADS
 from .sky_settings import SkyPilotSettings, check_skypilot
+from .config_catalog import CatalogRow, OwnInstance, checked_catalog
 from .config_words import explain, value_at
 from .tomlpos import TomlPositions, dotted, parse_error_path
 
@@ -127,6 +128,7 @@ class ConfigFile(msgspec.Struct, forbid_unknown_fields=True):
     prices: dict[str, Price] = msgspec.field(default_factory=dict)
     aws: AwsSettings | None = None
     skypilot: SkyPilotSettings | None = None
+    catalog: list[CatalogRow] = msgspec.field(default_factory=list)  # config_catalog.py
 
 
 @dataclass
@@ -137,6 +139,7 @@ class Config:
     path: Path | None = None
     aws: AwsSettings | None = None
     skypilot: SkyPilotSettings | None = None
+    catalog: list[OwnInstance] = field(default_factory=list)  # [[catalog]]: instances of one's own
 
     def host(self, name: str) -> Host | None:
         return next((h for h in self.hosts if h.name == name), None)
@@ -185,7 +188,8 @@ _SECTIONS = {f.name for f in msgspec.structs.fields(ConfigFile)}
 def _allowed(path: tuple[str | int, ...]) -> str:
     """The keys allowed where an unknown key was found."""
     kinds: dict[str, type[msgspec.Struct]] = {"hosts": Host, "probe": ProbeSettings,
-                                              "aws": AwsSettings, "skypilot": SkyPilotSettings}
+                                              "aws": AwsSettings, "skypilot": SkyPilotSettings,
+                                              "catalog": CatalogRow}
     struct = kinds.get(str(path[0])) if path else ConfigFile
     if struct is None:
         return ""
@@ -239,7 +243,7 @@ def _config_from_data(data: dict[str, Any], fail: Fail, path: Path | None,
     if not hosts and aws is None and doc.skypilot is None:
         hosts = [local_host()]
     return Config(hosts=hosts, probe=settings, prices=dict(doc.prices), path=path, aws=aws,
-                  skypilot=doc.skypilot)
+                  skypilot=doc.skypilot, catalog=checked_catalog(doc.catalog, fail))
 
 
 Fail = Callable[[tuple[str | int, ...], str], ConfigError]
@@ -276,7 +280,7 @@ def _convert(data: dict[str, Any], fail: Fail) -> ConfigFile:
             key = unknown.group(1)
             if not where:
                 raise fail((key,), f"unknown top-level key {key!r}; allowed: [[hosts]], [probe], "
-                                   "[prices], [aws], [skypilot]") from None
+                                   "[prices], [aws], [skypilot], [[catalog]]") from None
             raise fail((*where, key), f"unknown key {dotted(where)}.{key!r}{_allowed(where)}") \
                 from None
         explained = explain(what, where)
