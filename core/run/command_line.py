@@ -54,7 +54,7 @@ class HostSpec:
         return (f"{address}:{self.port}" if self.port else address)[:_NAME_MAX]
 
     @property
-    def user_name(self) -> str:
+    def name_with_user(self) -> str:
         return (f"{self.user}@{self.name}" if self.user else self.name)[:_NAME_MAX]
 
 
@@ -94,7 +94,7 @@ def host_entries(specs: list[HostSpec]) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     seen: set[str] = set()
     for spec in specs:
-        name = spec.user_name if names.count(spec.name) > 1 else spec.name
+        name = spec.name_with_user if names.count(spec.name) > 1 else spec.name
         if name in seen:
             raise HostSpecError(f"--host {name} is given twice")
         seen.add(name)
