@@ -11,8 +11,9 @@ import re
 
 _MIB_PER_UNIT = {"": None, "M": 1.0, "MB": 1.0, "MIB": 1.0, "G": 1024.0, "GB": 1024.0,
                  "GIB": 1024.0, "T": 1024.0 ** 2, "TB": 1024.0 ** 2, "TIB": 1024.0 ** 2}
-# "183359 MiB", "80 GB", "80G", "24 GiB", "1.5 TB", "2x 24 GB" (a count of GPUs, then each one's)
-_MEMORY = re.compile(r"^\s*(?:\d+\s*[x×]\s*)?(\d+(?:\.\d+)?)\s*([a-z]*)\s*(?:\b.*)?$", re.I)
+# "183359 MiB", "80 GB", "80G", "24 GiB", "1.5 TB", "2x 24 GB" (a count of GPUs, then each one's),
+# "141 GB (x8)", "80 GB HBM3": what follows the unit is not read
+_MEMORY = re.compile(r"^\s*(?:\d+\s*[x×]\s*)?(\d+(?:\.\d+)?)\s*([a-z]*)(?![a-z0-9])", re.I)
 
 
 def memory_mib(text: object) -> float | None:

@@ -98,6 +98,7 @@ MLPERF = [
     ("AMD MI300X", None, "MI300X-192GB"),
     ("H200-SXM-141GB", None, "H200-SXM-141GB"),
     ("AMD Instinct MI355X", None, "MI355X-288GB"),
+    ("AMD Instinct MI355X 288GB HBM3e (x87)", None, "MI355X-288GB"),  # MLPerf Inference v6.0
 ]
 
 
@@ -171,6 +172,8 @@ def test_figures_are_physical_and_generations_order() -> None:
     ("2x 24 GB", 24 * 1024.0),    # two GPUs of 24 GB each
     ("1.5 TB", 1.5 * 1024 * 1024),
     ("80 GB HBM3", 80 * 1024.0),
+    ("141 GB (x8)", 141 * 1024.0),
+    ("24GB per GPU", 24 * 1024.0),
 ])
 def test_memory_sizes_are_read_with_their_unit(text: str, mib: float) -> None:
     assert memory_mib(text) == pytest.approx(mib)

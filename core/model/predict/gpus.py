@@ -210,7 +210,9 @@ SPECS: tuple[GpuSpec, ...] = (
          "https://www.tomshardware.com/pc-components/gpus/amds-instinct-mi355x-accelerator-will-"
          "consume-1-400-watts",
          note="unverified: only memory (288 GB) and bandwidth (8 TB/s) read in the source; "
-              "BF16, FP32 and Infinity Fabric are AMD's figures not found here"),
+              "BF16 is half the 5 PFLOPS FP8 AMD gave at ISSCC 2026 "
+              "(https://www.world-today-news.com/?p=7253162), as BF16 is half FP8 on CDNA 3; "
+              "FP32 and Infinity Fabric are AMD's figures not found here"),
     _row("RX 7900 XTX", "", 24, "AMD", "AMD Radeon RX 7900 XTX", 2022,
          122.8, 61.4, 960, "PCIe 4.0", 32),
     # --- Intel
