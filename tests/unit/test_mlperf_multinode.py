@@ -25,7 +25,7 @@ from probecast.core.model.estimate.batch_length import length_at
 from probecast.core.model.estimate.blocks import RunLength
 from probecast.core.model.events import Block, Start, Val
 from probecast.core.model.mlperf.cut import Cut, cut_run
-from probecast.core.model.mlperf.runs import read_run, to_events
+from probecast.core.model.mlperf.runs import load_system, read_run, to_events
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.state import fold_all
 
@@ -60,6 +60,21 @@ def test_memory_in_mib_is_read_as_mib() -> None:
 def test_memory_in_gb_is_still_read_as_gb() -> None:
     run = read_run(HPE_N1)
     assert run.system.accelerator_memory_mb == 80 * 1024.0  # "80 GB"
+
+
+@pytest.mark.parametrize("nodes, per_node, expected", [
+    (2, 4, (2, 4)), ("2", "4", (2, 4)), (2.0, "8", (2, 8)), ("2.0", 8, (2, 8)),
+])
+def test_node_counts_written_as_floats_are_read(tmp_path: Path, nodes: object, per_node: object,
+                                                expected: tuple[int, int]) -> None:
+    # as L40S_N2's systems JSON, with the counts in the forms systems JSON use (v3.1 has 1.0)
+    doc = json.loads((DATA / "v4.0/NVIDIA/systems/l40s_n2_ngc24.04_pytorch.json").read_text())
+    doc["number_of_nodes"], doc["accelerators_per_node"] = nodes, per_node
+    path = tmp_path / "system.json"
+    path.write_text(json.dumps(doc))
+    system = load_system(path, "l40s_n2", "NVIDIA")
+    assert (system.nodes, system.accelerators_per_node) == expected
+    assert system.accelerator_memory_mb == 46068.0
 
 
 # ---- a 2-node run cut at its first evaluation ------------------------------------------------

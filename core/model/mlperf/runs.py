@@ -56,9 +56,10 @@ class System:
 
 
 def _int(value: Any, default: int = 0) -> int:
+    """A count as systems JSON write it: 2, "2", "2.0" (v3.1 has "number_of_nodes": 1.0)."""
     try:
-        return int(str(value).strip().split()[0])
-    except (ValueError, IndexError):
+        return int(float(str(value).strip().split()[0]))
+    except (ValueError, IndexError, OverflowError):
         return default
 
 
