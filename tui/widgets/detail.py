@@ -69,6 +69,20 @@ def _block_terms(t: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def drift_text(t: Mapping[str, Any]) -> Text | None:
+    """The step time's trend over the probe and the steady steps T_it was taken from - said
+    where the trend counts (estimate/drift.py), nothing for a steady probe."""
+    direction = t.get("drift")
+    if direction not in ("speeding up", "slowing down") or t.get("drift_per_100") is None:
+        return None
+    text = (f"steps {direction} ({100 * t['drift_per_100']:+.1f} %/100 steps, "
+            f"{100 * (t.get('drift_change') or 0):+.0f} % over the probe); T_it from steady "
+            f"steps {t.get('window_first') or 0}–{t.get('window_last') or 0}")
+    if t.get("ended_moving"):
+        text += f" - the probe ended while still {t['ended_moving']}"
+    return Text(text, style="yellow" if t.get("ended_moving") else "dim")
+
+
 def render_detail(row: RankedRow | None) -> Any:
     """Compact enough for 80x24: terms three to a line, then the arithmetic and the cost."""
     if row is None:
@@ -110,6 +124,9 @@ def render_detail(row: RankedRow | None) -> Any:
         out.add_row(Text.assemble(("N_it ", "bold"), str(t["n_it"]), "   ", ("N_ep ", "bold"),
                                   _term(t, "n_ep", row) or ""))
     out.add_row(Text("= " + row.formula))
+    drift = drift_text(t)
+    if drift is not None:
+        out.add_row(drift)
     u = row.uncertainty
     if u:
         parts = [f"{k} ±{v:.1f}s" for k, v in u.items()

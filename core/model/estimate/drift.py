@@ -122,18 +122,18 @@ def settled_window(values: Sequence[float], min_steps: int = MIN_STEPS) -> Windo
     n = len(values)
     overall = detect(values, min_steps)
     if overall is None or not overall.significant:
-        return Window(0, n, _mean(values), overall, None)
+        return Window(0, n, window_step_time(values), overall, None)
     for start in (n // 4, n // 2):
         rest = values[start:]
         still = detect(rest, max(min_steps // 2, 15))
         if still is not None and not still.significant:
-            return Window(start, n, _mean(rest), overall, still)
+            return Window(start, n, window_step_time(rest), overall, still)
     start = n // 2
-    return Window(start, n, _mean(values[start:]), overall,
+    return Window(start, n, window_step_time(values[start:]), overall,
                   detect(values[start:], max(min_steps // 2, 15)) or overall)
 
 
-def _mean(values: Sequence[float]) -> float:
+def window_step_time(values: Sequence[float]) -> float:
     """The window's step time as the estimate takes a steady step time: the 10 %-trimmed mean
     (steady.py), so that the window and the whole series differ only in their steps."""
     if not len(values):
