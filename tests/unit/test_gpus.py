@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from probecast.core.model.predict.gpus import SPECS, GpuSpec, gpu_spec
+from probecast.core.model.predict.gpus import SPECS, GpuSpec, gpu_spec, spec_of_key
+from probecast.core.model.pricing import Catalog
 from probecast.core.model.units import memory_gb, memory_mib
 
 # (vendor string, memory beside it in GB or None, the row it names)
@@ -187,3 +188,18 @@ def test_memory_without_a_known_unit_is_not_guessed(text: object) -> None:
 def test_mib_is_not_read_as_gb() -> None:
     gb = memory_gb("183359 MiB")
     assert gb is not None and 170 < gb < 190   # the B200's 180 GB, not 1024 times more
+
+
+def test_every_gpu_of_the_embedded_catalog_is_in_the_table() -> None:
+    for inst in Catalog.embedded():
+        if not inst.gpu_count or inst.gpu_model.upper().startswith("TPU"):
+            continue  # TPUs are no GPU: predictions leave them out
+        spec = gpu_spec(inst.gpu_model, inst.gpu_memory_gb)
+        assert spec is not None, f"{inst.instance}: {inst.gpu_model!r}"
+        if inst.gpu_memory_gb:
+            assert abs(spec.memory_gb - inst.gpu_memory_gb) / spec.memory_gb < 0.1, inst.instance
+
+
+def test_keys_find_their_rows() -> None:
+    assert all(spec_of_key(s.key) is s for s in SPECS)
+    assert spec_of_key("H100") is None

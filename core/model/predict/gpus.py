@@ -285,3 +285,8 @@ def gpu_spec(name: str, memory_gb: float | None = None) -> GpuSpec | None:
     if memory is not None and memory > 0:
         return _closest(rows, memory)
     return rows[0]
+
+
+def spec_of_key(key: str) -> GpuSpec | None:
+    """The row of a canonical key ("H100-SXM-80GB", as GpuSpec.key and [[catalog]] rows hold)."""
+    return next((s for s in SPECS if s.key == key), None)
