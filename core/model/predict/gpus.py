@@ -109,11 +109,13 @@ SPECS: tuple[GpuSpec, ...] = (
          18.7, 9.3, 540, "PCIe 3.0", 16, _P100),
     _row("V100", "SXM", 16, "NVIDIA", "NVIDIA Tesla V100 SXM2 16GB", 2017,
          125, 15.7, 900, "NVLink 2", 150, _V100_SXM,
-         note="unverified: FP32 15.7, 900 GB/s and NVLink 300 GB/s (both ways) are NVIDIA's "
-              "datasheet figures not found in a source here; the source gives 125 tensor TFLOPS"),
+         note="unverified: NVLink 300 GB/s (both ways) not found in a source here; 125 tensor "
+              "TFLOPS from the source, FP32 15.7 and up to 32 GB from "
+              "https://grokipedia.opelly.me/articles/nvidia-tesla-v100, 900 GB/s from "
+              "https://m.leiphone.com/category/iot/45VPDfmdFFzqdOxR.html"),
     _row("V100", "SXM", 32, "NVIDIA", "NVIDIA Tesla V100 SXM2 32GB", 2018,
          125, 15.7, 900, "NVLink 2", 150, _V100_SXM,
-         note="unverified: as the 16GB row; the 32GB variant itself is not in the source"),
+         note="unverified: as the 16GB row (the 32GB variant: 'up to 32 GB' in its FP32 source)"),
     _row("V100", "PCIe", 16, "NVIDIA", "NVIDIA Tesla V100 PCIe 16GB", 2017,
          112, 14, 900, "PCIe 3.0", 16, _V100_PCIE),
     _row("V100", "PCIe", 32, "NVIDIA", "NVIDIA Tesla V100 PCIe 32GB", 2018,
