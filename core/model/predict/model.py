@@ -84,7 +84,8 @@ class Priors:
     """The model's constants. ``f``, ``alpha`` and ``gamma`` are the medians of each MLPerf v3.1
     benchmark's own unregularised fit (f 0.0-0.9, alpha 0.54-0.92, gamma 0.78-1.80); the
     bounds' ``spread_quantile`` and ``bound_scale`` hold 90 % of v3.1's systems
-    leave-one-system-out (v4.0: 91 %). Weights are those of one pseudo-observation (log units)."""
+    leave-one-system-out (v4.0: 93 %), ``unseen_gpu`` 90 % of v3.1's systems predicted from
+    other GPU models only (v4.0: 91 %). Weights are those of one pseudo-observation (log units)."""
 
     f: float = 0.3
     f_weight: float = 0.5
@@ -97,10 +98,11 @@ class Priors:
     facts_scale: float = 1.0  # ... and in ln(TFLOP/s) + ln(bandwidth)
     spread_quantile: float = 0.9  # which quantile of the leave-one-out |log error| sets the width
     huber: float = 0.15  # log misfit beyond which an observation weighs less (robust refit)
-    bound_scale: float = 1.05  # half-width = bound_scale * leave-one-out misfit ...
+    bound_scale: float = 1.15  # half-width = bound_scale * leave-one-out misfit ...
     bound_floor: float = 0.12  # ... never under this (log) ...
     bound_prior: float = 0.35  # ... and this where fewer than three systems were observed
     unseen_vendor: float = 0.35  # added when the candidate's vendor was never observed
+    unseen_gpu: float = 0.17  # added when its GPU model was never observed
     per_extrapolated_doubling: float = 0.06  # added per doubling of GPU count outside the observed
 
 
@@ -240,11 +242,22 @@ def _inner_misfit(target: Hardware, obs: Sequence[Observed], f: float,
                 and not (unseen and family(x.hardware.gpu) == family(o.hardware.gpu))]
         if rest:
             err = fit(o.hardware, rest, priors, f).log_time(o.hardware) - math.log(o.runtime_s)
-            errors.append(abs(err))
+            errors.append((abs(err), closeness(target, o.hardware, priors)))
     if len(errors) < 3:
         return None
-    errors.sort()
-    return errors[min(len(errors) - 1, int(priors.spread_quantile * len(errors)))]
+    return _weighted_quantile(errors, priors.spread_quantile)
+
+
+def _weighted_quantile(values: Sequence[tuple[float, float]], q: float) -> float:
+    """The q-quantile of (value, weight) pairs: errors of systems like the target count more."""
+    ordered = sorted(values)
+    total = sum(w for _, w in ordered) or 1.0
+    seen = 0.0
+    for value, w in ordered:
+        seen += w
+        if seen >= q * total:
+            return value
+    return ordered[-1][0]
 
 
 def half_width(target: Hardware, obs: Sequence[Observed], f: float,
@@ -262,6 +275,8 @@ def _widen(target: Hardware, obs: Sequence[Observed], width: float, priors: Prio
     """What the observations cannot tell widens the bounds."""
     if target.gpu.vendor not in {o.hardware.gpu.vendor for o in obs}:
         width += priors.unseen_vendor
+    if family(target.gpu) not in {family(o.hardware.gpu) for o in obs}:
+        width += priors.unseen_gpu
     counts = [o.hardware.count for o in obs]
     outside = max(math.log2(min(counts) / target.count), math.log2(target.count / max(counts)), 0)
     return width + priors.per_extrapolated_doubling * outside

@@ -1,8 +1,8 @@
 """Probe only the contenders: given the candidates and the probes so far, which to probe next and
 which to predict (model.py).
 
-The plan probes a few diverse candidates first - the newest GPU at its largest count, the oldest
-at its smallest, the median by total compute - so the model sees the spread of the hardware, then
+The plan probes a few diverse candidates first - the most total compute (GPU TFLOP/s x count),
+the least, the median - so the model sees the spread of the hardware, then
 predicts every unprobed candidate and probes one only while its predicted bounds overlap the
 leader's (the most promising first, predictions refitted after each probe). A candidate whose
 bounds lie wholly behind the leader's is answered by its prediction: a probe saved.
@@ -67,14 +67,13 @@ def _year(c: Candidate) -> int:
 
 
 def first_probes(cands: Sequence[Candidate], k: int = FIRST_PROBES) -> list[str]:
-    """A few diverse candidates: newest (then most compute), oldest (then least), median compute."""
+    """A few diverse candidates: the most total compute (the likeliest leader), the least and
+    the median; the newest GPU first among equals."""
     if not cands:
         return []
-    newest = max(cands, key=lambda c: (_year(c), _compute(c), c.name))
-    oldest = min(cands, key=lambda c: (_year(c), _compute(c), c.name))
-    by_compute = sorted(cands, key=lambda c: (_compute(c), c.name))
-    median = by_compute[len(by_compute) // 2]
-    order = [newest.name, oldest.name, median.name] + [c.name for c in by_compute[::-1]]
+    by_compute = sorted(cands, key=lambda c: (_compute(c), _year(c), c.name))
+    order = [by_compute[-1].name, by_compute[0].name, by_compute[len(by_compute) // 2].name]
+    order += [c.name for c in by_compute[::-1]]
     return list(dict.fromkeys(order))[:min(k, len(cands))]
 
 
