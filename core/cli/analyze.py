@@ -84,10 +84,20 @@ def print_ranked(ranking: Ranking, states: dict[str, ProbeState], options: RankO
                 print_ranking(group, options, out)
             print_memory(group, ranking.no_fit.get(workload, []),
                          ranking.memory.get(workload), out)
-        line = decision_cost(ranking.rows, states)
-        if line:
-            out.write(line + "\n")
+        for line in (decision_cost(ranking.rows, states), probes_saved(ranking.rows)):
+            if line:
+                out.write(line + "\n")
     return 0
+
+
+def probes_saved(rows: list[RankedRow]) -> str | None:
+    """The cost of deciding, the other half: candidates answered by prediction, not a probe."""
+    predicted = sorted({r.instance for r in rows if r.predicted})
+    if not predicted:
+        return None
+    probed = len({r.instance for r in rows if not r.predicted})
+    return (f"predicted, not probed: {len(predicted)} candidate(s) ({', '.join(predicted)}) "
+            f"from {probed} probed - {len(predicted)} probe(s) saved")
 
 
 def _pick_workload(ranking: Ranking, kind: str) -> str:

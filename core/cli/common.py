@@ -57,9 +57,22 @@ def options_from(ns: argparse.Namespace, **override: Any) -> RankOptions:
         epoch_plan=epoch_plan_from(getattr(ns, "epochs_from", None),
                                    getattr(ns, "metric", "val_accuracy")),
         min_accuracy=getattr(ns, "min_accuracy", None), workload=getattr(ns, "workload", None),
-        with_setup=getattr(ns, "with_setup", False))
+        with_setup=getattr(ns, "with_setup", False), predict=predict_names(ns))
     values.update(override)
     return RankOptions(**values)
+
+
+def predict_names(ns: argparse.Namespace) -> tuple[str, ...]:
+    """--predict NAME[,NAME] (repeatable): instances nobody probed, in order, once each."""
+    names = [n.strip() for item in getattr(ns, "predict", None) or [] for n in item.split(",")]
+    return tuple(dict.fromkeys(n for n in names if n))
+
+
+def add_predict_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--predict", action="append", metavar="NAME[,NAME]",
+                   help="rank these instances nobody probed too: each predicted from the "
+                        "workload's rows on other GPUs and the GPU facts, marked as predicted "
+                        "(NAME: a catalog instance or a [[catalog]] row of the config)")
 
 
 def rank_logs(records: list[ProbeRecord], pricing: Pricing, options: RankOptions,

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from .analyze import cmd_estimate, cmd_plot, cmd_rank, cmd_stabilize
 from .cloud import cmd_cleanup, cmd_prices
 from ..run.config import ConfigError, load_config
-from .common import CliError, add_estimate_options, warn
+from .common import CliError, add_estimate_options, add_predict_option, warn
 from .importer import add_import_parser
 from .own_command import (EXAMPLE, SEPARATOR_HINT, add_batch_size_option, add_host_options,
                           add_save_option, own_command_config, save_config, split_argv)
@@ -132,6 +132,7 @@ def _add_analysis_parsers(sub: Any) -> None:
     p.add_argument("--weight", type=float, default=0.5,
                    help="with --by weighted: score = w*rel_time + (1-w)*rel_cost (default 0.5)")
     add_estimate_options(p)
+    add_predict_option(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--json", action="store_true", help="JSON list of ranked rows")
     g.add_argument("--csv", action="store_true", help="CSV, one ranked row per line")

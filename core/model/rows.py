@@ -105,12 +105,16 @@ class RankedRow:
     per_steps: int | None = None  # set: the job's length is unknown; runtime/cost per this many steps
     length_unknown: str = ""  # ... what is missing and how to give it
     memory: RowMemory | None = None  # peak memory, and its program's forecast (memory.py)
+    predicted: bool = False  # nobody probed it: predicted from other hardware (predict/)
+    predicted_from: str = ""  # ... what the prediction rests on, in words
 
     @property
     def mark(self) -> str:
         """How far to trust the row's probe: '' whole, '…' still running, '!' failed or
         stopped (estimated from what it measured), '?' its log ends without an `end`, '✗' the
-        batch size does not fit (no estimate: a row that says so)."""
+        batch size does not fit (no estimate: a row that says so), '~' predicted, not probed."""
+        if self.predicted:
+            return "~"
         if self.status == "does-not-fit":
             return "✗"
         if self.status in ("failed", "stopped"):

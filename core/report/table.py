@@ -48,7 +48,8 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
               f"≈: undecided - P under {PairConstants.load().threshold:.0%}\n")
     if any(r.mark for r in rows):
         out.write("after an instance: ! its probe failed or was stopped, ? its log has no end, "
-                  "… still running\n")
+                  "… still running" + (", ~ predicted, not probed" if any(r.predicted for r in rows)
+                                       else "") + "\n")
     line = verdict(rows, options.by)
     if line:
         out.write(line + "\n")

@@ -26,6 +26,7 @@ from ..estimate.bounds import describe_mechanism
 from .decisions import decision_lines, is_pareto, mark_undecided, undecided_pairs, verdict
 from ..memory.forecast import ProgramMemory
 from ..memory.no_fit import add_memory, no_fit_groups, split_no_fit
+from ..predict.predicted import predicted_rows
 from ..rows import Candidate, CrossingNote, Horizon, JsonValue, RankedRow
 from ..state import ProbeState
 
@@ -75,6 +76,7 @@ class RankOptions:
     min_accuracy: float | None = None
     workload: str | None = None  # rank only this workload
     with_setup: bool = False  # add each host's measured setup to its job (a fresh instance pays it)
+    predict: tuple[str, ...] = ()  # instances nobody probed, predicted (predict/predicted.py)
 
     def __post_init__(self) -> None:
         if self.by not in VIEWS:
@@ -353,6 +355,26 @@ def rank(rows: list[RankedRow], by: str = "time", weight: float = 0.5) -> list[R
     return ordered
 
 
+def add_predicted(groups: dict[str, list[RankedRow]], by_key: Mapping[str, Candidate],
+                  pricing: Pricing, names: tuple[str, ...]) -> list[str]:
+    """Each workload's rows with the named instances nobody probed, predicted (predict/)."""
+    states = {k: c.state for k, c in by_key.items()}
+
+    def price_of(name: str) -> tuple[float | None, str, str]:
+        inst = pricing.catalog.get(name)
+        rule = pricing.billing or (inst.billing if inst else "exact")
+        if pricing.overrides and name in pricing.overrides:
+            return pricing.overrides[name], "user", rule
+        return (*pricing.catalog.price(name), rule)
+
+    problems: list[str] = []
+    for group in groups.values():
+        rows, said = predicted_rows(group, names, states, pricing.catalog, price_of)
+        group.extend(rows)
+        problems += [p for p in said if p not in problems]
+    return problems
+
+
 def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
                   options: RankOptions, cache: EstimateCache | None = None) -> Ranking:
     """The pipeline: candidates + options -> estimates -> a ranking per workload."""
@@ -372,6 +394,8 @@ def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
             groups[workload] = [r if r.per_steps else
                                 estimate_row(by_key[r.key], pricing, options, per_steps=True)
                                 for r in group]
+    if options.predict:
+        skipped += add_predicted(groups, by_key, pricing, options.predict)
     ranking = Ranking({w: rank(g, options.by, options.weight) for w, g in groups.items()},
                       skipped, options, no_fit_groups(no_fit, options.workload))
     ranking.memory = add_memory(ranking.groups, ranking.no_fit, candidates, pricing.catalog)
