@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real GPU probes and full runs (issue #33 Part B), in one call on the lent accelerator machine:
+# Real GPU probes and full runs , in one call on the lent accelerator machine:
 #   run: bash benchmarks/gpu/record.sh            (needs .gpu/probecast-agent.pyz, built here by
 #        python -c "from probecast.core.agent.bundle import build_zipapp; build_zipapp('.gpu/probecast-agent.pyz')")
 # Each job writes its probecast log (and the program's output) under $OUT/<name>/; nvidia-smi
@@ -10,33 +10,15 @@ set -u
 OUT=${OUT:-/tmp/gpu-out}; DEV=${DEV:-cuda}; mkdir -p "$OUT"
 AG="python3 $PWD/.gpu/probecast-agent.pyz"
 S=benchmarks/corpus/scripts
+. "$(dirname "$0")/lib.sh"
 if [ "$DEV" = cuda ]; then
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/gpu.csv" 2>&1
-  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader,nounits \
-    -lms 500 > "$OUT/nvidia-smi.csv" 2>&1 &
-  SMI=$!
   GPT="--device=cuda --dtype=bfloat16 --n_layer=6 --n_head=6 --n_embd=384 --block_size=256 --max_iters=800 --eval_interval=200 --eval_iters=20 --lr_decay_iters=800"
   CNN="--train-size 400000 --val-size 20000 --epochs 3"; SAMPLES=60000; HFS=40000; EP=3; T=90
-  { nproc; python3 -c "import torch,sys; print(sys.version, torch.__version__, torch.cuda.get_device_name())"; } > "$OUT/env.txt" 2>&1
+  gpu_watch
 else
   GPT="--device=cpu --n_layer=2 --n_head=2 --n_embd=32 --block_size=32 --max_iters=60 --eval_interval=20 --eval_iters=2 --lr_decay_iters=60"
   CNN="--train-size 2000 --val-size 500 --epochs 2"; SAMPLES=600; HFS=300; EP=2; T=120
 fi
-job() {  # job NAME KIND(probe|full|plain) -- CMD...
-  local name=$1 kind=$2; shift 3
-  local d="$OUT/$name"; mkdir -p "$d"
-  local t0=$(date +%s.%N)
-  local rec=(--instance "$INSTANCE" --probe "$name" --output "$d/output.txt")
-  local what=(run --workload-label "$LABEL" --batch-size "$BS" -- "$@")
-  [ "$1" = WORKLOAD ] && { shift; what=(workload "$@"); }
-  case $kind in
-    probe) timeout $T $AG "${what[0]}" "${rec[@]}" --out "$d/probe.jsonl" "${what[@]:1}" > /dev/null ;;
-    full)  timeout $((T*2)) $AG "${what[0]}" --full "${rec[@]}" --out "$d/full.jsonl" "${what[@]:1}" > /dev/null ;;
-    plain) timeout $((T*2)) "$@" > "$d/output.txt" 2>&1 ;;
-  esac
-  local rc=$? t1=$(date +%s.%N)
-  echo "$name $kind rc=$rc wall=$(python3 -c "print(round($t1-$t0,3))")" | tee -a "$OUT/jobs.txt"
-}
 INSTANCE=${INSTANCE:-gpu-h200}
 # 1. a step-budgeted GPT-style loop (nanoGPT's shape, evaluation every 200 iterations), 2 batch sizes
 LABEL=gpt_loop

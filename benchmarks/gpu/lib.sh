@@ -1,0 +1,32 @@
+# Shared by the GPU recording scripts: each job under its own timeout, one line in jobs.txt each.
+#   job NAME KIND -- CMD...     KIND: probe (the agent's defaults), full (--full), plain (no agent)
+# CMD may start with WORKLOAD to run one of the agent's built-in workloads.
+# Needs: OUT, AG (the agent command), INSTANCE, LABEL, BS, T (a probe's timeout; runs get 2x).
+job() {
+  local name=$1 kind=$2; shift 3
+  local d="$OUT/$name"; mkdir -p "$d"
+  # a fresh compile cache for every job: a real full run, like its probe, starts on a fresh host
+  export TORCHINDUCTOR_CACHE_DIR=/tmp/probecast-cache/$name-$kind TRITON_CACHE_DIR=/tmp/probecast-cache/$name-$kind/triton
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  local rec=(--instance "$INSTANCE" --probe "$name" --output "$d/output.txt")
+  local what=(run --workload-label "$LABEL" --batch-size "$BS" -- "$@")
+  [ "$1" = WORKLOAD ] && { shift; what=(workload "$@"); }
+  case $kind in
+    probe) timeout "$T" $AG "${what[0]}" "${rec[@]}" --out "$d/probe.jsonl" "${what[@]:1}" > /dev/null 2> "$d/agent-probe.err" ;;
+    full)  timeout $((T*2)) $AG "${what[0]}" --full "${rec[@]}" --out "$d/full.jsonl" "${what[@]:1}" > /dev/null 2> "$d/agent-full.err" ;;
+    plain) timeout $((T*2)) "$@" > "$d/output.txt" 2>&1 ;;
+  esac
+  rc=$?; t1=$(date +%s.%N)
+  echo "$name $kind rc=$rc wall=$(python3 -c "print(round($t1-$t0,3))")" | tee -a "$OUT/jobs.txt"
+}
+
+# nvidia-smi every 500 ms beside the jobs (NVML through the agent against nvidia-smi); the
+# machine's facts in gpu.csv and env.txt
+gpu_watch() {
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/gpu.csv" 2>&1
+  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used,clocks.sm --format=csv,noheader,nounits \
+    -lms 500 > "$OUT/nvidia-smi.csv" 2>&1 &
+  SMI=$!
+  { nproc; python3 -c "import torch,sys; print(sys.version, torch.__version__, torch.cuda.get_device_name())"; } > "$OUT/env.txt" 2>&1
+}

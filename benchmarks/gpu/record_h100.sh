@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Public training scripts probed and run whole on the lent GPU machine, for the estimate's lean
+# (attribution, drift) and the probe's own cost. Two parts, one device call each:
+#   PART=1: nanoGPT's own train.py (karpathy/nanoGPT, unchanged) with its shakespeare-char recipe
+#           at the recipe's full length (5 000 iterations, evaluation every 250), eager and
+#           compiled (nanoGPT's default), each probed with the agent's defaults, then run whole
+#   PART=2: the nanoGPT-shaped plain loop, the built-in PyTorch CNN, Lightning and the HF
+#           Trainer - probe, whole run under the agent, and (for three of them) the same whole
+#           run without probecast: the agent's cost on the job
+# Needs, in .gpu/ (ignored by git, carried to the device): probecast-agent.pyz (built here by
+#   python -c "from probecast.core.agent.bundle import build_zipapp; build_zipapp('.gpu/probecast-agent.pyz')")
+# and nanogpt/ (train.py, model.py, configurator.py, config/ from karpathy/nanoGPT; its
+# data/shakespeare_char/ made here with synthetic characters of the real data set's sizes - the
+# device cannot download). DEV=cpu runs the same plan tiny, here, to check the script.
+set -u
+OUT=${OUT:-/tmp/gpu-out}; DEV=${DEV:-cuda}; PART=${PART:-1}; mkdir -p "$OUT"
+AG="python3 $PWD/.gpu/probecast-agent.pyz"
+S=$PWD/benchmarks/corpus/scripts
+. "$(dirname "$0")/lib.sh"
+INSTANCE=${INSTANCE:-gpu-h100}
+if [ "$DEV" = cuda ]; then
+  NANO=""; GPT="--device=cuda --dtype=bfloat16 --n_layer=6 --n_head=6 --n_embd=384 --block_size=256 --max_iters=800 --eval_interval=200 --eval_iters=20 --lr_decay_iters=800"
+  CNN="--train-size 400000 --val-size 20000 --epochs 3"; SAMPLES=60000; HFS=40000; EP=3; T=120
+  gpu_watch
+else
+  NANO="--device=cpu --dtype=float32 --n_layer=1 --n_head=2 --n_embd=32 --block_size=32 --batch_size=8 --max_iters=40 --lr_decay_iters=40 --eval_interval=20 --eval_iters=2"
+  GPT="--device=cpu --n_layer=2 --n_head=2 --n_embd=32 --block_size=32 --max_iters=60 --eval_interval=20 --eval_iters=2 --lr_decay_iters=60"
+  CNN="--train-size 2000 --val-size 500 --epochs 2"; SAMPLES=600; HFS=300; EP=2; T=120
+fi
+if [ "$PART" = 1 ]; then
+  cd .gpu/nanogpt || exit 1
+  LABEL=nanogpt_shakespeare_char; BS=64
+  job nanogpt-eager-b64 probe -- python3 train.py config/train_shakespeare_char.py --compile=False $NANO
+  job nanogpt-eager-b64 full -- python3 train.py config/train_shakespeare_char.py --compile=False $NANO
+  LABEL=nanogpt_shakespeare_char_compile
+  job nanogpt-compile-b64 probe -- python3 train.py config/train_shakespeare_char.py $NANO
+  job nanogpt-compile-b64 full -- python3 train.py config/train_shakespeare_char.py $NANO
+  cd - > /dev/null
+else
+  LABEL=gpt_loop; BS=64
+  job gpt-b64 probe -- python3 $S/shapes/gpt_loop.py $GPT --batch_size=64
+  job gpt-b64 full -- python3 $S/shapes/gpt_loop.py $GPT --batch_size=64
+  job gpt-b64-plain plain -- python3 $S/shapes/gpt_loop.py $GPT --batch_size=64
+  LABEL=torch-cnn; BS=512
+  job cnn-b512 probe -- WORKLOAD torch-cnn --batch-size 512 $CNN
+  job cnn-b512 full -- WORKLOAD torch-cnn --batch-size 512 $CNN
+  LABEL=lightning_cnn; BS=256
+  L=(python3 $S/lightning_cnn.py --device $DEV --batch-size 256 --samples $SAMPLES --epochs $EP)
+  job lightning-b256 probe -- "${L[@]}"; job lightning-b256 full -- "${L[@]}"
+  job lightning-b256-plain plain -- "${L[@]}"
+  LABEL=hf_trainer; BS=64
+  H=(python3 $S/hf_trainer.py --device $DEV --batch-size 64 --samples $HFS --epochs $EP)
+  job hf-b64 probe -- "${H[@]}"; job hf-b64 full -- "${H[@]}"; job hf-b64-plain plain -- "${H[@]}"
+fi
+[ -n "${SMI:-}" ] && kill "$SMI"
+exit 0
