@@ -64,12 +64,14 @@ def fields(struct: type[msgspec.Struct]) -> set[str]:
 def test_config_reference_lists_every_key_and_no_other() -> None:
     from probecast.core.run.config import (AwsSettings, ConfigFile, FromEnv, Host,
                                            ProbeSettings)
+    from probecast.core.run.config_catalog import CatalogRow
     from probecast.core.run.sky_settings import SkyPilotSettings
 
     documented = section_keys((DOCS / "config.md").read_text(encoding="utf-8"))
     assert set(documented) >= fields(ConfigFile), "a config section has no heading in config.md"
     for section, struct in (("hosts", Host), ("probe", ProbeSettings), ("probe.env", FromEnv),
-                            ("aws", AwsSettings), ("skypilot", SkyPilotSettings)):
+                            ("aws", AwsSettings), ("skypilot", SkyPilotSettings),
+                            ("catalog", CatalogRow)):
         assert documented[section] == fields(struct), (
             f"docs/config.md [{section}]: undocumented "
             f"{sorted(fields(struct) - documented[section])}, "
