@@ -327,7 +327,7 @@ STRATEGIES = ("whole", "settled", "prefix-whole", "prefix-settled", "prefix-long
 
 def table(splits: list[Split], markdown: bool) -> list[str]:
     corpora = list(dict.fromkeys(s.corpus for s in splits))
-    head = ["corpus", "n", "signed med", "med |err|", *TERMS, "late/early"]
+    head = ["corpus", "n", "signed median", "median abs", *TERMS, "late/early"]
     rows = []
     for c in [*corpora, "all"]:
         ss = [s for s in splits if c in ("all", s.corpus)]
