@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from probecast.core.run.board import Board  # noqa: E402
 from probecast.core.model.events import EventReader  # noqa: E402
-from probecast.core.run.plan import run_runners  # noqa: E402
+from probecast.core.run.probe_plan import run_runners  # noqa: E402
 from probecast.core.model.pricing import Catalog  # noqa: E402
 from probecast.core.model.rank.ranking import Pricing, RankOptions  # noqa: E402
 from probecast.core.run.runners import ProbeSpec, ReplayRunner  # noqa: E402

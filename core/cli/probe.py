@@ -23,7 +23,7 @@ from ..report.fmt import fmt_ms
 from ..run.board import Board
 from ..run.config import Config, ConfigError, Host, ProbeSettings, default_config, load_config, local_host
 from ..run.job import JobError, LaunchProvider, ProbeJob
-from ..run.plan import host_price, session_dir
+from ..run.probe_plan import host_price, session_dir
 from ..run.session import Session
 from .analyze import print_ranked
 from .common import CliError, confirm_launch, say_summary, warn, warn_ranking

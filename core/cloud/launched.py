@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, cast
 
 from ..run.board import ACTIVE_STATUSES, Board
 from ..run.config import Host, ProbeSettings
-from ..run.plan import PlannedProbe, plan_probes
+from ..run.probe_plan import PlannedProbe, plan_probes
 from ..run.runners import RunnerStatus
 from .gate import HostGate
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..agent.agent_main import DEFAULT_MAX_STEPS
 from ..model.rank.ranking import RankedRow, RankOptions
 from .board import Board
-from .plan import PlannedProbe, RunnerFactory, run_plan
+from .probe_plan import PlannedProbe, RunnerFactory, run_plan
 from .sinks import output_path
 
 REDUCIBLE_SHARE = 0.5  # probe again when steps + seen boundaries are at least half of sigma

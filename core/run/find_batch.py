@@ -13,7 +13,7 @@ from pathlib import Path
 from ..model.memory.batch_search import DEFAULT_CAP, DEFAULT_START, Answer, Search
 from ..model.memory.forecast import HEADROOM, memory_point
 from .config import Host, ProbeSettings
-from .plan import PlannedProbe, plan_probes
+from .probe_plan import PlannedProbe, plan_probes
 from .prepare import Preparation
 from .session import Session
 

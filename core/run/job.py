@@ -32,7 +32,7 @@ from ..model.epochs import EpochsInfo
 from ..model.rank.ranking import Ranking, RankOptions
 from .board import Board
 from .config import Host, ProbeSettings
-from .plan import PlannedProbe, check_log_dir, plan_probes
+from .probe_plan import PlannedProbe, check_log_dir, plan_probes
 from .prepare import Preparation
 from .session import Launch, Session
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .board import Board
 from .config import Config, Host, ProbeSettings
-from .plan import (PlannedProbe, RunnerFactory, finish_preparations, host_preps, run_plan,
+from .probe_plan import (PlannedProbe, RunnerFactory, finish_preparations, host_preps, run_plan,
                    run_runners, runner_factory)
 from .runners import ReplayRunner, Runner
 

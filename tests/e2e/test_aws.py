@@ -506,7 +506,7 @@ def test_one_unreachable_type_fails_only_its_probes(moto_url, tmp_path) -> None:
 
     from probecast.core.cloud.aws_launch import AwsProvider
     from probecast.core.run.config import Host
-    from probecast.core.run.plan import run_plan
+    from probecast.core.run.probe_plan import run_plan
     from probecast.core.run.runners import RunnerStatus
 
     base, key, pub, trainer = _instance_world(sshd_mod)

@@ -30,7 +30,7 @@ from probecast.core.model.pricing import Catalog
 from probecast.core.model.rank.ranking import Pricing, RankOptions
 from probecast.core.run.board import Board
 from probecast.core.run.config import Host, ProbeSettings
-from probecast.core.run.plan import plan_probes, run_plan
+from probecast.core.run.probe_plan import plan_probes, run_plan
 
 PY = sys.executable
 PRLIMIT = shutil.which("prlimit")

@@ -18,7 +18,7 @@ from probecast.core.model.rank.ranking import RankOptions
 from probecast.core.run.board import Board
 from probecast.core.run.config import Host, ProbeSettings
 from probecast.core.model.events import End, Step, read_log
-from probecast.core.run.plan import plan_probes, run_plan
+from probecast.core.run.probe_plan import plan_probes, run_plan
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.rank.ranking import Pricing
 from probecast.core.run.ssh import SshRunner, connect, remote_command

@@ -14,7 +14,7 @@ from probecast.core.model.rank.ranking import Pricing, RankOptions
 from probecast.core.run.adaptive import settle
 from probecast.core.run.board import Board
 from probecast.core.run.config import Host, ProbeSettings
-from probecast.core.run.plan import plan_probes, run_plan
+from probecast.core.run.probe_plan import plan_probes, run_plan
 from probecast.core.run.runners import ProbeSpec, RunnerStatus
 
 STEP = {"a": 1.00, "b": 1.02}  # two hosts whose steps are 2 % apart

@@ -18,7 +18,7 @@ from probecast.core.run.command_line import (CommandLine, HostSpec, HostSpecErro
                                              command_string, config_toml, host_entries,
                                              parse_host_spec)
 from probecast.core.run.config import load_config, parse_config
-from probecast.core.run.plan import plan_probes
+from probecast.core.run.probe_plan import plan_probes
 from probecast.core.run.runners import ProbeSpec
 
 # ---- --host -----------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from probecast.core.model.rank.ranking import Pricing
 from probecast.core.run.board import Board
 from probecast.core.run.config import AwsSettings, Config, Host, ProbeSettings, parse_config
 from probecast.core.run.job import JobError, ProbeJob, describe_length, load_epoch_plan
-from probecast.core.run.plan import host_price
+from probecast.core.run.probe_plan import host_price
 from probecast.core.run.session import Session
 
 

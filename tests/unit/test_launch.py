@@ -113,7 +113,7 @@ def test_one_type_failing_to_launch_fails_only_its_probes(tmp_path: Path) -> Non
     from probecast.core.model.rank.ranking import Pricing
     from probecast.core.run.board import Board
     from probecast.core.run.config import Host, ProbeSettings
-    from probecast.core.run.plan import run_plan
+    from probecast.core.run.probe_plan import run_plan
 
     ec2 = Capacity()
     aws = AwsSettings(ami="ami-1", instance_types=["g5.xlarge", "g4dn.xlarge"], max_spend=10)

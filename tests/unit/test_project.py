@@ -17,7 +17,7 @@ from probecast.core.model.pricing import Catalog
 from probecast.core.model.rank.ranking import Pricing
 from probecast.core.run.board import Board
 from probecast.core.run.config import ConfigError, FromEnv, Host, ProbeSettings, parse_config
-from probecast.core.run.plan import plan_probes, prepare_host, run_plan
+from probecast.core.run.probe_plan import plan_probes, prepare_host, run_plan
 from probecast.core.run.project import ProjectError, changes, excluded, scan_project
 from probecast.core.run.project_copy import release, ship
 from probecast.core.run.runners import ProbeSpec, RunnerStatus

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import SAMPLE_LOGS
 from probecast.core.run.board import Board
-from probecast.core.run.plan import run_runners
+from probecast.core.run.probe_plan import run_runners
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.rank.ranking import Pricing
 from probecast.core.run.runners import LocalRunner, ProbeSpec, ReplayRunner, RunnerStatus, _final_status

@@ -17,7 +17,7 @@ from probecast.core.model.pricing import InstanceType, newest_first
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.report.fmt import fmt_cost
 from probecast.core.run.job import LaunchProvider, describe_length, settings_for
-from probecast.core.run.plan import plan_probes, session_dir, worst_case_probe_cost
+from probecast.core.run.probe_plan import plan_probes, session_dir, worst_case_probe_cost
 from probecast.core.run.runners import workload_label
 from probecast.core.run.session import Session
 

@@ -11,7 +11,7 @@ from textual import work
 
 from probecast.core.run.config import Config, ProbeSettings
 from probecast.core.run.job import JobError, LaunchProvider, ProbeJob
-from probecast.core.run.plan import session_dir
+from probecast.core.run.probe_plan import session_dir
 
 from ..messages import StartProbes
 
