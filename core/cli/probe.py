@@ -176,7 +176,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
         raise CliError(str(exc)) from None
     _log_to(log_dir)
     if ns.find_batch_size:
-        from .find_batch import find_on_hosts
+        from .batch_cmd import find_on_hosts
 
         return find_on_hosts(ns, config, session, log_dir, out, ranking_out,
                              run=lambda work: run_interruptible(_with_progress(session, work, out)),
@@ -393,7 +393,7 @@ def add_probe_parser(sub: Any) -> None:
     p.add_argument("--train-size", type=int, default=None, help="built-in workload: training samples")
     p.add_argument("--val-size", type=int, default=None, help="built-in workload: validation samples")
     p.add_argument("--threads", type=int, default=None, help="built-in workload: TensorFlow threads")
-    from .find_batch import add_find_arguments
+    from .batch_cmd import add_find_arguments
 
     add_find_arguments(p)
     p.set_defaults(func=cmd_probe)
