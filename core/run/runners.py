@@ -236,12 +236,13 @@ def _final_status(cancelled: bool, code: int | None, saw_end: bool, stderr_tail:
     tail = " | ".join(stderr_tail[-3:]) if stderr_tail else "no output on stderr"
     if any("No module named 'tensorflow'" in line or "No module named 'keras'" in line
            for line in stderr_tail):
-        tail = ("TensorFlow is not installed where the agent runs - the Keras workloads need it: "
-                "pip install 'probecast[agent]' (or tensorflow) there, or probe torch-cnn "
-                "where PyTorch is | " + tail)
+        tail = ("TensorFlow is not installed for the Python that ran the job (on that host, or "
+                "the `python` your command names): pip install tensorflow there, or name the "
+                "Python that has it in the command | " + tail)
     elif any("No module named 'torch'" in line for line in stderr_tail):
-        tail = ("PyTorch is not installed where the agent runs - torch-cnn needs it: "
-                "pip install torch there, or probe a Keras workload | " + tail)
+        tail = ("PyTorch is not installed for the Python that ran the job (on that host, or "
+                "the `python` your command names): pip install torch there, or name the Python "
+                "that has it in the command | " + tail)
     if not saw_end:
         return RunnerStatus("failed", f"agent exited ({code}) without an end event: {tail}")
     return RunnerStatus("failed", f"agent exited with status {code}: {tail}")
