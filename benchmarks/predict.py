@@ -90,6 +90,7 @@ class System:
     memory_mb: float | None
     runs: int
     total_s: float
+    files: tuple[str, ...] = ()  # the result files, under the release
 
 
 def collect(roots: list[str]) -> list[System]:
@@ -110,14 +111,16 @@ def collect(roots: list[str]) -> list[System]:
             state = fold_all(to_events(run))
             if is_block_log(state) and reached(state) and state.end is not None:
                 name = f"{path.parts[-5]}/{path.parts[-3]}"
-                per[(Path(root).name, run.benchmark, name)].append((run.system, state.end.t))
+                per[(Path(root).name, run.benchmark, name)].append(
+                    (run.system, state.end.t, str(path.relative_to(root))))
     out = []
     for (release, bench, name), runs in sorted(per.items()):
         sysinfo = runs[0][0]
         out.append(System(release, bench, name, sysinfo.accelerator,
                           sysinfo.accelerators_per_node, sysinfo.nodes,
                           sysinfo.accelerator_memory_mb, len(runs),
-                          statistics.median(t for _, t in runs)))
+                          statistics.median(t for _, t, _ in runs),
+                          tuple(f for _, _, f in runs)))
     return out
 
 
@@ -297,23 +300,85 @@ def plan_table(systems: list[System]) -> list[str]:
     return lines
 
 
+def own_recordings(corpus: Path) -> list[str]:
+    """The project's own GPU recordings (benchmarks/corpus/runs-gpu-*): each full run predicted
+    from the same job's full run on another GPU model."""
+    from probecast.core.model.logstore import load_probe
+    from probecast.core.model.predict.predicted import hardware_of_devices
+
+    runs: dict[str, list[tuple[str, Observed]]] = defaultdict(list)
+    for path in sorted(corpus.glob("runs-gpu-*/*.jsonl.gz")):
+        if path.name.startswith("probe-"):
+            continue
+        state = load_probe(path).state
+        hw = hardware_of_devices(state.start.devices) if state.start else None
+        if hw is None or state.end is None or state.end.status != "complete":
+            continue
+        runs[path.name.split(".")[0]].append((path.parent.name, Observed(path.parent.name, hw,
+                                                                         state.end.t)))
+    gpus = sorted({o.hardware.gpu.key for v in runs.values() for _, o in v})
+    lines = [f"GPU models recorded: {', '.join(gpus) or 'none'}"]
+    for job, obs in sorted(runs.items()):
+        for where, o in obs:
+            others = [x for _, x in obs if x.hardware.gpu.key != o.hardware.gpu.key]
+            p = predict(o.hardware, others) if others else None
+            if p is not None:
+                lines.append(f"{job} on {o.hardware.label}: predicted {p.runtime_s:.1f} s "
+                             f"[{p.low_s:.1f}-{p.high_s:.1f}] from {others[0].hardware.label}, "
+                             f"real {o.runtime_s:.1f} s "
+                             f"({100 * (p.runtime_s - o.runtime_s) / o.runtime_s:+.0f} %)")
+    if len(lines) == 1:
+        lines.append("one GPU model only: nothing to predict one from another yet")
+    return lines
+
+
+def write_fixture(systems: list[System], path: Path, benches: Sequence[tuple[str, str]]) -> None:
+    """A few benchmarks' per-system times, with the result files each came from."""
+    rows = [{**s.__dict__, "files": _folder_and_names(s.files)} for s in systems
+            if (s.release, s.benchmark) in set(benches)]
+    doc = {"source": "MLCommons training_results_v3.1 / training_results_v4.0 (Apache-2.0), "
+                     "read by benchmarks/predict.py through probecast import mlperf's code: a "
+                     "system's total_s is the median of its complete runs (init_start to "
+                     "run_stop); files are its result files under the release",
+           "command": "python benchmarks/predict.py /tmp/mlp/v3.1 /tmp/mlp/v4.0 --fixture "
+                      + str(path)}
+    lines = json.dumps(doc, indent=1)[:-2] + ',\n "systems": [\n'
+    lines += ",\n".join("  " + json.dumps(r) for r in rows) + "\n ]\n}\n"
+    path.write_text(lines)
+
+
+def _folder_and_names(files: Sequence[str]) -> list[str]:
+    """'submitter/results/system/benchmark/' then result_<n>.txt names: the provenance, short."""
+    folder = files[0].rsplit("/", 1)[0] + "/" if files else ""
+    return [folder] + [f.rsplit("/", 1)[-1] for f in files]
+
+
+FIXTURE_BENCHMARKS = (("v3.1", "bert"), ("v4.0", "llama2_70b_lora"), ("v4.0", "resnet"))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("roots", nargs="*", help="extracted MLPerf releases (benchmarks/mlperf.py)")
     ap.add_argument("--cache", help="systems read once, kept here (JSON)")
+    ap.add_argument("--fixture", help="write the test fixture of a few benchmarks here")
     ns = ap.parse_args()
     if ns.cache and Path(ns.cache).is_file():
-        systems = [System(**d) for d in json.loads(Path(ns.cache).read_text())]
+        systems = [System(**{**d, "files": tuple(d.get("files", ()))})
+                   for d in json.loads(Path(ns.cache).read_text())]
     else:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         systems = collect(ns.roots)
         if ns.cache:
             Path(ns.cache).write_text(json.dumps([s.__dict__ for s in systems], indent=1))
+    if ns.fixture:
+        write_fixture(systems, Path(ns.fixture), FIXTURE_BENCHMARKS)
     print(f"{len(systems)} systems x benchmarks ({os.cpu_count()} CPUs); GPU facts: "
           f"{'core/model/predict/gpus.py' if gpu_spec else 'the stand-in table'}\n")
     for title, table in (("Leave one system out", loso_tables(systems)),
                          ("Across generations", generation_table(systems)),
-                         ("The plan", plan_table(systems))):
+                         ("The plan", plan_table(systems)),
+                         ("The project's own GPU recordings",
+                          own_recordings(Path(__file__).resolve().parent / "corpus"))):
         print(f"### {title}\n\n" + "\n".join(table) + "\n")
     return 0
 

@@ -4,16 +4,15 @@ the app's ranking), its runtime predicted from the workload's rows on other hard
 
 A row's hardware is read from its log's devices (as nvidia-smi or MLPerf wrote the GPU), else
 from the catalog's instance of its name; a predicted candidate's from the catalog (the embedded
-one, or a ``[[catalog]]`` row of the config). Rows of one batch size predict that batch size;
-where no batch size was run on two instances (MLPerf systems each train at their own global
-batch), the workload's rows predict together: their time to train is the job.
+one, or a ``[[catalog]]`` row of the config). Rows of one batch size predict that batch size
+where an instance ran several (a sweep); where each instance ran one (MLPerf systems each train
+at their own global batch), the workload's rows predict together: the time to train is the job.
 Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from ..events import Device
@@ -64,13 +63,16 @@ def observed_rows(group: Sequence[RankedRow], states: Mapping[str, ProbeState],
 
 
 def _batches(obs: Sequence[tuple[RankedRow, Observed]]) -> dict[int | None, list[Observed]]:
-    """Observations per batch size run on two instances or more; else all under None."""
-    instances = Counter((r.batch_size, r.instance) for r, _ in obs)
-    shared = {b for b in {r.batch_size for r, _ in obs}
-              if sum(1 for (bb, _) in instances if bb == b) >= 2}
-    if not shared:
+    """Observations per batch size where some instance ran several (a user's sweep: each batch
+    size its own job); else all together under None (one batch size per instance, as MLPerf
+    systems each train at their own global batch: the time to train is the job)."""
+    sizes: dict[str, set[int]] = {}
+    for r, _ in obs:
+        sizes.setdefault(r.instance, set()).add(r.batch_size)
+    if all(len(v) == 1 for v in sizes.values()):
         return {None: [o for _, o in obs]}
-    return {b: [o for r, o in obs if r.batch_size == b] for b in sorted(shared)}
+    return {b: [o for r, o in obs if r.batch_size == b]
+            for b in sorted({r.batch_size for r, _ in obs})}
 
 
 def predicted_rows(group: Sequence[RankedRow], names: Sequence[str],
