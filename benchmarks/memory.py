@@ -102,7 +102,7 @@ def groups(dirs: list[Path]) -> dict[str, dict[int, MemoryPoint]]:
                 continue
             state = load_probe(path).state
             point = memory_point(state)
-            if point is None or not point.fits or point.host_mb is None:
+            if point is None or point.ran_out or point.host_mb is None:
                 continue
             rest = re.sub(r"-e\d+", "", m["rest"])  # epochs do not change memory
             key = f"{d.name}/{m['kind'] or 'probe'}-{m['program']}{rest}"

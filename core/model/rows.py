@@ -174,7 +174,7 @@ class RowMemory:
     size on every instance (``fits_on``) with the largest that fits there (``largest_on``)."""
 
     batch_size: int
-    fits: bool
+    ran_out: bool  # its probe ran out of memory (``fits_on``: the forecast, with the headroom)
     device: str
     basis: str
     peak_mb: float | None  # the probe's peak of ``basis``

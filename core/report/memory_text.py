@@ -36,8 +36,8 @@ def row_memory_lines(row: RankedRow) -> list[str]:
     m = row.memory
     if m is None:  # a log with no memory event and no samples: nothing to say
         return []
-    lines = [f"memory: {peak_line(m)}" + ("" if m.fits else " - does not fit")]
-    if not m.fits and m.reason:
+    lines = [f"memory: {peak_line(m)}" + (" - does not fit" if m.ran_out else "")]
+    if m.ran_out and m.reason:
         lines.append(f"  {m.reason}")
     if not m.forecast:
         lines.append("  forecast: needs probes of this program at two batch sizes or more")

@@ -277,7 +277,7 @@ class ReplayRunner:
         yield RunnerStatus("running", f"replay of {self.path.name}")
         last_t: float | None = None
         saw_end = False
-        fits = True  # the log's `end` says does-not-fit: its replay ends so too
+        ran_out = False  # the log's `end` says does-not-fit: its replay ends so too
         try:
             fh = open_log(self.path)  # as `rank` reads it: gzipped logs (the corpus) too
         except OSError as exc:
@@ -293,7 +293,7 @@ class ReplayRunner:
                     tail = EventReader()  # the log is finished if its last event is a whole `end`
                     ends = [ev for ln in lines[-3:] if isinstance(ev := tail.feed_line(ln), End)]
                     saw_end = saw_end or bool(ends)
-                    fits = fits and all(e.status != "does-not-fit" for e in ends)
+                    ran_out = ran_out or any(e.status == "does-not-fit" for e in ends)
                     yield LineBatch(lines)
                     if self._cancelled:
                         yield RunnerStatus("stopped", "cancelled")
@@ -314,12 +314,12 @@ class ReplayRunner:
                         await self._running.wait()
                     last_t = ev.t
                     saw_end = saw_end or isinstance(ev, End)
-                    fits = fits and not (isinstance(ev, End) and ev.status == "does-not-fit")
+                    ran_out = ran_out or (isinstance(ev, End) and ev.status == "does-not-fit")
                     yield ev
         bad = reader.report.malformed
         note = f"; {len(bad)} malformed line(s) skipped: {reader.report.describe_malformed(1)}" \
             if bad else ""
-        if not fits:
+        if ran_out:
             yield RunnerStatus("does-not-fit", "replayed" + note)
         elif saw_end:
             yield RunnerStatus("done", "replayed" + note)

@@ -20,13 +20,13 @@ from probecast.tui.widgets.ranking import COLUMNS, RankingTable
 KEYS = [key for key, _ in COLUMNS]
 
 
-def probe_log(path: Path, b: int, peak: float, fits: bool = True) -> Path:
+def probe_log(path: Path, b: int, peak: float, ran_out: bool = False) -> Path:
     log = LogBuilder(batch_size=b, instance="g5.xlarge", probe=f"p{b}", workload="w")
-    if fits:
+    if not ran_out:
         log.init(1.0).steps(0, [0.1 * (1 + b / 512)] * 12)
     log.events.append({"ev": "memory", "t": log.t, "device": "cpu", "host_peak_mb": peak,
                        "host_limit_mb": 4096.0, "host_limit_kind": "memory"})
-    if fits:
+    if not ran_out:
         return log.end().write(path)
     reason = f"b{b} does not fit on cpu (limit 4096 MB): MemoryError: Unable to allocate"
     log.timed("done", 0.5, status="does-not-fit", reason=reason)
@@ -37,7 +37,7 @@ def probe_log(path: Path, b: int, peak: float, fits: bool = True) -> Path:
 async def test_a_replayed_probe_that_did_not_fit_is_a_row_that_says_so(tmp_path: Path) -> None:
     probe_log(tmp_path / "a.jsonl", 64, 600.0)
     probe_log(tmp_path / "b.jsonl", 256, 1080.0)
-    probe_log(tmp_path / "c.jsonl", 4096, 4090.0, fits=False)
+    probe_log(tmp_path / "c.jsonl", 4096, 4090.0, ran_out=True)
     app = make_replay_app([str(tmp_path)], 0)
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()

@@ -16,8 +16,7 @@ from probecast.core.model.memory.forecast import MemoryPoint
 def simulate(peak: Callable[[int], float], limit: float, search: Search) -> Search:
     while (b := search.next()) is not None:
         mb = peak(b)
-        fits = mb <= limit
-        search.add(MemoryPoint(b, fits, host_mb=min(mb, limit), host_limit_mb=limit,
+        search.add(MemoryPoint(b, mb > limit, host_mb=min(mb, limit), host_limit_mb=limit,
                                host_limit_kind="memory"), b)
     return search
 

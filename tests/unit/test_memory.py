@@ -92,12 +92,12 @@ def test_the_group_watch_reads_this_process() -> None:
 
 # ---- the forecast ------------------------------------------------------------------------------
 
-def point(b: int, host: float, fits: bool = True, **kw: float | str) -> MemoryPoint:
-    return MemoryPoint(b, fits, host_mb=host, **kw)  # type: ignore[arg-type]
+def point(b: int, host: float, ran_out: bool = False, **kw: float | str) -> MemoryPoint:
+    return MemoryPoint(b, ran_out, host_mb=host, **kw)  # type: ignore[arg-type]
 
 
 def test_a_line_through_two_probes_and_what_it_rests_on() -> None:
-    fit = fit_memory([point(64, 600.0), point(256, 1080.0), point(512, 9999.0, fits=False)], HOST)
+    fit = fit_memory([point(64, 600.0), point(256, 1080.0), point(512, 9999.0, ran_out=True)], HOST)
     assert fit is not None and fit.batch_sizes == (64, 256)  # the one that did not fit is out
     assert fit.per_sample_mb == pytest.approx(2.5) and fit.intercept_mb == pytest.approx(440.0)
     assert fit.at(1024) == pytest.approx(3000.0)
@@ -116,8 +116,8 @@ def test_least_squares_over_three_probes_says_its_miss() -> None:
 
 def test_every_catalog_instance_gets_a_verdict_with_its_headroom() -> None:
     gpu = dict(device="cuda:0 NVIDIA A10G", device_total_mb=22731.0)
-    points = [MemoryPoint(64, True, device_mb=2000.0, host_mb=3000.0, **gpu),  # type: ignore[arg-type]
-              MemoryPoint(128, True, device_mb=3000.0, host_mb=3100.0, **gpu)]  # type: ignore[arg-type]
+    points = [MemoryPoint(64, False, device_mb=2000.0, host_mb=3000.0, **gpu),  # type: ignore[arg-type]
+              MemoryPoint(128, False, device_mb=3000.0, host_mb=3100.0, **gpu)]  # type: ignore[arg-type]
     program = program_memory(points, Catalog.embedded(), batch_sizes=[1024, 2048])
     assert program.main is not None and program.main.basis == DEVICE
     g5 = program.on("g5.xlarge")  # one 24 GB A10G, 16 GB RAM: 1000 MB + 15.625 MB a sample
@@ -153,15 +153,14 @@ def test_memory_from_a_v3_log_and_from_an_old_log_s_samples(tmp_path: Path) -> N
 
 # ---- does-not-fit in the ranking -----------------------------------------------------------------
 
-def write_probe(path: Path, b: int, host_mb: float, fits: bool = True) -> Path:
+def write_probe(path: Path, b: int, host_mb: float, ran_out: bool = False) -> Path:
     log = LogBuilder(batch_size=b, instance="g5.xlarge", probe=f"p{b}", workload="w")
-    if fits:
+    if not ran_out:
         log.init(1.0).steps(0, [0.1] * 10)
     log.events.append({"ev": "memory", "t": log.t, "device": "cpu", "host_peak_mb": host_mb,
                        "host_limit_mb": 4096.0, "host_limit_kind": "memory"})
     reason = f"b{b} does not fit on cpu (limit 4096 MB): MemoryError: x"
-    return log.end("probe-done" if fits else "does-not-fit").write(path) if fits else \
-        _no_fit(log, reason, path)
+    return _no_fit(log, reason, path) if ran_out else log.end("probe-done").write(path)
 
 
 def _no_fit(log: LogBuilder, reason: str, path: Path) -> Path:
@@ -173,14 +172,14 @@ def _no_fit(log: LogBuilder, reason: str, path: Path) -> Path:
 def test_a_batch_size_that_does_not_fit_is_a_row_that_says_so(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
     paths = [write_probe(tmp_path / "a.jsonl", 64, 600.0),
              write_probe(tmp_path / "b.jsonl", 256, 1080.0),
-             write_probe(tmp_path / "c.jsonl", 4096, 4000.0, fits=False)]
+             write_probe(tmp_path / "c.jsonl", 4096, 4000.0, ran_out=True)]
     candidates = [load_probe(p).candidate() for p in paths]
     ranking = build_ranking(candidates, Pricing(Catalog.embedded()), RankOptions(epochs=5))
     assert sorted(r.batch_size for r in ranking.rows) == [64, 256]  # ranked: the two that fit
     (no_fit,) = ranking.no_fit["w"]
     assert no_fit.batch_size == 4096 and no_fit.does_not_fit and math.isnan(no_fit.runtime_s)
     assert no_fit.mark == "✗" and "does not fit on cpu" in no_fit.notes[0]
-    assert no_fit.memory is not None and not no_fit.memory.fits
+    assert no_fit.memory is not None and no_fit.memory.ran_out
     ranked = ranking.rows[0]
     assert ranked.memory is not None and ranked.memory.forecast and "g5.xlarge" in ranked.memory.largest_on
     # rank --json: every row, the one that does not fit with null times and its memory
@@ -189,7 +188,7 @@ def test_a_batch_size_that_does_not_fit_is_a_row_that_says_so(tmp_path: Path, ru
     rows = json.loads(out)
     bad = next(r for r in rows if r["batch_size"] == 4096)
     assert bad["status"] == "does-not-fit" and bad["runtime_s"] is None and bad["cost_usd"] is None
-    assert bad["memory"]["fits"] is False and "does not fit" in bad["memory"]["reason"]
+    assert bad["memory"]["ran_out"] is True and "does not fit" in bad["memory"]["reason"]
     good = next(r for r in rows if r["batch_size"] == 64)
     assert good["memory"]["fits_on"]["g5.xlarge"] is True
     assert good["memory"]["largest_on"]["g5.xlarge"] > 4096

@@ -52,7 +52,7 @@ class Search:
 
     def add(self, point: MemoryPoint | None, batch_size: int) -> Tried:
         """A probe's outcome (None: its log said nothing of memory - it failed)."""
-        ran = point is not None and point.fits
+        ran = point is not None and not point.ran_out
         peak = point.peak(point.basis) if point is not None else None
         limit = point.limit_mb if point is not None else None
         usable = limit * (1 - self.headroom) if limit else None

@@ -46,10 +46,10 @@ def fit_reason(state: ProbeState) -> str:
 @dataclass(frozen=True, slots=True)
 class MemoryPoint:
     """One probe's memory at its batch size: its peaks, the limits it ran under, and whether
-    it fit. Old logs (no `memory` event) give their sampled peaks: host RSS, GPU memory used."""
+    it ran out of memory. Old logs (no `memory` event) give their sampled peaks: host RSS, GPU memory used."""
 
     batch_size: int
-    fits: bool
+    ran_out: bool  # the probe ran out of memory (its log ends does-not-fit)
     device: str = "cpu"
     device_mb: float | None = None  # reserved (PyTorch) else peak
     device_total_mb: float | None = None
@@ -79,21 +79,21 @@ def memory_point(state: ProbeState) -> MemoryPoint | None:
     """The probe's memory, or None when its log says nothing of it."""
     if state.start is None or not state.start.batch_size:
         return None
-    fits = not does_not_fit(state)
+    ran_out = does_not_fit(state)
     m = state.memory
     if m is not None:
         device = m.device_reserved_mb if m.device_reserved_mb is not None else m.device_peak_mb
         host = max(m.host_peak_mb or 0.0, state.peak_rss_mb) or None
-        return MemoryPoint(state.start.batch_size, fits, m.device or "cpu", device,
+        return MemoryPoint(state.start.batch_size, ran_out, m.device or "cpu", device,
                            m.device_total_mb, host, m.host_vm_peak_mb, m.host_limit_mb,
                            m.host_limit_kind)
     s = state.last_sample
     gpu_total = max(s.gpu_mem_total_mb) if s is not None and s.gpu_mem_total_mb else None
     if state.peak_gpu_mem_mb:
-        return MemoryPoint(state.start.batch_size, fits, "gpu", state.peak_gpu_mem_mb, gpu_total,
+        return MemoryPoint(state.start.batch_size, ran_out, "gpu", state.peak_gpu_mem_mb, gpu_total,
                            state.peak_rss_mb or None, sampled=True)
     if state.peak_rss_mb:
-        return MemoryPoint(state.start.batch_size, fits, "cpu", host_mb=state.peak_rss_mb,
+        return MemoryPoint(state.start.batch_size, ran_out, "cpu", host_mb=state.peak_rss_mb,
                            sampled=True)
     return None
 
@@ -151,7 +151,7 @@ def fit_memory(points: Iterable[MemoryPoint], basis: str) -> MemoryFit | None:
     sampled = False
     for p in points:
         peak = p.peak(basis)
-        if not p.fits or peak is None or (basis == DEVICE and p.basis != DEVICE):
+        if p.ran_out or peak is None or (basis == DEVICE and p.basis != DEVICE):
             continue
         best[p.batch_size] = max(best.get(p.batch_size, 0.0), peak)
         sampled = sampled or p.sampled
@@ -184,14 +184,14 @@ class InstanceFit:
 class ProgramMemory:
     """One program's memory forecast: the lines (per basis) and every instance's verdict."""
 
-    fits: dict[str, MemoryFit]
+    lines: dict[str, MemoryFit]  # per basis
     instances: list[InstanceFit]
     headroom: float = HEADROOM
     no_fit: tuple[int, ...] = ()  # batch sizes probed that did not fit
 
     @property
     def main(self) -> MemoryFit | None:
-        return self.fits.get(DEVICE) or self.fits.get(HOST) or self.fits.get(ADDRESS_SPACE)
+        return self.lines.get(DEVICE) or self.lines.get(HOST) or self.lines.get(ADDRESS_SPACE)
 
     def on(self, instance: str) -> InstanceFit | None:
         return next((i for i in self.instances if i.instance == instance), None)
@@ -206,17 +206,17 @@ def program_memory(points: Sequence[MemoryPoint], catalog: Catalog,
     """The forecast for every instance of the catalog with GPU or RAM figures: a GPU instance
     must hold the device forecast in one GPU's memory (the host forecast stands in, marked, where
     no GPU was probed) and the host forecast in its RAM."""
-    fits = {b: f for b in (DEVICE, HOST, ADDRESS_SPACE) if (f := fit_memory(points, b)) is not None}
+    lines = {b: f for b in (DEVICE, HOST, ADDRESS_SPACE) if (f := fit_memory(points, b)) is not None}
     chosen = sorted(set(batch_sizes) | {p.batch_size for p in points})
     out = []
     for inst in catalog:
         checks: list[tuple[str, float, MemoryFit, bool]] = []
-        gpu = fits.get(DEVICE) or fits.get(HOST)
+        gpu = lines.get(DEVICE) or lines.get(HOST)
         if inst.gpu_memory_gb and gpu is not None:
             checks.append((f"GPU {inst.gpu_memory_gb:g} GB", inst.gpu_memory_gb * 1024, gpu,
                            gpu.basis != DEVICE))
-        if inst.memory_gb and HOST in fits:
-            checks.append((f"RAM {inst.memory_gb:g} GB", inst.memory_gb * 1024, fits[HOST], False))
+        if inst.memory_gb and HOST in lines:
+            checks.append((f"RAM {inst.memory_gb:g} GB", inst.memory_gb * 1024, lines[HOST], False))
         if not checks:
             continue
         verdicts = {b: all(f.fits(b, cap, headroom) for _, cap, f, _ in checks) for b in chosen}
@@ -226,8 +226,8 @@ def program_memory(points: Sequence[MemoryPoint], catalog: Catalog,
             (None, bounds[0][1], bounds[0][2], bounds[0][3])
         out.append(InstanceFit(inst.instance, name, cap, largest, verdicts,
                                proxy or any(c[3] for c in checks)))
-    no_fit = tuple(sorted({p.batch_size for p in points if not p.fits}))
-    return ProgramMemory(fits, out, headroom, no_fit)
+    no_fit = tuple(sorted({p.batch_size for p in points if p.ran_out}))
+    return ProgramMemory(lines, out, headroom, no_fit)
 
 
 def programs_memory(states: Iterable[ProbeState], catalog: Catalog,
@@ -262,9 +262,9 @@ def row_memory(state: ProbeState, program: ProgramMemory | None,
                                     {i.instance: i.fits[point.batch_size]
                                      for i in program.instances if point.batch_size in i.fits})
     return RowMemory(
-        batch_size=point.batch_size, fits=point.fits, device=point.device, basis=point.basis,
+        batch_size=point.batch_size, ran_out=point.ran_out, device=point.device, basis=point.basis,
         peak_mb=point.peak(point.basis), limit_mb=point.limit_mb, host_peak_mb=point.host_mb,
-        reason="" if point.fits else fit_reason(state),
+        reason=fit_reason(state) if point.ran_out else "",
         forecast=str(cache.setdefault((id(program), "rests"), main.rests_on()))
         if main is not None else "",
         reach=main.describe_reach(point.batch_size) if main is not None else "",
