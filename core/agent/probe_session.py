@@ -126,14 +126,15 @@ class ProbeSession:
             self.sampler = HardwareSampler(self.emitter, self.sample_interval)
             self.sampler.start()
 
-    def step(self, epoch: int, step: int) -> bool:
-        """A training step just ended. True when the policy says the probe should stop."""
+    def step(self, epoch: int, step: int, at: float | None = None) -> bool:
+        """A training step just ended (or at ``at``: the monotonic time the device ran it). True
+        when the policy says the probe should stop."""
         if self.external == "cancel":
             raise ProbeCancelled("the agent (probe cancelled)")
         first_of_epoch = self.epoch is not None and epoch != self.epoch
         first_ever = self.total_steps == 0
         self.epoch = epoch
-        ev = self.emitter.timed("step", epoch=epoch, step=step)
+        ev = self.emitter.timed("step", at=at, epoch=epoch, step=step)
         self.total_steps += 1
         # The run's first step and each later epoch's first step are not steady state: the first
         # carries tracing/compilation, the others the epoch-boundary cost (estimated separately).
@@ -220,10 +221,11 @@ class ProbeSession:
                      code="boundary-stall")
         self.boundary_hint = None
 
-    def val(self, epoch: int, steps: int, metrics: dict[str, Any] | None = None) -> None:
+    def val(self, epoch: int, steps: int, metrics: dict[str, Any] | None = None,
+            at: float | None = None) -> None:
         clean = _clean(metrics)
         self.last_metrics.update(clean)
-        self.emitter.timed("val", epoch=epoch, steps=int(steps), metrics=clean)
+        self.emitter.timed("val", at=at, epoch=epoch, steps=int(steps), metrics=clean)
 
     def epoch_end(self, epoch: int, metrics: dict[str, Any] | None = None) -> None:
         self.epochs_done = max(self.epochs_done, epoch + 1)
