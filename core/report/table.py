@@ -43,8 +43,7 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
                   f"{fmt_duration(r.runtime_s):>8} {bounds:>17} {fmt_cost(r.cost_usd):>9} "
                   f"{rel:>5} {p_in_view(r, options.by):>4} {'*' if r.pareto else ' '}\n")
     out.write("rel: 1.00 = best; *: Pareto-optimal (no row is both faster and cheaper)\n"
-              "P: the probability that the leader beats the row "
-              "(docs/method.md: what it promises)\n"
+              "P: the probability that the leader beats the row (docs/method.md)\n"
               f"≈: undecided - P under {PairConstants.load().threshold:.0%}\n")
     if any(r.mark for r in rows):
         out.write("after an instance: ! its probe failed or was stopped, ? its log has no end, "
