@@ -8,10 +8,6 @@ GPU_FAMILIES = ("p2", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "g3", "g4dn", "g
                 "g6", "g6e", "gr6", "trn1", "inf2")
 TAG_SESSION = "probecast:session"
 TAG_OWNER = "probecast:owner"
-REGION_NAMES = {  # Pricing API filters by location name as well as region code in older data
-    "us-east-1": "US East (N. Virginia)", "us-east-2": "US East (Ohio)",
-    "us-west-2": "US West (Oregon)", "eu-west-1": "EU (Ireland)", "eu-central-1": "EU (Frankfurt)",
-}
 
 
 class AwsError(Exception):

@@ -214,12 +214,6 @@ def dumps(event: Event) -> str:
     return _ENCODER.encode(event).decode()
 
 
-def event_to_dict(event: Event) -> dict[str, object]:
-    """The schema JSON object for an event."""
-    out: dict[str, object] = msgspec.json.decode(_ENCODER.encode(event))
-    return out
-
-
 @dataclass(slots=True)
 class ReadReport:
     """What a reader saw besides the events: what a user should be told about a log."""

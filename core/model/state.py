@@ -75,7 +75,6 @@ class ProbeState:
     vals: list[ValTiming] = field(default_factory=list)
     epochs_done: list[int] = field(default_factory=list)
     metrics: list[tuple[int, dict[str, float | None]]] = field(default_factory=list)
-    last_val_metrics: dict[str, float | None] = field(default_factory=dict)
     last_sample: Sample | None = None
     samples: int = 0
     peak_swap_mb: float = 0.0
@@ -121,8 +120,6 @@ class ProbeState:
             self.vals.append(ValTiming(ev.epoch, ev.dt, ev.steps, self.steps, len(self.blocks)))
             self.time_by_epoch[ev.epoch] = self.time_by_epoch.get(ev.epoch, 0.0) + ev.dt
             self.elapsed += ev.dt
-            if ev.metrics:
-                self.last_val_metrics = ev.metrics
         elif isinstance(ev, Epoch):
             self.epochs_done.append(ev.epoch)
             self.metrics.append((ev.epoch, ev.metrics))
