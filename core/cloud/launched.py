@@ -6,7 +6,7 @@ run), so their probes are planned - and shown on the board - from the start: ``l
 the probe's own statuses (copying the project, setup, probing), and each host's phase with what it
 has cost so far (elapsed x hourly price) in ``caption``.
 
-Each launched host is on its own (DESIGN: one failing probe never takes down the others): the
+Each launched host is on its own (one failing probe never takes down the others): the
 plan runs at once - configured hosts probe straight away - and a launched host's probes wait at
 its gate (``HostGate``, their ``prep``) until that machine is up; one that cannot be launched or
 reached fails its own probes, with why, and nothing else.

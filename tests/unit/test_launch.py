@@ -107,7 +107,7 @@ class Fake:
 
 
 def test_one_type_failing_to_launch_fails_only_its_probes(tmp_path: Path) -> None:
-    """DESIGN: one failing probe never takes down the others. A configured host probes at once
+    """One failing probe never takes down the others. A configured host probes at once
     (before any launch answers); the type without capacity fails its own probes, with why; the
     other type comes up, probes, and is terminated."""
     from probecast.core.model.rank.ranking import Pricing
