@@ -16,7 +16,9 @@ from typing import Any
 # v2: `done`, `end.exit_code`, `log.code`; v3: `plan` (the job's length as the program says it),
 # `memory` (peak memory of the probe), the `does-not-fit` status; v4: `block` (training timed
 # only in blocks between evaluations: logs imported from MLPerf Training). Older logs read as
-# before.
+# before. Still v4, with optional additions only (readers ignore unknown kinds and fields): the
+# `phase` kind and the `phase` field of `step` and `val` - a program that trains in several
+# phases, one loop after another (pretrain then fine-tune, fit() then fit() again).
 SCHEMA_VERSION = 4
 
 # How a run ended (`end.status`), and how training ended (`done.status`). `does-not-fit`: the
@@ -40,6 +42,9 @@ LOG_CODES: dict[str, str] = {
     "backward-step": "PyTorch without an optimizer: each backward pass is a step",
     "endless-loader": "a DataLoader's length is not an epoch (a sampler far past its data)",
     "out-of-memory": "the program ran out of memory (the batch size does not fit)",
+    "phase": "training went on in another loop after the probe ended one: a new phase",
+    "more-phases": "the probe unwound a loop the program trains on after: later phases unseen",
+    "phase-budget": "the probe's phases were spent: the program was stopped in a later phase",
 }
 
 # Field types, as JSON carries them ("number" is an int or a float; bool is neither).
@@ -115,10 +120,11 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     )),
     Kind("init", timed=True),
     Kind("step", timed=True, fields=(
-        Field("epoch", COUNT, required=True), Field("step", COUNT, required=True))),
+        Field("epoch", COUNT, required=True), Field("step", COUNT, required=True),
+        Field("phase", COUNT))),  # from the second phase on (see `phase`): its number
     Kind("val", timed=True, fields=(
         Field("epoch", COUNT, required=True), Field("steps", COUNT, required=True),
-        Field("metrics", METRICS, required=True))),
+        Field("metrics", METRICS, required=True), Field("phase", COUNT))),
     Kind("epoch", timed=False, fields=(
         Field("epoch", COUNT, required=True), Field("metrics", METRICS, required=True))),
     Kind("sample", timed=False, fields=(
@@ -165,6 +171,16 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("block", timed=True, fields=(
         Field("index", COUNT, required=True), Field("progress", NUMBER, nullable=True),
         Field("unit", STR))),
+    # Training went on in another loop (a program that trains in phases: pretrain then fine-tune,
+    # fit() then fit() again, several GradientTape loops): written before the new phase's first
+    # step. `index` counts phases from 2 (the log's first phase has no event); `loop` says where
+    # the new loop is; `previous` how the last phase ended: `probe-done` (the probe ended its
+    # loop early) or `complete` (it ran to its end). Later `plan` events, `step` and `val` (which
+    # carry `phase`) belong to this phase; its first step's dt is its start-up (the last loop's
+    # teardown and this phase's setup). `epochs` are counted from 0 again in each phase.
+    Kind("phase", timed=False, fields=(
+        Field("index", COUNT, required=True), Field("loop", STR),
+        Field("steps_per_epoch", COUNT), Field("previous", STATUS))),
     Kind("done", timed=True, fields=(
         Field("status", STATUS, required=True), Field("reason", STR))),
     Kind("end", timed=True, fields=(

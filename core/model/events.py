@@ -79,6 +79,7 @@ class Step(_Event, tag="step"):
     dt: Duration
     epoch: Count = 0
     step: Count = 0
+    phase: Count = 0  # from the second phase on: its number (0: the log's first phase)
 
 
 class Val(_Event, tag="val"):
@@ -87,6 +88,7 @@ class Val(_Event, tag="val"):
     epoch: Count = 0
     steps: Count = 0
     metrics: Metrics = msgspec.field(default_factory=dict)
+    phase: Count = 0
 
 
 class Epoch(_Event, tag="epoch"):
@@ -155,6 +157,17 @@ class Block(_Event, tag="block"):
     unit: str = ""
 
 
+class Phase(_Event, tag="phase"):
+    """Training went on in another loop (a program that trains in phases): the events after it
+    belong to phase ``index`` (from 2); ``previous`` is how the last phase ended."""
+
+    t: Time
+    index: Count = 2
+    loop: str = ""
+    steps_per_epoch: Count = 0
+    previous: Status = "probe-done"
+
+
 class Done(_Event, tag="done"):
     """Training is over (the probe stopped it, or it ran to its end): what follows until ``end``
     is the program's own post-training work and exit, timed by ``end.dt``."""
@@ -173,12 +186,12 @@ class End(_Event, tag="end"):
     exit_code: int | None = None  # the program's own exit status, when it exited by itself
 
 
-Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, Plan, Memory, Block, Done, End]
+Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, Plan, Memory, Block, Phase, Done, End]
 
 # kind (`ev`) -> its record, in the schema's order
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.__struct_config__.tag: cls  # type: ignore[misc]
-    for cls in (Start, Init, Step, Val, Epoch, Sample, Log, Plan, Memory, Block, Done, End)
+    for cls in (Start, Init, Step, Val, Epoch, Sample, Log, Plan, Memory, Block, Phase, Done, End)
 }
 
 _DECODER: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)

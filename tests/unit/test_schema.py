@@ -31,8 +31,9 @@ def emit_every_kind(emitter: Emitter) -> None:
                   price_per_hour=1.006, note="a note", train_size=12000, val_size=2000,
                   threads=2, pipeline="tfdata", explicit_steps=True, autotune=False, rank=0)
     emitter.timed("init")
-    emitter.timed("step", epoch=1, step=2)
-    emitter.timed("val", epoch=1, steps=3, metrics={"val_loss": 0.5, "val_accuracy": float("nan")})
+    emitter.timed("step", epoch=1, step=2, phase=2)
+    emitter.timed("val", epoch=1, steps=3, metrics={"val_loss": 0.5, "val_accuracy": float("nan")},
+                  phase=2)
     emitter.emit("epoch", epoch=1, metrics={"loss": 0.25, "accuracy": 0.9})
     emitter.emit("sample", gpu_util=[50.0, 60.0], gpu_mem_mb=[1000.0, 1100.0],
                  gpu_mem_total_mb=[23028.0, 23028.0], cpu_util=80.5, rss_mb=900.1, swap_mb=1.5)
@@ -47,6 +48,8 @@ def emit_every_kind(emitter: Emitter) -> None:
                  source="torch.cuda.max_memory_allocated")
     # the agent never writes `block` (imported logs do), but the schema's records must read it
     emitter.timed("block", index=2, progress=3072.5, unit="samples")
+    emitter.emit("phase", index=2, loop="for epoch in range(3) (finetune.py:40)",
+                 steps_per_epoch=20, previous="complete")
     emitter.timed("done", status="probe-done", reason="max 30 steps")
     emitter.end("complete", "training ran to the program's exit", exit_code=3)
 
