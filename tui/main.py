@@ -35,7 +35,8 @@ def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | Non
     if not files:
         raise SystemExit("probecast: nothing to replay - give probe logs or a directory of them "
                          "(try: probecast replay sample_logs/)")
-    pricing = pricing_for(load_config(config_path))
+    config = load_config(config_path)
+    pricing = pricing_for(config)
     board = Board(pricing, epoch_plan=load_epoch_plan(epochs_from or [], warn=_warn))
     runners = []
     seen: set[str] = set()
@@ -46,7 +47,10 @@ def make_replay_app(paths: list[str], speed: float, epochs_from: list[str] | Non
         seen.add(key)
         runners.append(ReplayRunner(ProbeSpec(key=key, label=name), f, speed=speed))
     where = paths[0] if len(paths) == 1 else f"{len(files)} logs"
-    return ProbecastApp(Session.replay(board, runners, title=f"replay of {where}"))
+    session = Session.replay(board, runners, title=f"replay of {where}")
+    if config.catalog:  # its own instances nobody probed are predicted in the ranking, as rank does
+        session.config = config
+    return ProbecastApp(session)
 
 
 def make_live_app(config_path: str | None, provider: AwsProvider | None = None,

@@ -104,8 +104,10 @@ class RunScreen(Screen[None]):
     def options(self) -> RankOptions:
         settings = self.session.settings
         steps = settings.steps if settings is not None and self.epochs is None else None
+        config = self.session.config  # its own [[catalog]] instances, predicted where not probed
+        own = tuple(o.name for o in config.catalog) if config is not None else ()
         return RankOptions(epochs=self.epochs, steps=steps, by=self.by, weight=self.weight,
-                           workload=self.workload, with_setup=self.with_setup)
+                           workload=self.workload, with_setup=self.with_setup, predict=own)
 
     def horizon_label(self) -> str:
         return "planned length" if self.epochs is None else f"{self.epochs:g} epochs"

@@ -89,6 +89,8 @@ def render_detail(row: RankedRow | None) -> Any:
         return Text("Select a row of the ranking to see how its estimate is made.", style="dim")
     if row.does_not_fit:
         return no_fit_detail(row)
+    if row.predicted:
+        return predicted_detail(row)
     t = row.terms
     out = Table.grid()
     out.add_row(Text.assemble((f"{row.instance} · batch {row.batch_size} · {row.workload}  ", "bold"),
@@ -153,6 +155,26 @@ def render_detail(row: RankedRow | None) -> Any:
         out.add_row(text)
     for note in row.notes:
         out.add_row(Text(f"note: {note}", style="yellow"))
+    return out
+
+
+def predicted_detail(row: RankedRow) -> Any:
+    """A row nobody probed: what its prediction rests on, its bounds and cost - no terms."""
+    out = Table.grid()
+    out.add_row(Text.assemble((f"{row.instance} · {row.workload}  ", "bold"),
+                              ("predicted, not probed", "cyan")))
+    p = row.p_faster
+    if p is not None:
+        out.add_row(Text(f"P(the leader is faster than this): {fmt_p(p)} - "
+                         f"{'undecided' if p < DECIDED else 'decided'}"))
+    out.add_row(Text(f"rests on: {row.predicted_from}"))
+    out.add_row(Text(f"bounds {fmt_duration(row.runtime_low_s)}–"
+                     f"{fmt_duration(row.runtime_high_s)} around {fmt_duration(row.runtime_s)}: "
+                     "wider than a probe's; probe it to know", style="dim"))
+    price = row.price_per_hour
+    out.add_row(Text(f"cost {fmt_cost(row.cost_usd)} = ${price}/h × {fmt_duration(row.runtime_s)}"
+                     f" (price: {row.price_source})" if price is not None
+                     else "cost unknown: no price for this instance"))
     return out
 
 

@@ -57,7 +57,8 @@ def row_cells(rank: int, r: RankedRow, by: str = "time") -> dict[str, Any]:
     live = "" if r.status in ("done", "") else (r.mark or "…")
     return {
         "rank": Text(f"≈{rank}" if r.undecided else str(rank), justify="right"),
-        "instance": Text(f"{r.instance or '?'}{live}", style=style),
+        "instance": Text(f"{r.instance or '?'}{live}",  # predicted, not probed: '~', italic
+                         style=f"{style} italic".strip() if r.predicted else style),
         "batch": Text(str(r.batch_size), justify="right"),
         "runtime": Text(fmt_duration(r.runtime_s), justify="right"),
         "bounds": Text(f"{fmt_duration(r.runtime_low_s)}–{fmt_duration(r.runtime_high_s)}",
