@@ -69,7 +69,8 @@ TORCH_LOADER_ITER = "torch.utils.data:DataLoader.__iter__"  # a pass: an epoch, 
 TORCH_LOADER_NEXT = "torch.utils.data.dataloader:_BaseDataLoaderIter.__next__"  # batches, the stop
 TORCH_OPTIMIZER_INIT = "torch.optim:Optimizer.__init__"  # counted: none made, backward steps
 TORCH_BACKWARD = "torch.autograd:backward"  # Tensor.backward calls it: the step without optimizer
-TORCH_CUDA_SYNCHRONIZE = "torch.cuda:synchronize"  # before the clock is read, on CUDA
+TORCH_CUDA_SYNCHRONIZE = "torch.cuda:synchronize"  # the step clock's anchor and flush, on CUDA
+TORCH_CUDA_EVENT = "torch.cuda:Event"  # each step's end on the device (torch_devices.CudaStepClock)
 TORCH_CUDA_INITIALIZED = "torch.cuda:is_initialized"
 TORCH_CUDA_DEVICE = "torch.cuda:current_device"
 TORCH_IS_CUDA = "torch:Tensor.is_cuda"  # read on the optimizer's parameters
@@ -89,10 +90,10 @@ TORCH_DIST_MAX = "torch.distributed:ReduceOp.MAX"
 TORCH_NCCL = "nccl"  # the backend whose collectives take CUDA tensors
 
 TORCH = (TORCH_VERSION, TORCH_STEP_HOOK, TORCH_LOADER_ITER, TORCH_LOADER_NEXT,
-         TORCH_OPTIMIZER_INIT, TORCH_BACKWARD, TORCH_CUDA_SYNCHRONIZE, TORCH_CUDA_INITIALIZED,
-         TORCH_CUDA_DEVICE, TORCH_IS_CUDA, TORCH_ITEM, TORCH_DEVICE, TORCH_TENSOR,
-         TORCH_DIST_AVAILABLE, TORCH_DIST_INITIALIZED, TORCH_DIST_WORLD_SIZE, TORCH_DIST_BACKEND,
-         TORCH_DIST_RANK, TORCH_DIST_ALL_REDUCE, TORCH_DIST_MAX)
+         TORCH_OPTIMIZER_INIT, TORCH_BACKWARD, TORCH_CUDA_SYNCHRONIZE, TORCH_CUDA_EVENT,
+         TORCH_CUDA_INITIALIZED, TORCH_CUDA_DEVICE, TORCH_IS_CUDA, TORCH_ITEM, TORCH_DEVICE,
+         TORCH_TENSOR, TORCH_DIST_AVAILABLE, TORCH_DIST_INITIALIZED, TORCH_DIST_WORLD_SIZE,
+         TORCH_DIST_BACKEND, TORCH_DIST_RANK, TORCH_DIST_ALL_REDUCE, TORCH_DIST_MAX)
 
 # ---- Lightning (adapters/lightning.py: its Trainer, stopped through its own flag) --------------
 # the Trainer in both package names; its __init__ is patched (the module defines the class:

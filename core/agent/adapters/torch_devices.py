@@ -1,5 +1,5 @@
 """What the PyTorch loops adapter asks torch beyond its patches: whether the steps run on CUDA
-(so the clock waits for the device), rank 0's stop decision shared under torch.distributed, and
+(then they are timed by the device's own events: CudaStepClock), rank 0's stop decision shared under torch.distributed, and
 whether the program's line that asked for a new pass is a ``for`` loop. Every torch name from
 compat; each question answers safely when torch cannot (never breaking the program)."""
 
@@ -60,3 +60,84 @@ def in_a_for_loop() -> bool:
         return True  # a framework's own loop (Lightning, the Trainer, tqdm): ends on empty passes
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
     return "for " in line or "for(" in line
+
+
+# Steps the host may run ahead of the device before the clock waits for the oldest one: far
+# more than a loop that prefetches keeps in flight, so the wait never empties the device's queue.
+MAX_IN_FLIGHT = 64
+
+
+class CudaStepClock:
+    """When each step ended on the device, read without stopping the program.
+
+    A ``torch.cuda.synchronize()`` after every step would time it exactly, but it empties the
+    device's queue each time: the host cannot prepare the next batch while the device works, so
+    every probed step runs slower than the program's own (measured on an H100: +2.8 % a step on
+    nanoGPT). Instead each step records a CUDA event; a step is told (with ``ready``) once the
+    device has reached its event, at the monotonic time ``anchor + elapsed_time(anchor, event)``.
+    The anchor is one synchronize at the first step (where T_init and T_it1 meet) and again at
+    each ``drain`` (the probe's stop, the program's exit). Times are clamped to the host's clock,
+    so the emitter's dt partition of the run holds whatever the device's clock says.
+    """
+
+    def __init__(self, event: Any, synchronize: Any, now: Any = None) -> None:
+        import time
+
+        self._event = event  # torch.cuda.Event
+        self._synchronize = synchronize
+        self._now = now or time.monotonic
+        self._anchor: Any = None
+        self._anchor_at = 0.0
+        self.pending: list[tuple[Any, Any]] = []  # (event, what it ends), oldest first
+        self.syncs = 0  # full device synchronisations: one per anchor
+
+    def anchor(self) -> None:
+        self._synchronize()
+        self.syncs += 1
+        self._anchor = self._event(enable_timing=True)
+        self._anchor.record()
+        self._anchor_at = self._now()
+
+    def mark(self, what: Any) -> None:
+        """Something (a step, a validation pass) ends here in the device's stream."""
+        if self._anchor is None:
+            self.anchor()
+        event = self._event(enable_timing=True)
+        event.record()
+        self.pending.append((event, what))
+        if len(self.pending) > MAX_IN_FLIGHT:
+            self.pending[0][0].synchronize()  # the host is far ahead: wait for the oldest only
+
+    def ready(self) -> list[tuple[float, Any]]:
+        """What the device has finished, oldest first, each with the monotonic time it ended."""
+        out: list[tuple[float, Any]] = []
+        while self.pending and self.pending[0][0].query():
+            event, what = self.pending.pop(0)
+            out.append((self._time_of(event), what))
+        return out
+
+    def drain(self) -> list[tuple[float, Any]]:
+        """Everything still in flight (one synchronize), and a fresh anchor for what follows."""
+        if not self.pending:
+            return []
+        self._synchronize()
+        self.syncs += 1
+        out = [(self._time_of(event), what) for event, what in self.pending]
+        self.pending = []
+        self._anchor = self._event(enable_timing=True)
+        self._anchor.record()
+        self._anchor_at = self._now()
+        return out
+
+    def _time_of(self, event: Any) -> float:
+        seconds = self._anchor.elapsed_time(event) / 1000.0  # elapsed_time: milliseconds
+        return min(self._anchor_at + max(0.0, seconds), self._now())
+
+
+def cuda_step_clock() -> CudaStepClock | None:
+    """The device clock for steps on CUDA; None where torch cannot give one."""
+    try:
+        return CudaStepClock(compat.resolve(compat.TORCH_CUDA_EVENT),
+                             compat.resolve(compat.TORCH_CUDA_SYNCHRONIZE))
+    except Exception:  # noqa: BLE001 - a torch without CUDA events: steps timed on the host
+        return None

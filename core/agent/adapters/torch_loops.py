@@ -4,9 +4,11 @@ Face Trainer and Accelerate, started by python, torchrun or accelerate launch.
 - A training step is an optimizer step: torch's global optimizer post-step hook (``step(closure)``
   is one step however many passes its closure makes). A program that made no optimizer at all
   (weights updated by hand: ``p.data.add_(p.grad, alpha=-lr)``) steps at each backward pass
-  (``Tensor.backward`` / ``torch.autograd.backward``). On CUDA the hook synchronises the device
-  before it reads the clock, so queued kernels are not taken for fast steps (the cost: the host
-  cannot queue the next step while this one finishes).
+  (``Tensor.backward`` / ``torch.autograd.backward``). On CUDA a step ends when the device has
+  run it, not when the host queued it: each step records a CUDA event and is told once the
+  device reaches it (torch_devices.CudaStepClock). The device is synchronised only at the first
+  step, at the probe's stop and at the exit, so the program keeps its own overlap of host and
+  device (a synchronize after every step made each probed step slower than the program's).
 - The job's length is read at the first step (length.py): the loops around the step in the
   program (``for epoch in range(args.epochs)``, ``while iter_num < max_iters``), a trainer's
   ``max_steps`` / ``max_epochs`` (the trainer adapters: lightning.py, hf_trainer.py), else its
@@ -41,7 +43,8 @@ from typing import Any
 from .. import compat
 from ..probe_session import ProbeSession, ProbeStop
 from .base import Trainers
-from .torch_devices import agree, cuda_in_use, in_a_for_loop, on_cuda
+from .torch_devices import (CudaStepClock, agree, cuda_in_use, cuda_step_clock, in_a_for_loop,
+                            on_cuda)
 
 MAX_EMPTY_PASSES = 10_000  # a loop that re-iterates its finished loaders forever is stopped
 # A DataLoader longer than this many batches a pass is not an epoch (minGPT's sampler draws
@@ -71,7 +74,8 @@ class TorchLoopsAdapter:
         self.val: list[int] | None = None  # [loader id, batches] of a validation pass under way
         self.stopped = False
         self.empty_passes = 0
-        self.sync_cuda: bool | None = None  # decided at the first step
+        self.sync_cuda: bool | None = None  # decided at the first step: steps run on CUDA
+        self.clock: CudaStepClock | None = None  # their device clock (None: the host's)
         self.framework = ""
         self.optimizers = 0  # torch.optim optimizers the program made
         self.by_backward: bool | None = None  # decided at the first step: no optimizer, backward
@@ -197,7 +201,30 @@ class TorchLoopsAdapter:
             _, batches = self.val
             self.val = None
             if batches and not self.session.ended:
-                self.session.val(self.epoch, batches)
+                self._timed("val", self.epoch, batches)
+
+    def _timed(self, kind: str, epoch: int, count: int) -> bool:
+        """A step (count: its index) or a validation pass (count: its batches) ended: told now
+        on the host's clock, or, on CUDA, once the device has run it. True: the probe stops."""
+        if self.clock is None:
+            return self._tell(kind, epoch, count, None)
+        self.clock.mark((kind, epoch, count))
+        stop = False
+        for at, (what, ep, n) in self.clock.ready():
+            stop = self._tell(what, ep, n, at) or stop
+        return stop
+
+    def _drain(self) -> None:
+        """What the device still runs, told (one synchronize): at the stop and at the exit."""
+        if self.clock is not None:
+            for at, (what, ep, n) in self.clock.drain():
+                self._tell(what, ep, n, at)
+
+    def _tell(self, kind: str, epoch: int, count: int, at: float | None) -> bool:
+        if kind == "val":
+            self.session.val(epoch, count, at=at)
+            return False
+        return self.session.step(epoch, count, at=at)
 
     # ---- the step clock ----------------------------------------------------------------------
 
@@ -216,8 +243,11 @@ class TorchLoopsAdapter:
             self.by_backward = kind == "backward"
         if self.sync_cuda is None:
             self.sync_cuda = on_cuda(optimizer) if optimizer is not None else cuda_in_use()
-        if self.sync_cuda:
-            self._synchronize()
+            self.clock = cuda_step_clock() if self.sync_cuda else None
+            if self.clock is not None:
+                self.clock.anchor()  # T_init and T_it1 meet where the device has caught up
+        if self.sync_cuda and self.clock is None:
+            self._synchronize()  # no device events: the host's clock, after the device's work
         if not s.started:
             self._begin()
         self._end_val()  # a validation pass the program left early
@@ -227,11 +257,12 @@ class TorchLoopsAdapter:
         if self.loop_epoch and self.index >= self.loop_epoch:  # the program's loop ran a pass
             self.epoch += 1
             self.index = 0
-        stop = s.step(self.epoch, self.index)
+        stop = self._timed("step", self.epoch, self.index)
         self.index += 1
         stop = agree(stop)
         if stop:
             self.stopped = True
+            self._drain()  # every step the program ran is in the log before `done`
             self.trainers.stop()
             s.mark_done("probe-done", s.policy.reason or "stopped with rank 0")
 
@@ -241,6 +272,7 @@ class TorchLoopsAdapter:
         s = self.session
         if s.started and not s.ended:
             self._end_val()
+            self._drain()
             s.mark_done("complete", "training ran to its end",
                         at=self.session.emitter.last_timed)
 
