@@ -130,8 +130,8 @@ class CudaStepClock:
         return out
 
     def _time_of(self, event: Any) -> float:
-        seconds = self._anchor.elapsed_time(event) / 1000.0  # elapsed_time: milliseconds
-        return min(self._anchor_at + max(0.0, seconds), self._now())
+        seconds = float(self._anchor.elapsed_time(event)) / 1000.0  # elapsed_time: milliseconds
+        return min(self._anchor_at + max(0.0, seconds), float(self._now()))
 
 
 def cuda_step_clock() -> CudaStepClock | None:
