@@ -1,11 +1,17 @@
-"""The model: pure, typed functions of the data - no I/O besides reading log files.
+"""The model: typed functions of the data - what a probe's events say, and what to conclude.
 
-Owns the event schema (``events``), a probe's folded state (``state``), the runtime estimate
-(``estimate``: Eq. 5.1/5.3/5.4 plus epoch boundaries; ``training`` the equations, ``stalls`` the
-boundaries' forecast, ``bounds`` what the estimate cannot know and the calibrated constants),
-the decisions between rows (``decisions``), epochs to accuracy (``epochs``), where
-candidates trade places (``crossover``), the price catalog (``pricing``) and the ranking pipeline
-(``ranking.build_ranking`` -> ``RankedRow``). Reading logs from disk is ``logstore``.
+On top: the event schema, its reader and the log writer (``events``), a probe's folded state
+(``state``), the typed rows every view reads (``rows``), probe logs on disk (``logstore``), the
+price catalog and billing (``pricing``), epochs to accuracy (``epochs``) and GPU memory sizes as
+vendors write them (``units``). In stage packages: the runtime estimate and its bounds
+(``estimate/``), the ranking and what it may claim (``rank/``), memory against batch size
+(``memory/``), MLPerf Training results as probecast logs (``mlperf/``), candidates nobody probed
+(``predict/``) and the constants measured on recorded runs (``calibrate/``).
+
+Its only I/O is files: it reads probe logs, MLPerf result files and the catalog.json and
+calibration.json shipped beside it; it writes probe logs (``events.EventWriter``, for the
+runners) and calibration.json (``calibrate.main --write``, run by hand). No network, no
+processes.
 
 May import: the agent's shared step statistics (``agent.steady``) and the event schema the agent
 writes (``agent.schema``). Imported by every other stage.

@@ -1,5 +1,6 @@
-"""Reports: a ranking turned into text (``table``, ``fmt``), CSV/JSON/Markdown (``export``), chart
-data shared by the app and the figures (``charts``) and PNG/SVG figures (``figures``).
+"""Reports: a ranking turned into text (``table``, ``fmt``), memory in words (``memory_text``),
+CSV/JSON/Markdown (``export``), chart data shared by the app and the figures (``charts``) and
+PNG/SVG figures (``figures``).
 
 May import: model. Imported by: cli, the TUI.
 """

@@ -3,6 +3,7 @@
     keras_fit.py     Keras Model.fit (its callback: keras_callback.py)
     keras_loops.py   Keras / TensorFlow custom loops: optimizer steps outside fit(), tf.data passes
     torch_loops.py   PyTorch loops: optimizer steps or backward passes, DataLoader passes
+                     (torch_devices.py: CUDA step clocks, rank 0's stop shared by all ranks)
     lightning.py     Lightning's Trainer        } trainer adapters (base.TrainerAdapter): their
     hf_trainer.py    the Hugging Face Trainer   } steps are torch_loops.py's
 

@@ -1,5 +1,9 @@
-"""Predicting a job on hardware nobody probed: GPU facts with their sources (``gpus``: one table
-of datasheet figures, and the reader of GPU names as nvidia-smi, clouds and MLPerf write them).
+"""Predicting a job on hardware nobody probed.
 
-May import: the model's top modules (units, events, pricing) and its stage packages.
+``gpus`` (GPU facts with their sources, and GPU names read as nvidia-smi, clouds and MLPerf write
+them), ``model`` (a job's total time on a candidate from its times on other hardware, with
+bounds), ``predicted`` (those candidates as ranked rows beside the probed ones, ``rank
+--predict``) and ``plan`` (which candidates to probe, which to predict).
+
+May import: the model's top modules (units, events, pricing, rows) and its stage packages.
 """
