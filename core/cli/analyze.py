@@ -8,6 +8,7 @@ import io
 import json
 from typing import TextIO
 
+from ..model.predict.plan import contenders
 from ..model.rank.crossover import add_crossovers, lines_for
 from ..model.estimate.runtime import DEFAULT_HORIZONS, parse_horizons
 from ..model.logstore import ProbeRecord
@@ -95,9 +96,16 @@ def probes_saved(rows: list[RankedRow]) -> str | None:
     predicted = sorted({r.instance for r in rows if r.predicted})
     if not predicted:
         return None
-    probed = len({r.instance for r in rows if not r.predicted})
-    return (f"predicted, not probed: {len(predicted)} candidate(s) ({', '.join(predicted)}) "
-            f"from {probed} probed - {len(predicted)} probe(s) saved")
+    measured = [r for r in rows if not r.predicted and not r.does_not_fit]
+    line = (f"predicted, not probed: {len(predicted)} candidate(s) ({', '.join(predicted)}) "
+            f"from {len({r.instance for r in measured})} probed - {len(predicted)} probe(s) saved")
+    if measured:
+        leader = min(measured, key=lambda r: r.runtime_s)
+        worth = contenders({r.name: r.runtime_low_s for r in rows if r.predicted},
+                           leader.runtime_high_s)
+        line += (f"; worth a probe (bounds overlap the leader {leader.name}'s): "
+                 f"{', '.join(worth)}" if worth else "; none could beat the leader")
+    return line
 
 
 def _pick_workload(ranking: Ranking, kind: str) -> str:

@@ -74,4 +74,7 @@ def test_the_summary_says_the_probes_saved_and_unknown_names(tmp_path: Path) -> 
     assert "lab-b200~" in r.stdout
     assert "predicted, not probed: 1 candidate(s) (lab-b200) from 3 probed - 1 probe(s) saved" \
         in r.stdout
+    # B200s are predicted faster than the leader: the one candidate worth a probe
+    assert "worth a probe (bounds overlap the leader" in r.stdout
+    assert r.stdout.rstrip().endswith("lab-b200 b256")
     assert "--predict no-such: no such instance" in r.stderr

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from probecast.core.model.predict.gpus import gpu_spec
 from probecast.core.model.predict.model import Hardware
-from probecast.core.model.predict.plan import (Candidate, Probed, first_probes, next_step,
-                                               simulate)
+from probecast.core.model.predict.plan import (Candidate, Probed, contenders, first_probes,
+                                               next_step, simulate)
 
 from test_predict_model import systems
 
@@ -73,3 +73,9 @@ def test_a_contender_whose_bounds_overlap_the_leader_is_probed_next() -> None:
         probed.update({n: Probed.exact(truth[n]) for n in step.probe_next})
         step = next_step(cands, probed)
     assert step.contenders == () and step.leader == "B200-SXM-180GBx8"
+
+
+def test_contenders_are_those_whose_bounds_reach_under_the_leaders() -> None:
+    lows = {"far": 150.0, "close": 95.0, "closer": 80.0}
+    assert contenders(lows, 100.0) == ("closer", "close")
+    assert contenders(lows, 50.0) == ()

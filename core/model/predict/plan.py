@@ -91,9 +91,15 @@ def next_step(cands: Sequence[Candidate], probed: Mapping[str, Probed],
     if not probed:
         return PlanStep((), predicted)
     leader = min(probed, key=lambda n: probed[n].runtime_s)
-    contenders = sorted((n for n, p in predicted.items() if p.low_s < probed[leader].high_s),
-                        key=lambda n: predicted[n].low_s)
-    return PlanStep(tuple(contenders[:1]), predicted, leader, tuple(contenders))
+    found = contenders({n: p.low_s for n, p in predicted.items()}, probed[leader].high_s)
+    return PlanStep(found[:1], predicted, leader, found)
+
+
+def contenders(predicted_low_s: Mapping[str, float], leader_high_s: float) -> tuple[str, ...]:
+    """The unprobed candidates whose predicted bounds overlap the leader's, most promising
+    first: only these are worth a probe."""
+    return tuple(sorted((n for n, low in predicted_low_s.items() if low < leader_high_s),
+                        key=lambda n: predicted_low_s[n]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,12 +99,19 @@ def predicted_rows(group: Sequence[RankedRow], names: Sequence[str],
             pred = predict(target, observed)
             if pred is not None:
                 template = next(r for r, o in obs if batch is None or r.batch_size == batch)
-                rows.append(_row(template, name, pred, price_of(name), batch))
+                rows.append(_row(template, name, pred, price_of(name),
+                                 batch if batch is not None else _usual_batch(obs)))
     return rows, problems
 
 
+def _usual_batch(obs: Sequence[tuple[RankedRow, Observed]]) -> int:
+    """Pooled rows' batch size as the views say it: the one most of them ran."""
+    sizes = [r.batch_size for r, _ in obs]
+    return max(sorted(set(sizes)), key=sizes.count)
+
+
 def _row(template: RankedRow, name: str, pred: Prediction,
-         price: tuple[float | None, str, str], batch: int | None) -> RankedRow:
+         price: tuple[float | None, str, str], batch: int) -> RankedRow:
     """The template's job (workload, length) on ``name``, at the predicted runtime."""
     per_hour, source, rule = price
 
@@ -112,8 +119,8 @@ def _row(template: RankedRow, name: str, pred: Prediction,
         return None if per_hour is None else cost_usd(per_hour, seconds, rule)
 
     return dataclasses.replace(
-        template, key=f"predicted:{name}:{batch or ''}", label=name, probe="", instance=name,
-        batch_size=batch if batch is not None else 0, runtime_s=pred.runtime_s,
+        template, key=f"predicted:{name}:{batch}", label=name, probe="", instance=name,
+        batch_size=batch, runtime_s=pred.runtime_s,
         runtime_low_s=pred.low_s, runtime_high_s=pred.high_s, cost_usd=cost(pred.runtime_s),
         cost_low_usd=cost(pred.low_s), cost_high_usd=cost(pred.high_s),
         price_per_hour=per_hour, price_source=source, billing=rule, equation="predicted",
