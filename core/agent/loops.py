@@ -83,8 +83,11 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
     return loops, every
 
 
-def _enclosing_loops(tree: ast.Module, line: int, code: Any) -> list[ast.For | ast.While]:
-    """The loops containing ``line`` inside the scope that runs as ``code`` (innermost first)."""
+def _enclosing_loops(tree: ast.Module, line: int, code: Any,
+                     header: bool = False) -> list[ast.For | ast.While]:
+    """The loops containing ``line`` inside the scope that runs as ``code`` (innermost first);
+    ``header``: a loop whose own ``for``/``while`` line it is counts too (the line that
+    iterates a dataset runs the loop it heads)."""
     scope: ast.AST = tree
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name \
@@ -104,7 +107,8 @@ def _enclosing_loops(tree: ast.Module, line: int, code: Any) -> list[ast.For | a
                 if start is None:
                     visit(child)
                 continue
-            if isinstance(child, (ast.For, ast.While)) and _in_body(child, line):
+            if isinstance(child, (ast.For, ast.While)) and (
+                    _in_body(child, line) or (header and _in_header(child, line))):
                 out.append(child)
             visit(child)
 
@@ -115,6 +119,10 @@ def _enclosing_loops(tree: ast.Module, line: int, code: Any) -> list[ast.For | a
 def _in_body(loop: ast.For | ast.While, line: int) -> bool:
     """The line runs once per iteration (in the loop's body, not its else)."""
     return any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in loop.body)
+
+
+def _in_header(loop: ast.For | ast.While, line: int) -> bool:
+    return loop.lineno <= line < (loop.body[0].lineno if loop.body else loop.lineno + 1)
 
 
 def _where(node: ast.AST, frame: FrameType) -> str:
@@ -285,3 +293,73 @@ def _call_name(call: ast.Call) -> str:
     if isinstance(f, ast.Attribute):
         return f.attr
     return ""
+
+
+# ---- the loop a phase of training runs in ---------------------------------------------------
+
+@dataclass(frozen=True)
+class LoopAnchor:
+    """The loop a phase of training runs in: the outermost loop of the innermost user function
+    that loops around the point (a step, or a dataset iterated), and the lines its callers call
+    it from. Two phases of a program (pretrain, then fine-tune) differ in one or the other: the
+    loop itself, or - one ``train()`` called twice - the line it is called from. Work called
+    from inside the loop's body (a validation pass, a GAN's second optimizer) is inside it."""
+
+    frame_id: int  # id() of the loop's running frame (no reference kept: it holds the program)
+    code: Any  # the frame's code object
+    first: int  # the loop's lines
+    last: int
+    callers: tuple[tuple[str, int], ...]  # (file, line) of each user caller, innermost first
+    text: str  # "for epoch in range(3)  (train.py:40)"
+
+
+def loop_anchor(frame: FrameType | None) -> LoopAnchor | None:
+    """The loop running ``frame``'s line: the outermost loop of the outermost user function
+    looping around it (a validation pass or a second optimizer called from the loop's body is
+    inside it); with no loop, the outermost user line (a trainer's ``fit()`` call). None
+    without user code on the stack (a step run by a framework's own thread)."""
+    found: tuple[FrameType, ast.For | ast.While | None] | None = None
+    depth = 0
+    while frame is not None and depth < 60:
+        depth += 1
+        code = frame.f_code
+        if user_code(code.co_filename):
+            tree = _tree(code.co_filename)
+            loops = _enclosing_loops(tree, frame.f_lineno, code, header=True) if tree else []
+            if loops:
+                found = (frame, loops[-1])
+            elif found is None or found[1] is None:
+                found = (frame, None)
+        frame = frame.f_back
+    if found is None:
+        return None
+    where, loop = found
+    if loop is None:
+        line = where.f_lineno
+        text = f"{linecache.getline(where.f_code.co_filename, line).strip()[:120]} " \
+               f"({os.path.basename(where.f_code.co_filename)}:{line})"
+        return LoopAnchor(id(where), where.f_code, line, line, _callers(where.f_back), text)
+    return LoopAnchor(id(where), where.f_code, loop.lineno, loop.end_lineno or loop.lineno,
+                      _callers(where.f_back), _where(loop, where))
+
+
+def _callers(frame: FrameType | None) -> tuple[tuple[str, int], ...]:
+    out: list[tuple[str, int]] = []
+    while frame is not None and len(out) < 60:
+        if user_code(frame.f_code.co_filename):
+            out.append((frame.f_code.co_filename, frame.f_lineno))
+        frame = frame.f_back
+    return tuple(out)
+
+
+def inside(anchor: LoopAnchor, frame: FrameType | None) -> bool:
+    """``frame`` (the running point) is inside the anchor's loop, still running: the same
+    frame, on a line of the loop, called from the same lines."""
+    depth = 0
+    while frame is not None and depth < 60:
+        depth += 1
+        if id(frame) == anchor.frame_id and frame.f_code is anchor.code:
+            return anchor.first <= frame.f_lineno <= anchor.last \
+                and _callers(frame.f_back) == anchor.callers
+        frame = frame.f_back
+    return False

@@ -42,7 +42,7 @@ LOG_CODES: dict[str, str] = {
     "backward-step": "PyTorch without an optimizer: each backward pass is a step",
     "endless-loader": "a DataLoader's length is not an epoch (a sampler far past its data)",
     "out-of-memory": "the program ran out of memory (the batch size does not fit)",
-    "phase": "training went on in another loop after the probe ended one: a new phase",
+    "phase": "the probe ended a phase's loop early; the program goes on (maybe to another)",
     "more-phases": "the probe unwound a loop the program trains on after: later phases unseen",
     "phase-budget": "the probe's phases were spent: the program was stopped in a later phase",
 }

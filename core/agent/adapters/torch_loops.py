@@ -41,6 +41,7 @@ import time
 from typing import Any
 
 from .. import compat
+from ..loops import inside, loop_anchor
 from ..probe_session import ProbeSession, ProbeStop
 from .base import Trainers
 from .torch_devices import (CudaStepClock, agree, cuda_in_use, cuda_step_clock, in_a_for_loop,
@@ -82,6 +83,8 @@ class TorchLoopsAdapter:
         self.loop_epoch = 0  # N_it of a loop without a DataLoader (read at the first step)
         self.unwind = False  # stop by unwinding the loop, not by running its loader dry
         self.per_pass: tuple[int, int] | None = None  # (batches a pass, per step) at the start
+        self.phase_pending = False  # a new phase begins at this step
+        self.generation = 0  # probe stops so far: an iterator made before the latest one ends
         self._synchronize: Any = None  # torch.cuda.synchronize, resolved at install
         self._installed = False
 
@@ -111,8 +114,9 @@ class TorchLoopsAdapter:
 
         def loader_iter(loader: Any) -> Any:
             key = id(loader)
-            if hook.stopped and key in hook.loaders:
+            if hook.stopped and hook._in_stopped_loop(key):
                 hook.empty_passes += 1
+                hook.session.loop_left()
                 # next(iter(loader)) is not a for loop that an empty pass ends: it would crash
                 if hook.empty_passes > MAX_EMPTY_PASSES or not in_a_for_loop():
                     raise ProbeStop(hook.session.policy.reason or "the probe stopped")
@@ -125,13 +129,16 @@ class TorchLoopsAdapter:
             hook._new_pass(key, n)
             try:
                 it._probecast_loader = key
+                it._probecast_generation = hook.generation
             except AttributeError:  # a custom iterator with __slots__: timed by steps only
                 pass
             return it
 
         def iter_next(it: Any) -> Any:
             key = getattr(it, "_probecast_loader", None)
-            if hook.stopped and key is not None and key == hook.train_loader:
+            if hook.stopped and key is not None and key == hook.train_loader \
+                    and getattr(it, "_probecast_generation", 0) < hook.generation:
+                hook.session.loop_left()
                 if hook.unwind:  # next(it) in a loop of the program's own: not its end
                     raise ProbeStop(hook.session.policy.reason or "the probe stopped")
                 raise StopIteration  # training ends here: the epoch loop runs out
@@ -235,8 +242,8 @@ class TorchLoopsAdapter:
 
     def _after_step(self, optimizer: Any, kind: str) -> None:
         s = self.session
-        if self.stopped:
-            raise ProbeStop(s.policy.reason or "the probe stopped")  # trains on without data
+        if self.stopped or (s.started and self._left_the_loop()):
+            self._next_phase()  # or ProbeStop: the stopped loop trains on without data
         if s.ended:
             return
         if self.by_backward is None:
@@ -248,7 +255,7 @@ class TorchLoopsAdapter:
                 self.clock.anchor()  # T_init and T_it1 meet where the device has caught up
         if self.sync_cuda and self.clock is None:
             self._synchronize()  # no device events: the host's clock, after the device's work
-        if not s.started:
+        if not s.started or self.phase_pending:
             self._begin()
         self._end_val()  # a validation pass the program left early
         if s.total_steps == 1 and self.per_pass:
@@ -262,9 +269,55 @@ class TorchLoopsAdapter:
         stop = agree(stop)
         if stop:
             self.stopped = True
+            self.generation += 1
             self._drain()  # every step the program ran is in the log before `done`
             self.trainers.stop()
-            s.mark_done("probe-done", s.policy.reason or "stopped with rank 0")
+            if s.phases_enabled:
+                s.end_phase(at_exit=False)  # _at_exit ends training; its loaders run dry; a later loop is the next phase
+            else:
+                s.mark_done("probe-done", s.policy.reason or "stopped with rank 0")
+
+    # ---- phases: loops one after another -----------------------------------------------------
+    # The probe ends a phase by running its loaders dry (as it always stopped a loop): the loop
+    # ends through its own exit and the program goes on - to its post-training work, or to the
+    # next loop, which is the next phase. Only the loop the probe stopped gets empty passes
+    # (``inside`` its anchor): the next loop iterates its loaders, the same objects included.
+    # A loop with no loader to run dry can only be unwound (ProbeStop), as before.
+
+    def _in_stopped_loop(self, key: int) -> bool:
+        anchor = self.session.anchor
+        if anchor is None:
+            return key in self.loaders  # no loop known: every loader training used runs dry
+        return inside(anchor, sys._getframe())
+
+    def _left_the_loop(self) -> bool:
+        """A step outside the current phase's loop: that loop ran to its end, another began."""
+        anchor = self.session.anchor
+        return (self.session.phases_enabled and anchor is not None
+                and not inside(anchor, sys._getframe()))
+
+    def _next_phase(self) -> None:
+        """A step after the probe stopped a loop, or outside the loop that ran: a new phase
+        when it is another loop (and phases are left), else the stopped loop goes on without
+        data and is unwound."""
+        s = self.session
+        anchor = s.anchor
+        if not s.phases_enabled or (self.stopped and (
+                anchor is None or inside(anchor, sys._getframe()))):
+            raise ProbeStop(s.policy.reason or "the probe stopped")
+        if not s.more_phases():
+            s.log("warning", f"training went on in a phase past the probe's {s.phase}: the "
+                  "program is stopped here; the estimate covers the phases seen",
+                  code="phase-budget")
+            raise ProbeStop(s.policy.reason or "the probe stopped")
+        self._drain()  # the last phase's steps are in the log before the new phase
+        self._end_val()
+        self.stopped = False
+        self.epoch = self.index = self.batches_since_step = self.loop_epoch = 0
+        self.train_loader = None  # the loader this phase's steps consume: read at its step
+        self.val = self.per_pass = None
+        self.unwind = False
+        self.phase_pending = True
 
     def _at_exit(self) -> None:
         """A run that trained to its end (no probe stop): training was over at its last step or
@@ -273,6 +326,9 @@ class TorchLoopsAdapter:
         if s.started and not s.ended:
             self._end_val()
             self._drain()
+            if s.any_stopped:  # a phase was stopped: training was over when its loop was left
+                s.at_exit()
+                return
             s.mark_done("complete", "training ran to its end",
                         at=self.session.emitter.last_timed)
 
@@ -304,8 +360,15 @@ class TorchLoopsAdapter:
         if not n and found.steps_per_epoch:  # a loop of its own makes the epoch: counted here
             n = self.loop_epoch = found.steps_per_epoch
             how = f"the loop {found.loops[0].text}"
-        s.begin(steps_per_epoch=max(0, n), framework=self.framework + self._frameworks(),
-                at=self.first_batch_at, epochs=self.trainers.planned_epochs())
+        anchor = loop_anchor(sys._getframe()) if s.phases_enabled else None
+        if self.phase_pending:
+            self.phase_pending = False
+            s.new_phase(steps_per_epoch=max(0, n), anchor=anchor,
+                        loop=anchor.text if anchor is not None else "")
+        else:
+            s.anchor = anchor
+            s.begin(steps_per_epoch=max(0, n), framework=self.framework + self._frameworks(),
+                    at=self.first_batch_at, epochs=self.trainers.planned_epochs())
         if self.by_backward:
             s.log("info", "PyTorch without an optimizer (no torch.optim optimizer was made): each "
                   "backward pass is a training step", code="backward-step")
