@@ -19,6 +19,7 @@ from .channel import ENV_SOCKET, EventClient
 from .emit import Emitter, ProbeCancelled
 from .policy import StopPolicy
 from .probe_session import ProbeMeta, ProbeSession, ProbeStop
+from .sampler import ENV_SAMPLER, prefetch_devices, switched_off
 
 if TYPE_CHECKING:
     from .adapters import Adapter
@@ -51,8 +52,8 @@ def session_from_config(cfg: dict[str, Any], out: Any, t0: float | None) -> Prob
                      price_per_hour=m.get("price_per_hour"), extra=m.get("extra", {}))
     meta.extra = {**meta.extra, "rank": process_rank()} if process_rank() else meta.extra
     emitter = Emitter(out=out, t0=t0)
-    return ProbeSession(emitter, policy, meta, sample_interval=cfg.get("sample_interval", 1.0),
-                        under_agent=True)
+    interval = None if switched_off(ENV_SAMPLER) else cfg.get("sample_interval", 1.0)
+    return ProbeSession(emitter, policy, meta, sample_interval=interval, under_agent=True)
 
 
 def install() -> None:
@@ -99,9 +100,12 @@ def install() -> None:
 
 
 def _hello(client: EventClient, framework: str) -> Any:
-    """Tell the launcher this process imported a framework (not an event: never logged)."""
+    """Tell the launcher this process imported a framework (not an event: never logged), and
+    read the devices while the program goes on to build its model and data: `start` needs them
+    at the first step (only a process that imports a framework may train)."""
 
     def say() -> None:
+        prefetch_devices()
         client.write(json.dumps({"ev": "hello", "framework": framework}) + "\n")
 
     return say

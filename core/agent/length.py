@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,8 +100,11 @@ def read_length(frame: FrameType | None, loader_loop: Callable[[Any], int | None
                 ) -> Length:
     """The job's length from the loops around ``frame``'s line (and its callers'), then from
     settings by name. ``loader_loop(obj)``: the steps per pass when ``obj`` is the training
-    loader (None otherwise)."""
+    loader (None otherwise). PROBECAST_LENGTH=0 (internal: benchmarks/overhead.py measures what
+    the reading costs) reads nothing."""
     found = Length()
+    if os.environ.get("PROBECAST_LENGTH", "") == "0":
+        return found
     try:
         loops, every = loops_around(frame, loader_loop)
         found.loops = loops

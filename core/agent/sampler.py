@@ -1,5 +1,14 @@
 """Hardware sampler: GPU (NVML where nvidia-ml-py is installed, else nvidia-smi), CPU, RSS and swap,
-about once a second. Stdlib only otherwise."""
+about once a second. Stdlib only otherwise.
+
+Nothing here runs on the program's way to its first step or in its steps: NVML is opened on the
+sampler's own thread, and the devices `start` names are read on a thread of their own while the
+program starts (``prefetch_devices``, from the hook).
+
+Two switches, internal (benchmarks/overhead.py turns the agent's parts off one at a time to
+measure what each costs the job): PROBECAST_SAMPLER=0 no sampler thread (hook.py),
+PROBECAST_NVML=0 no NVML and no nvidia-smi, here and for `start`'s devices.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +21,17 @@ from typing import Any
 from .emit import Emitter
 
 NVIDIA_QUERY = "utilization.gpu,memory.used,memory.total,name"
+ENV_SAMPLER = "PROBECAST_SAMPLER"
+ENV_NVML = "PROBECAST_NVML"
+
+
+def switched_off(name: str) -> bool:
+    return os.environ.get(name, "") == "0"
+
+
+def gpu_tool() -> str | None:
+    """nvidia-smi where the GPU may be read (not switched off) and it is installed."""
+    return None if switched_off(ENV_NVML) else shutil.which("nvidia-smi")
 
 
 def read_nvidia_smi(binary: str = "nvidia-smi") -> list[dict[str, Any]] | None:
@@ -54,7 +74,9 @@ class Nvml:
 
     @classmethod
     def open(cls) -> Nvml | None:
-        """None where there is no pynvml, no driver or no GPU."""
+        """None where there is no pynvml, no driver or no GPU (or NVML is switched off)."""
+        if switched_off(ENV_NVML):
+            return None
         try:
             import pynvml  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
@@ -131,8 +153,9 @@ class HardwareSampler(threading.Thread):
         self.emitter = emitter
         self.interval = interval
         self._stop_event = threading.Event()
-        self.nvml = nvml if nvml is not None else (None if nvidia_smi else Nvml.open())
-        self.nvidia_smi = nvidia_smi or shutil.which("nvidia-smi")
+        self.nvml = nvml
+        self._open_nvml = nvml is None and not nvidia_smi  # on the thread: NVML's init is slow
+        self.nvidia_smi = nvidia_smi or gpu_tool()
         self._noted: set[str] = set()
         self._last_cpu = _cpu_times()
 
@@ -172,6 +195,8 @@ class HardwareSampler(threading.Thread):
         return fields
 
     def run(self) -> None:
+        if self._open_nvml:
+            self.nvml = Nvml.open()
         while not self._stop_event.wait(self.interval):
             fields = self.sample()
             if fields and not self.emitter.ended:
@@ -181,12 +206,36 @@ class HardwareSampler(threading.Thread):
         self._stop_event.set()
 
 
+_prefetched: list[list[dict[str, Any]]] = []  # the devices, read while the program started
+_prefetch: threading.Thread | None = None
+
+
+def prefetch_devices() -> None:
+    """Read the devices on a thread while the program imports and loads its data: NVML's init
+    or an nvidia-smi run (a fraction of a second, more on a busy host) is then off the path
+    from the program's first step to its second, where `start` needs them."""
+    global _prefetch
+    if _prefetch is None:
+        _prefetch = threading.Thread(target=lambda: _prefetched.append(read_devices()),
+                                     name="probecast-devices", daemon=True)
+        _prefetch.start()
+
+
 def describe_devices() -> list[dict[str, Any]]:
-    """The `start.devices` list: GPUs from NVML or nvidia-smi, else the CPU."""
+    """The `start.devices` list: GPUs from NVML or nvidia-smi, else the CPU (read ahead where
+    ``prefetch_devices`` ran)."""
+    if _prefetch is not None:
+        _prefetch.join()
+        if _prefetched:
+            return _prefetched[0]
+    return read_devices()
+
+
+def read_devices() -> list[dict[str, Any]]:
     nvml = Nvml.open()
     rows = nvml.read() if nvml is not None else None
     if not rows:
-        rows = read_nvidia_smi() if shutil.which("nvidia-smi") else None
+        rows = read_nvidia_smi() if gpu_tool() else None
     if rows:
         return [{"kind": "gpu", "name": r["name"], "memory_mb": r["mem_total"]} for r in rows]
     name = "cpu"

@@ -29,10 +29,20 @@ def on_cuda(optimizer: Any) -> bool:
         return False
 
 
+_RESOLVED: dict[str, Any] = {}
+
+
+def _resolve(name: str) -> Any:
+    """compat.resolve, once per name: agree runs at every step, and resolving is most of it."""
+    if name not in _RESOLVED:
+        _RESOLVED[name] = compat.resolve(name)
+    return _RESOLVED[name]
+
+
 def agree(stop: bool) -> bool:
     """Under torch.distributed: rank 0's decision, the same on every rank at the same step."""
     try:
-        r = compat.resolve
+        r = _resolve
         if not (r(compat.TORCH_DIST_AVAILABLE)() and r(compat.TORCH_DIST_INITIALIZED)()) \
                 or r(compat.TORCH_DIST_WORLD_SIZE)() < 2:
             return stop
