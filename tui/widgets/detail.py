@@ -91,18 +91,34 @@ def render_detail(row: RankedRow | None) -> Any:
         return no_fit_detail(row)
     if row.predicted:
         return predicted_detail(row)
-    t = row.terms
     out = Table.grid()
-    out.add_row(Text.assemble((f"{row.instance} · batch {row.batch_size} · {row.workload}  ", "bold"),
-                              (f"Eq. {row.equation}: {EQUATIONS.get(row.equation, '')}", "cyan")))
-    for by, p, word in (("time", row.p_faster, "faster"), ("cost", row.p_cheaper, "cheaper")):
+    for part in (*heading_lines(row), terms_grid(row), *length_lines(row),
+                 Text("= " + row.formula), *bounds_lines(row), *cost_lines(row),
+                 *memory_texts(row)):
+        out.add_row(part)
+    for note in row.notes:
+        out.add_row(Text(f"note: {note}", style="yellow"))
+    return out
+
+
+def heading_lines(row: RankedRow) -> list[Text]:
+    """The row, its equation, and how sure the ranking is that the leader beats it."""
+    out = [Text.assemble((f"{row.instance} · batch {row.batch_size} · {row.workload}  ", "bold"),
+                         (f"Eq. {row.equation}: {EQUATIONS.get(row.equation, '')}", "cyan"))]
+    for p, word in ((row.p_faster, "faster"), (row.p_cheaper, "cheaper")):
         if p is None:
             continue
         verdict = "undecided" if p < DECIDED else "decided"
-        out.add_row(Text(f"P(the leader is {word} than this): {fmt_p(p)} - {verdict}",
-                         style="bold" if p < DECIDED else ""))
+        out.append(Text(f"P(the leader is {word} than this): {fmt_p(p)} - {verdict}",
+                        style="bold" if p < DECIDED else ""))
     if row.decision_basis:
-        out.add_row(Text(f"  rests on: {row.decision_basis}", style="dim"))
+        out.append(Text(f"  rests on: {row.decision_basis}", style="dim"))
+    return out
+
+
+def terms_grid(row: RankedRow) -> Table:
+    """The estimate's terms, three to a line."""
+    t = row.terms
     if t.get("unit"):  # a run timed in blocks (imported MLPerf): its own terms
         terms = _block_terms(t)
     else:
@@ -114,21 +130,28 @@ def render_detail(row: RankedRow | None) -> Any:
     cells = [Text.assemble((f"{label} ", "bold"), value) for label, value in terms]
     for k in range(0, len(cells), 3):
         grid.add_row(*cells[k:k + 3])
-    out.add_row(grid)
+    return grid
+
+
+def length_lines(row: RankedRow) -> list[Text]:
+    """The job's length the terms are multiplied by: blocks, steps, or N_it x N_ep."""
+    t = row.terms
     if t.get("unit"):
-        out.add_row(Text.assemble(("length ", "bold"), f"{_amount(t.get('progress_total'))} "
-                                  f"{t['unit']}, {row.epochs:g} evaluations ({row.epochs_source})"))
-    elif row.steps or row.per_steps:
-        out.add_row(Text.assemble(("length ", "bold"), row.length))
+        return [Text.assemble(("length ", "bold"), f"{_amount(t.get('progress_total'))} "
+                              f"{t['unit']}, {row.epochs:g} evaluations ({row.epochs_source})")]
+    if row.steps or row.per_steps:
+        out = [Text.assemble(("length ", "bold"), row.length)]
         if row.length_unknown:
-            out.add_row(Text(f"length unknown: {row.length_unknown}", style="yellow"))
-    else:
-        out.add_row(Text.assemble(("N_it ", "bold"), str(t["n_it"]), "   ", ("N_ep ", "bold"),
-                                  _term(t, "n_ep", row) or ""))
-    out.add_row(Text("= " + row.formula))
-    drift = drift_text(t)
-    if drift is not None:
-        out.add_row(drift)
+            out.append(Text(f"length unknown: {row.length_unknown}", style="yellow"))
+        return out
+    return [Text.assemble(("N_it ", "bold"), str(t["n_it"]), "   ", ("N_ep ", "bold"),
+                          _term(t, "n_ep", row) or "")]
+
+
+def bounds_lines(row: RankedRow) -> list[Text]:
+    """What the bounds are made of: the step time's trend, each source of error, the epoch
+    mechanism whose constants scale them."""
+    out = [drift] if (drift := drift_text(row.terms)) is not None else []
     u = row.uncertainty
     if u:
         parts = [f"{k} ±{v:.1f}s" for k, v in u.items()
@@ -137,24 +160,24 @@ def render_detail(row: RankedRow | None) -> Any:
         if u.get("unseen_high"):
             parts.append(f"unseen +{u['unseen_high']:.1f}s")
         fit = row.terms.get("fit_s")
-        out.add_row(Text(f"bounds {fmt_duration(row.runtime_low_s)}–{fmt_duration(row.runtime_high_s)}"
-                         f" from: {', '.join(parts)}"
-                         + (f" · fit alone {fmt_duration(float(fit))}" if isinstance(fit, float) else ""),
-                         style="dim"))
+        out.append(Text(f"bounds {fmt_duration(row.runtime_low_s)}–{fmt_duration(row.runtime_high_s)}"
+                        f" from: {', '.join(parts)}"
+                        + (f" · fit alone {fmt_duration(float(fit))}" if isinstance(fit, float) else ""),
+                        style="dim"))
     if row.mechanism:
-        out.add_row(Text(f"epochs: {row.mechanism}", style="dim"))
+        out.append(Text(f"epochs: {row.mechanism}", style="dim"))
+    return out
+
+
+def cost_lines(row: RankedRow) -> list[Text]:
+    """The cost's arithmetic, and what the probe cost of this job."""
     price = row.price_per_hour
-    cost_line = (f"cost {fmt_cost(row.cost_usd)} = ${price}/h × {fmt_duration(row.runtime_s)}"
-                 f" ({row.billing}, price: {row.price_source})" if price is not None
-                 else "cost unknown: no price for this instance (price_per_hour in the config)")
-    out.add_row(Text(cost_line))
+    out = [Text(f"cost {fmt_cost(row.cost_usd)} = ${price}/h × {fmt_duration(row.runtime_s)}"
+                f" ({row.billing}, price: {row.price_source})" if price is not None
+                else "cost unknown: no price for this instance (price_per_hour in the config)")]
     if row.probe_s and row.runtime_s:
-        out.add_row(Text(f"the probe ran {fmt_duration(row.probe_s)}: "
-                         f"{row.probe_s / row.runtime_s:.0%} of this job", style="dim"))
-    for text in memory_texts(row):
-        out.add_row(text)
-    for note in row.notes:
-        out.add_row(Text(f"note: {note}", style="yellow"))
+        out.append(Text(f"the probe ran {fmt_duration(row.probe_s)}: "
+                        f"{row.probe_s / row.runtime_s:.0%} of this job", style="dim"))
     return out
 
 
