@@ -90,12 +90,12 @@ def longer(planned: PlannedProbe, row: RankedRow | None = None) -> PlannedProbe:
     """The same probe, longer: more boundaries where they dominate what can be narrowed."""
     s = planned.spec
     budget = s.boundary_budget if s.boundary_budget else 30.0
-    steps = s.max_steps or DEFAULT_MAX_STEPS  # a probe stopped by its CI or time: as long again
+    probe_steps = s.max_steps or DEFAULT_MAX_STEPS  # stopped by its CI or time: as long again
     if row is not None and boundaries_dominate(row):
-        spec = replace(s, max_steps=steps + steps // 2, target_ci=None, max_seconds=None,
+        spec = replace(s, max_steps=probe_steps + probe_steps // 2, target_ci=None, max_seconds=None,
                        boundary_budget=3 * budget)
     else:
-        spec = replace(s, max_steps=3 * steps, target_ci=None, max_seconds=None,
+        spec = replace(s, max_steps=3 * probe_steps, target_ci=None, max_seconds=None,
                        boundary_budget=2 * budget)
     return replace(planned, spec=spec)  # the same host preparation: setup is not run again
 

@@ -97,7 +97,7 @@ class SetupScreen(StartFromSetup, Screen[None]):
                 with Horizontal(classes="field"):
                     yield Label("steps")
                     yield Input("" if s.steps is None else str(s.steps),
-                                placeholder="blank: what the program says", id="steps",
+                                placeholder="blank: what the program says", id="job-steps",
                                 restrict=r"[0-9]*", compact=True)
                 yield Static("batch sizes run in turn on a host; logs are saved",
                              classes="hint")
@@ -279,18 +279,18 @@ class SetupScreen(StartFromSetup, Screen[None]):
         s.batch_sizes = self.batch_sizes()
         if not base.command:
             s.workload = str(self.query_one("#workload", Select).value)
-        steps = self.query_one("#max-steps", Input).value.strip()
+        max_steps = self.query_one("#max-steps", Input).value.strip()
         ci = self.query_one("#target-ci", Input).value.strip()
         epochs = self.query_one("#epochs", Input).value.strip()
-        s.max_steps = int(steps) if steps else None
+        s.max_steps = int(max_steps) if max_steps else None
         try:
             s.target_ci = float(ci) if ci else None
         except ValueError:
             s.target_ci = None
         s = settings_for(s)  # the probe's length: the one rule, as headless
         s.epochs = int(epochs) if epochs else None
-        total = self.query_one("#steps", Input).value.strip()
-        s.steps = int(total) if total else None
+        job_steps = self.query_one("#job-steps", Input).value.strip()
+        s.steps = int(job_steps) if job_steps else None
         return s
 
     def plan(self) -> list[Any]:
@@ -298,7 +298,7 @@ class SetupScreen(StartFromSetup, Screen[None]):
         return plan_probes(hosts, self.settings(), session_dir())
 
     @on(SelectionList.SelectedChanged)
-    @on(Input.Changed, "#custom-batches, #max-steps, #target-ci, #epochs, #steps")
+    @on(Input.Changed, "#custom-batches, #max-steps, #target-ci, #epochs, #job-steps")
     @on(Select.Changed)
     def _settings_changed(self) -> None:  # the plan, worst case and fit column: once typing pauses
         self.summary_due.poke()
