@@ -15,9 +15,13 @@ import pytest
 
 from conftest import ROOT
 from probecast.core.model.calibrate import main as calibrate
-from probecast.core.model.estimate.bounds import Calibration, _load_all
-from probecast.core.model.calibrate.bounds import (GRID, boundary_costs, conformal,
-                                                   fit_beta_binomial, fit_noise, needed_q)
+from probecast.core.model.estimate.bounds import (OTHER, TF, TORCH, Calibration, _load_all,
+                                                  calibration_key, on_gpu, pick)
+from probecast.core.model.calibrate.bounds import (GRID, boundary_costs, can_promise, conformal,
+                                                   fit_all, fit_beta_binomial, fit_device,
+                                                   fit_noise, needed_q)
+from probecast.core.model.calibrate.runs import evaluate, load_pairs
+from probecast.core.model.logstore import load_probe
 from probecast.core.model.calibrate.pairs import (Decision, claim_threshold, correlation,
                                                   fit_kappa, standardised_error)
 from probecast.core.model.calibrate.runs import Pair, Result, content_digest
@@ -248,8 +252,9 @@ def test_the_shipped_calibration_is_what_the_module_makes_of_the_committed_corpu
         "python -m probecast.core.model.calibrate.main --write")
     made = data["made_by"]
     assert made["corpora"] == ["benchmarks/corpus/runs", "benchmarks/corpus/runs-torch",
-                               "benchmarks/corpus/runs-long"]
-    assert made["runs"] == 59 and made["logs"] == 118
+                               "benchmarks/corpus/runs-long", "benchmarks/corpus/runs-gpu-h200",
+                               "benchmarks/corpus/runs-gpu-h100"]
+    assert made["runs"] == 71 and made["logs"] == 142
     # what bounds.py loads is what was measured
     assert _load_all()["tf"].q == data["mechanisms"]["tf"]["q"]
 
@@ -266,3 +271,67 @@ def test_the_command_prints_checks_and_names_what_it_measured_on(
     assert set(data["mechanisms"]) == {"tf", "torch"}  # Keras' set: the cautious copy
     assert calibrate.main([torch_runs, "--check"]) == 1
     assert "DIFFERS" in capsys.readouterr().out
+
+
+# ---- a set per device: GPU runs get constants of their own ------------------------------------
+
+CORPUS = ROOT / "benchmarks" / "corpus"
+
+
+def _pairs(*names: str) -> list[Pair]:
+    return [p for n in names for p in load_pairs([str(CORPUS / n)], n, "15ep")]
+
+
+def test_can_promise_needs_nine_runs_for_90_percent() -> None:
+    # ceil((n+1) * 0.9) <= n first holds at n = 9; at n = 8 conformal can only take the largest
+    assert not can_promise(8) and can_promise(9) and can_promise(12)
+    assert can_promise(19, coverage=0.95) and not can_promise(18, coverage=0.95)
+
+
+def test_pick_falls_back_from_a_device_to_its_mechanism_then_to_cautious_keras() -> None:
+    sets = {TF: Calibration(q=1.5, mechanism=TF), TORCH: Calibration(q=2.5, mechanism=TORCH),
+            f"{TORCH}-gpu": Calibration(q=3.5, mechanism=f"{TORCH}-gpu")}
+    assert pick(sets, "torch-gpu").q == 3.5
+    assert pick(sets, "torch").q == 2.5
+    assert pick(sets, "tf-gpu") is sets[TF]  # no recorded GPU runs of Keras: the CPU set
+    other = pick(sets, "other-gpu")
+    assert other.mechanism == OTHER and other.q == 1.5 and not other.stall_point
+
+
+def test_the_key_reads_the_device_from_the_recorded_logs() -> None:
+    gpu = load_probe(ROOT / "sample_logs" / "gpu-h200" / "probe-gpt_loop-b64.jsonl").state
+    assert on_gpu(gpu) and calibration_key(gpu) == "torch-gpu"
+    assert Calibration.for_state(gpu) == _load_all()["torch-gpu"]
+    cpu = next(p for p in _pairs("runs-torch") if p.program == "hf_trainer").full
+    assert not on_gpu(cpu) and calibration_key(cpu) == "torch"
+    # Keras of TF 1.x on a V100: no recorded runs of its mechanism on any device
+    seismic = sorted((ROOT / "sample_logs" / "reconstructed-dissertation").glob("seismic-*"))[0]
+    old = load_probe(seismic).state
+    assert on_gpu(old) and calibration_key(old) == "other-gpu"
+    assert Calibration.for_state(old).mechanism == OTHER
+
+
+def test_gpu_runs_leave_the_cpu_sets_as_they_were() -> None:
+    cpu = _pairs("runs", "runs-torch", "runs-long")
+    gpu = _pairs("runs-gpu-h200", "runs-gpu-h100")
+    assert gpu and all(p.on_gpu for p in gpu) and not any(p.on_gpu for p in cpu)
+    alone, both = fit_all(cpu), fit_all(cpu + gpu)
+    assert set(both) == set(alone) | {"torch-gpu"}
+    assert all(both[m] == alone[m] for m in alone)
+
+
+def test_the_gpu_set_holds_its_runs_and_few_runs_keep_the_cpu_q() -> None:
+    """Measured on 12 GPU runs (enough to promise 90 %), q is the largest any of them needs -
+    every one inside; on the 7 of one GPU (too few) q is at least the CPU set's."""
+    cpu_torch = fit_all(_pairs("runs-torch"))[TORCH]
+    h200, h100 = _pairs("runs-gpu-h200"), _pairs("runs-gpu-h100")
+    both = fit_device(h200 + h100, cpu_torch, "torch-gpu")
+    assert both.mechanism == "torch-gpu" and can_promise(len(h200 + h100))
+    results = evaluate(h200 + h100, both)
+    assert len(results) == 12 and all(r.inside for r in results)
+    assert both.q == pytest.approx(max(needed_q(r, both) for r in results), abs=1e-3)
+    # what GPU runs cannot tell stays the CPU set's; what they measure is theirs
+    assert both.boundary_abs_s == cpu_torch.boundary_abs_s and not both.stalls
+    assert both.drift_base > cpu_torch.drift_base  # two GPU processes' step levels differ more
+    few = fit_device(h200, cpu_torch, "torch-gpu")
+    assert not can_promise(len(h200)) and few.q >= cpu_torch.q

@@ -1,7 +1,11 @@
 """The constants of the bounds (bounds.py's ``Calibration``), measured per epoch mechanism on
 recorded runs (calibrate_runs.py): each is a measured quantity of the runs - none is fitted to
 make coverage - but q, the multiplier on sigma, which split conformal sets so that 90 % of the
-runs' real totals lie inside their intervals."""
+runs' real totals lie inside their intervals.
+
+The sets of CPU runs are measured on CPU runs alone (GPU runs leave them as they were); a
+mechanism with recorded GPU runs gets a GPU set besides (``fit_device``): its CPU set with what
+the GPU runs measure - the drift, the start-up and post-training spreads - and a q of their own."""
 
 from __future__ import annotations
 
@@ -13,7 +17,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..estimate.bounds import MECHANISMS, TF, Calibration, Uncertainty, interval
+from ..estimate.bounds import (GPU, MECHANISMS, TF, Calibration, Uncertainty,
+                               interval)
 from .runs import Calibrations, Pair, Result, evaluate
 from ..estimate.runtime import STEP_CI_Z
 from ..state import ProbeState
@@ -169,6 +174,19 @@ def fit_stalls(pairs: list[Pair], base: Calibration) -> Calibration:
                    stall_prior_many=fit_beta_binomial(many) if stalls else (0.0, 1.0))
 
 
+def _rel_spread(log_ratios: list[float], otherwise: float) -> float:
+    """The rms of these log ratios; ``otherwise`` where no recorded probe measured them."""
+    return round(_rms(log_ratios), 4) if log_ratios else otherwise
+
+
+def _post_ratios(pairs: list[Pair]) -> list[float]:
+    """log(full / probe) of the post-training work, where the probe timed it: a probe that
+    unwound a custom loop (``no-post``) timed the exit alone - the estimate does not take that
+    for the work (runtime._post_training), nor does the spread."""
+    return _log_ratios([p for p in pairs if "no-post" not in p.probe.codes],
+                       lambda st: st.post_time)
+
+
 def _spreads(pairs: list[Pair], base: Calibration) -> dict[str, float]:
     """Validation, post-training work, start-up and how a probe's step time wanders."""
     val_spreads = []
@@ -180,8 +198,8 @@ def _spreads(pairs: list[Pair], base: Calibration) -> dict[str, float]:
     wanders = [w for p in pairs if (w := p.probe.steady.wander()) is not None]
     return {
         "wander_typical": round(statistics.median(wanders), 4) if wanders else base.wander_typical,
-        "init_rel": round(_rms(_log_ratios(pairs, lambda st: st.t_init)), 4),
-        "post_rel": round(_rms(_log_ratios(pairs, lambda st: st.post_time)), 4),
+        "init_rel": _rel_spread(_log_ratios(pairs, lambda st: st.t_init), base.init_rel),
+        "post_rel": _rel_spread(_post_ratios(pairs), base.post_rel),
         "post_typical_s": round(statistics.median(posts), 2) if posts else base.post_typical_s,
         "post_spread_s": round(_rms([x - statistics.median(posts) for x in posts]), 2)
         if len(posts) > 1 else base.post_spread_s,
@@ -257,16 +275,45 @@ def fit_drift(pairs: list[Pair]) -> dict[str, float]:
 
 def fit_mechanism(pairs: list[Pair], mech: str, drift: dict[str, float]) -> Calibration:
     """``mech``'s constants on its runs, q by split conformal on its recorded probes."""
-    measured = _set(measure(pairs, mech), drift)
+    return _with_q(_set(measure(pairs, mech), drift), pairs, "fit_mechanism")
+
+
+def can_promise(n: int, coverage: float = COVERAGE) -> bool:
+    """Whether n runs are enough for split conformal to promise ``coverage``: the
+    ceil((n+1)*coverage)-th smallest must be one of them (at 90 %: 9 runs or more). With fewer,
+    ``conformal`` falls back on the largest, which holds only n/(n+1) of new runs."""
+    return math.ceil((n + 1) * coverage) <= n
+
+
+def _with_q(measured: Calibration, pairs: list[Pair], how: str,
+            at_least: float = 1.0) -> Calibration:
+    """``measured`` with q by split conformal on ``pairs``' recorded probes (all, if none is),
+    no less than ``at_least``, and a source that names the runs."""
     recorded = [p for p in pairs if not p.cut] or pairs
-    q = max(1.0, conformal([needed_q(r, measured) for r in evaluate(recorded, measured)]))
+    q = max(at_least, conformal([needed_q(r, measured) for r in evaluate(recorded, measured)]))
     programs = sorted({p.program for p in pairs})
     return replace(measured, q=round(q, 3), source=(
-        f"fit_mechanism on {len(pairs)} recorded runs of {len(programs)} programs "
+        f"{how} on {len(pairs)} recorded runs of {len(programs)} programs "
         f"({', '.join(programs)})"))
 
 
-def fit_all(pairs: list[Pair]) -> Calibrations:
+def fit_device(pairs: list[Pair], base: Calibration, key: str) -> Calibration:
+    """A mechanism's set on a GPU (``key``), from its runs there: the drift and the spreads of
+    start-up, post-training work and validation as those runs measure them, the rest - what a
+    few GPU runs cannot tell: boundaries, stalls, an epoch's lifetime - the mechanism's CPU set
+    ``base``'s; q by split conformal on the GPU runs, and where they are too few to promise 90 %
+    (can_promise), no less than the CPU set's q: the largest needed q of 5 or 7 runs on one GPU
+    held 2 of 5 runs on another (RESULTS §9)."""
+    drift = fit_noise(drift_rows(pairs), with_length=True) if len(drift_rows(pairs)) >= 4 \
+        else (base.drift_base, base.drift_per_wander, base.drift_per_sqrt_s)
+    measured = _set(replace(base, mechanism=key), {
+        "drift_base": max(drift[0], DRIFT_FLOOR), "drift_per_wander": drift[1],
+        "drift_per_sqrt_s": drift[2], **_spreads(pairs, base)})
+    recorded = len([p for p in pairs if not p.cut]) or len(pairs)
+    return _with_q(measured, pairs, "fit_device", 1.0 if can_promise(recorded) else base.q)
+
+
+def fit_sets(pairs: list[Pair]) -> Calibrations:
     """One set per mechanism; a mechanism without runs of its own gets the cautious set."""
     drift = fit_drift(pairs)
     cals = {m: fit_mechanism(ps, m, drift) for m in MECHANISMS
@@ -274,4 +321,17 @@ def fit_all(pairs: list[Pair]) -> Calibrations:
     for m in MECHANISMS:
         if m not in cals:
             cals[m] = replace(cals.get(TF) or next(iter(cals.values())), mechanism=m)
+    return cals
+
+
+def fit_all(pairs: list[Pair]) -> Calibrations:
+    """The CPU sets on the CPU runs (fit_sets; on the GPU runs where there are none), and a GPU
+    set for each mechanism with GPU runs (fit_device)."""
+    cpu = [p for p in pairs if not p.on_gpu]
+    gpu = [p for p in pairs if p.on_gpu]
+    cals = fit_sets(cpu or gpu)
+    for m in MECHANISMS:
+        key = f"{m}-{GPU}"
+        if ps := [p for p in gpu if p.mechanism == key]:
+            cals[key] = fit_device(ps, cals[m], key)
     return cals

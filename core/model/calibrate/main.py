@@ -7,7 +7,8 @@ Without corpora it measures on the ones the shipped file names (``made_by``), so
 regenerates calibration.json byte for byte from the committed corpus, and ``--check`` says
 whether the shipped file is what this code makes of it. The fits:
 
-- per epoch mechanism (Keras/TensorFlow, PyTorch), the bounds' constants
+- per epoch mechanism (Keras/TensorFlow, PyTorch) - and on a GPU per mechanism with recorded GPU
+  runs (``torch-gpu``: calibrate/bounds.fit_device) - the bounds' constants
   (calibrate_bounds.py: the drift and an epoch's lifetime by maximum likelihood, the stall odds,
   the boundaries' costs, the spreads of validation, start-up and post-training work; q by split
   conformal so that 90 % of the runs' real totals lie inside their intervals);
@@ -35,7 +36,8 @@ SHIPPED = Path(__file__).parents[1] / "calibration.json"
 ROOT = Path(__file__).resolve().parents[3]  # the checkout's root: corpora are named from it
 # what the shipped file was first measured on, for a file that does not say (made_by)
 DEFAULT_CORPORA = ("benchmarks/corpus/runs", "benchmarks/corpus/runs-torch",
-                   "benchmarks/corpus/runs-long")
+                   "benchmarks/corpus/runs-long", "benchmarks/corpus/runs-gpu-h200",
+                   "benchmarks/corpus/runs-gpu-h100")
 DEFAULT_EXCLUDE = "15ep"  # runs of another length than their probes': not a comparison made
 COMMAND = "python -m probecast.core.model.calibrate.main --write"
 

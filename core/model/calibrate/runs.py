@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..estimate.bounds import TF, Calibration, mechanism
+from ..estimate.bounds import Calibration, calibration_key, on_gpu, pick
 from ..estimate.runtime import NoEstimate, training_estimate, whole_process
 from ..events import Done, End, Event, EventReader, Step
 from ..logstore import discover_logs, open_log
@@ -44,7 +44,12 @@ class Pair:
 
     @property
     def mechanism(self) -> str:
-        return mechanism(self.full)
+        """The set of constants the run's estimate takes (bounds.calibration_key)."""
+        return calibration_key(self.full)
+
+    @property
+    def on_gpu(self) -> bool:
+        return on_gpu(self.full)
 
     @property
     def truth(self) -> float:
@@ -186,11 +191,10 @@ Calibrations = dict[str, Calibration]
 
 def evaluate(pairs: Iterable[Pair], cals: Calibrations | Calibration) -> list[Result]:
     """Each pair's full run estimated from its probe at the epochs the full run really ran, with
-    its mechanism's constants (a mechanism without any: Keras' with caution)."""
+    its mechanism's and device's constants (as bounds.pick chooses them for a live probe)."""
     out = []
     for p in pairs:
-        cal = (cals if isinstance(cals, Calibration) else cals.get(p.mechanism)
-               or cals[TF].cautious())
+        cal = cals if isinstance(cals, Calibration) else pick(cals, p.mechanism)
         try:
             train = training_estimate(p.probe, p.epochs, use_validation=True, equation="auto",
                                       statistic="trimmed")

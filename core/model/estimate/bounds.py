@@ -28,6 +28,14 @@ measured on recorded runs of that mechanism (``mechanism()`` says which one a pr
 PyTorch probe is not given Keras' stalls. A probe whose mechanism has no recorded runs (a
 framework-free ``StepTimer`` loop, an unknown framework) gets the Keras set, the most cautious.
 The constants and where they were measured live in ``calibration.json``.
+
+**Per device.** What moves a GPU job's total is not what moves a CPU job's: the step time is
+the GPU's, not a share of cores another process competes for, and start-up is CUDA's context,
+compilation and caches a fresh host has cold. So a probe that ran on a GPU (its `start`'s
+`devices`, else memory sampled on one) gets its mechanism's GPU set (``calibration_key``:
+``torch-gpu``), measured on recorded GPU runs: the drift, the start-up and post-training spreads
+and q; what the GPU runs cannot tell (boundaries, stalls, an epoch's lifetime) is the CPU set's.
+A mechanism with no recorded GPU runs gets its CPU set (``pick``).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
@@ -52,6 +61,7 @@ TF = "tf"  # Keras fit() and TensorFlow loops: a tf.data iterator per epoch, tor
 TORCH = "torch"  # PyTorch DataLoader passes (plain loops, Lightning, Hugging Face Trainer)
 OTHER = "other"  # no recorded runs of its own (StepTimer, other frameworks, Keras of TF 1.x)
 MECHANISMS = (TF, TORCH)  # the ones with recorded runs: each has constants of its own
+GPU = "gpu"  # the device whose runs have constants of their own: calibration_key's suffix
 
 
 @dataclass(frozen=True)
@@ -98,13 +108,11 @@ class Calibration:
 
     @classmethod
     def load(cls, mechanism: str = "") -> Calibration:
-        """The constants for ``mechanism`` (``mechanism(state)``). One without recorded runs of
-        its own gets Keras' with caution: a tf.data stall is allowed for on the high side, not
+        """The constants for ``mechanism`` (``calibration_key(state)``: the mechanism, on a GPU
+        its GPU set where there is one - ``pick``). One without recorded runs of its own gets
+        Keras' with caution: a tf.data stall is allowed for on the high side, not
         expected, and the boundaries it saw are taken to come again as they were."""
-        sets = _load_all()
-        if mechanism in sets:
-            return sets[mechanism]
-        return (sets.get(TF) or Calibration()).cautious()
+        return pick(_load_all(), mechanism)
 
     def cautious(self) -> Calibration:
         """These constants for a mechanism with no recorded runs of its own."""
@@ -113,7 +121,33 @@ class Calibration:
 
     @classmethod
     def for_state(cls, state: ProbeState) -> Calibration:
-        return cls.load(mechanism(state))
+        return cls.load(calibration_key(state))
+
+
+def pick(sets: Mapping[str, Calibration], key: str) -> Calibration:
+    """The set for ``key`` (``calibration_key``): its own; a device's without recorded runs of
+    its own, its mechanism's (CPU) set; a mechanism without any, Keras' with caution."""
+    if key in sets:
+        return sets[key]
+    base = key.removesuffix(f"-{GPU}")
+    if base in sets:
+        return sets[base]
+    return (sets.get(TF) or Calibration()).cautious()
+
+
+def on_gpu(state: ProbeState) -> bool:
+    """Whether the job ran on a GPU: the devices its `start` named, else memory sampled on one
+    (a log of an agent that names no devices)."""
+    devices = state.start.devices if state.start is not None else ()
+    if devices:
+        return any(d.kind == GPU for d in devices)
+    return state.peak_gpu_mem_mb > 0
+
+
+def calibration_key(state: ProbeState) -> str:
+    """Which set of constants applies: the mechanism (``mechanism``), and ``-gpu`` on a GPU."""
+    m = mechanism(state)
+    return f"{m}-{GPU}" if on_gpu(state) else m
 
 
 def mechanism(state: ProbeState) -> str:
@@ -131,6 +165,16 @@ def mechanism(state: ProbeState) -> str:
 
 def describe_mechanism(state: ProbeState) -> str:
     """The words for the detail view: what drives the epochs and which constants apply."""
+    words = _describe_epochs(state)
+    if not on_gpu(state) or mechanism(state) == OTHER:  # OTHER's words say it has no runs
+        return words
+    if calibration_key(state) in _load_all():
+        return words + "; on a GPU: drift, start-up and post-training spreads measured on " \
+                       "recorded GPU runs"
+    return words + "; on a GPU, with CPU constants (no recorded GPU runs of this mechanism)"
+
+
+def _describe_epochs(state: ProbeState) -> str:
     m = mechanism(state)
     framework = state.start.framework if state.start is not None else ""
     if m == TORCH:
