@@ -27,7 +27,6 @@ import msgspec
 # ours); tests/unit/test_schema.py holds these records to every kind and field there.
 from ..agent.schema import END_STATUSES as END_STATUSES
 from ..agent.schema import EVENT_KINDS as EVENT_KINDS
-from ..agent.schema import LOG_CODES as LOG_CODES
 from ..agent.schema import SCHEMA_VERSION as SCHEMA_VERSION
 
 Status = Literal["complete", "probe-done", "stopped", "failed", "does-not-fit"]  # END_STATUSES, for the type checker

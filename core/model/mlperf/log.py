@@ -102,7 +102,6 @@ def read_mllog(lines: Iterable[str]) -> MlRead:
             out.other_lines += 1
         else:
             raw.append(ev)
-    ranks = {e.rank for e in raw if e.rank is not None}
     lowest_of: dict[str, int] = {}
     for e in raw:
         if e.rank is not None:
