@@ -105,3 +105,12 @@ def test_the_map_reader_sees_a_missing_row_and_a_stale_one() -> None:
     _, files = tree()
     assert "core/run/session.py" in files - in_rows
     assert not exists("core/run/gone.py") and exists("core/run/probe_plan.host_price")
+
+
+def test_every_path_the_other_docs_name_exists() -> None:
+    """The README and docs/ cite modules by path too: a rename that leaves one behind fails."""
+    missing = {page.relative_to(ROOT).as_posix(): gone
+               for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+               if (gone := sorted(p for p in named_paths(page.read_text(encoding="utf-8"))
+                                  if not exists(p)))}
+    assert not missing, f"paths named that do not exist: {missing}"
