@@ -75,7 +75,8 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
         if user_code(code.co_filename):
             tree = _tree(code.co_filename)
             if tree is not None:
-                for node in _enclosing_loops(tree, frame.f_lineno, code):
+                # header: a dataset iterated by a `for` runs the loop it heads (keras_loops)
+                for node in _loops_cached(tree, frame.f_lineno, code):
                     if not loops:  # the step's own loop: an `if step % K` there counts steps
                         every = _periodic(node, frame)
                     loops.append(_count(node, frame, loader_loop))
@@ -325,7 +326,7 @@ def loop_anchor(frame: FrameType | None) -> LoopAnchor | None:
         code = frame.f_code
         if user_code(code.co_filename):
             tree = _tree(code.co_filename)
-            loops = _enclosing_loops(tree, frame.f_lineno, code, header=True) if tree else []
+            loops = _loops_cached(tree, frame.f_lineno, code) if tree else []
             if loops:
                 found = (frame, loops[-1])
             elif found is None or found[1] is None:
@@ -341,6 +342,20 @@ def loop_anchor(frame: FrameType | None) -> LoopAnchor | None:
         return LoopAnchor(id(where), where.f_code, line, line, _callers(where.f_back), text)
     return LoopAnchor(id(where), where.f_code, loop.lineno, loop.end_lineno or loop.lineno,
                       _callers(where.f_back), _where(loop, where))
+
+
+_LOOPS: dict[tuple[Any, int], list[ast.For | ast.While]] = {}
+
+
+def _loops_cached(tree: ast.Module, line: int, code: Any) -> list[ast.For | ast.While]:
+    """The loops around a line (and the one it heads), once per line: an eager step asks at
+    every step."""
+    key = (code, line)
+    if key not in _LOOPS:
+        if len(_LOOPS) > 10_000:
+            _LOOPS.clear()
+        _LOOPS[key] = _enclosing_loops(tree, line, code, header=True)
+    return _LOOPS[key]
 
 
 def _callers(frame: FrameType | None) -> tuple[tuple[str, int], ...]:

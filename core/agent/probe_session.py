@@ -148,7 +148,7 @@ class ProbeSession:
         first_of_epoch = self.epoch is not None and epoch != self.epoch
         first_ever = self.total_steps == 0
         self.epoch = epoch
-        ev = self.emitter.timed("step", at=at, epoch=epoch, step=step)
+        ev = self.emitter.timed("step", at=at, epoch=epoch, step=step, **self._phase_field())
         self.total_steps += 1
         # The run's first step and each later epoch's first step are not steady state: the first
         # carries tracing/compilation, the others the epoch-boundary cost (estimated separately).
@@ -239,7 +239,8 @@ class ProbeSession:
             at: float | None = None) -> None:
         clean = _clean(metrics)
         self.last_metrics.update(clean)
-        self.emitter.timed("val", at=at, epoch=epoch, steps=int(steps), metrics=clean)
+        self.emitter.timed("val", at=at, epoch=epoch, steps=int(steps), metrics=clean,
+                           **self._phase_field())
 
     def epoch_end(self, epoch: int, metrics: dict[str, Any] | None = None) -> None:
         self.epochs_done = max(self.epochs_done, epoch + 1)

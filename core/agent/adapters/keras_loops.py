@@ -8,15 +8,26 @@ dataset the loop iterates (a new iterator over the same dataset is a new epoch; 
 when known, is N_it). Once the probe has seen enough, the loop is stopped at its next Python-level
 point - the dataset iterator's ``__next__``, or the next eager optimizer step - with ProbeStop, a
 BaseException that ``except Exception`` does not swallow.
+
+Under the agent a program may train in phases, one loop after another (several GradientTape
+loops). There the probe ends the loop the way it ends: its dataset iterators stop
+(StopIteration) and every dataset iterated inside that loop from then on yields nothing, so the
+loop runs out and the program goes on. Why not ProbeStop: an exception unwinds past every later
+loop too, and a traced step cannot be left mid-graph anyway - the iterator's ``__next__`` is the
+one Python-level point every such loop passes. Steps that come after, from a dataset iterated
+outside that loop (or an optimizer step traced or run there), are the next phase. A loop with no
+dataset (NumPy slices) can only be unwound, as before.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from typing import Any
 
 from .. import compat
+from ..loops import LoopAnchor, inside, loop_anchor
 from ..probe_session import ProbeSession, ProbeStop
 
 
@@ -39,6 +50,11 @@ class KerasLoopsAdapter:
         self.last_iterated: tuple[int, int] | None = None  # (id, cardinality) of the latest
         self.framework = "custom loop"  # "keras 3.x (custom loop)" once installed
         self.py_function: Any = None  # TensorFlow's, for a step inside a traced function
+        self.stopped = False  # the probe ended the current phase's loop (phases: see above)
+        self.generation = 0  # probe stops so far: an iterator made before the latest one ends
+        self.latest: LoopAnchor | None = None  # the loop of the latest dataset pass or apply
+        self.elsewhere: LoopAnchor | None = None  # ... when outside the current phase's loop
+        self.length_at_pass: Any = None  # the length read where a phase's dataset was iterated
         self._installed = False
 
     # ---- the step clock ----------------------------------------------------------------------
@@ -48,10 +64,13 @@ class KerasLoopsAdapter:
         s = self.session
         if self.in_fit or s.ended or self.stop_pending:
             return
+        if (self.stopped or self.elsewhere is not None) and not self._next_phase():
+            return
         if not s.started:
             if self.last_iterated is not None:
                 self.train_dataset = self.last_iterated[0]
             n = self.steps_per_epoch or (self.last_iterated[1] if self.last_iterated else 0)
+            s.anchor = self.latest if s.phases_enabled else None
             s.begin(steps_per_epoch=max(0, n), framework=self.framework)
             s.log("info", "custom training loop: each optimizer step is a training step"
                   + ("" if n > 0 else "; steps per epoch unknown - give it with "
@@ -59,10 +78,50 @@ class KerasLoopsAdapter:
                   code="custom-loop")
             self._plan(n)
         if s.step(self.epoch, self.index):
-            self.stop_pending = True
-            s.mark_done("probe-done", s.policy.reason)
-            threading.Thread(target=self._watchdog, daemon=True).start()
+            if s.phases_enabled and s.anchor is not None:
+                self.stopped = True  # its iterators stop, its datasets yield nothing
+                self.generation += 1
+                s.end_phase()
+            else:
+                self.stop_pending = True
+                s.mark_done("probe-done", s.policy.reason)
+                threading.Thread(target=self._watchdog, daemon=True).start()
         self.index += 1
+
+    def _next_phase(self) -> bool:
+        """A step after the probe ended a loop, or after a pass outside the current loop: the
+        next phase when it came from another loop (and phases are left), else a step of the
+        stopped loop (it trains on without a dataset): unwound at its next Python-level point."""
+        s = self.session
+        anchor, self.elsewhere = self.elsewhere, None
+        if anchor is None or not s.more_phases():
+            if anchor is not None:
+                s.log("warning", f"training went on in a phase past the probe's {s.phase}: the "
+                      "program is stopped here; the estimate covers the phases seen",
+                      code="phase-budget")
+            if self.stopped:
+                self.stop_pending = True
+                threading.Thread(target=self._watchdog, daemon=True).start()
+                return False
+            return True
+        self.stopped = False
+        self.epoch = self.index = 0
+        if self.last_iterated is not None:
+            self.train_dataset = self.last_iterated[0]
+        n = self.steps_per_epoch or (self.last_iterated[1] if self.last_iterated else 0)
+        s.new_phase(steps_per_epoch=max(0, n), loop=anchor.text, anchor=anchor)
+        self._plan(n)
+        return True
+
+    def _where(self, frame: Any) -> None:
+        """A dataset pass or an optimizer apply at ``frame``: which loop it runs in."""
+        s = self.session
+        if not s.phases_enabled:
+            return
+        self.latest = loop_anchor(frame)
+        if s.started and s.anchor is not None and self.latest is not None \
+                and not inside(s.anchor, frame):
+            self.elsewhere = self.latest
 
     def _plan(self, per_pass: int) -> None:
         """The job's length from the loops around this step (length.py): a loop over the
@@ -74,7 +133,20 @@ class KerasLoopsAdapter:
         def loader_loop(obj: Any) -> int | None:
             return per_pass if per_pass > 0 and id(obj) == self.train_dataset else None
 
-        self.session.plan(**read_length(sys._getframe(), loader_loop).fields())
+        found, self.length_at_pass = self.length_at_pass, None
+        if found is None or not found.loops:  # a traced step's stack has no program frames
+            found = read_length(sys._getframe(), loader_loop)
+        self.session.plan(**found.fields())
+
+    def _read_length_at(self, frame: Any, ds: Any, card: int) -> None:
+        """A pass that may begin a phase: the loops around the line that iterates it say the
+        phase's length (the traced step's own stack has none of the program's frames)."""
+        from ..length import read_length
+
+        def loader_loop(obj: Any) -> int | None:
+            return card if card > 0 and obj is ds else None
+
+        self.length_at_pass = read_length(frame, loader_loop)
 
     def _watchdog(self, wait: float = 10.0) -> None:
         """A loop with no Python-level point to stop at (graph mode over NumPy slices): after
@@ -107,6 +179,7 @@ class KerasLoopsAdapter:
             if hook.in_fit:
                 return original_apply(optimizer, grads, trainable_variables)
             nonlocal executing_eagerly
+            hook._where(sys._getframe(1))
             hook.checkpoint()
             out = original_apply(optimizer, grads, trainable_variables)
             if executing_eagerly is None:
@@ -133,15 +206,29 @@ class KerasLoopsAdapter:
         original_next = getattr(iterator_class, next_name)
 
         def dataset_iter(ds: Any) -> Any:
-            it = original_iter(ds)
             if hook.in_fit:
-                return it
+                return original_iter(ds)
+            frame = sys._getframe(1)
+            anchor = hook.session.anchor
+            if hook.stopped and anchor is not None and inside(anchor, frame):
+                hook.session.loop_left()  # the stopped loop's next pass: it gets nothing
+                if not _in_a_for_loop(frame):
+                    raise ProbeStop(hook.session.policy.reason or "the probe stopped")
+                return iter(())
+            it = original_iter(ds)
+            hook._where(frame)
+            try:
+                it._probecast_generation = hook.generation
+            except AttributeError:
+                pass
             try:
                 card = int(getattr(ds, cardinality)())
             except Exception:  # noqa: BLE001 - unknown cardinality
                 card = -1
             key = id(ds)
             hook.last_iterated = (key, card)
+            if not hook.session.started or hook.elsewhere is not None:
+                hook._read_length_at(frame, ds, card)
             if hook.train_dataset is not None and key == hook.train_dataset:
                 hook.epoch += 1  # a new pass over the training data: a new epoch
                 hook.index = 0
@@ -149,11 +236,24 @@ class KerasLoopsAdapter:
 
         def iterator_next(it: Any) -> Any:
             if not hook.in_fit:
+                if hook.stopped and getattr(it, "_probecast_generation", hook.generation) \
+                        < hook.generation:
+                    hook.session.loop_left()
+                    raise StopIteration  # the loop the probe ended runs out
                 hook.checkpoint()
             return original_next(it)
 
         setattr(dataset_class, iter_name, dataset_iter)
         setattr(iterator_class, next_name, iterator_next)
+
+
+def _in_a_for_loop(frame: Any) -> bool:
+    """The line that asked for a pass iterates it in a ``for`` (which an empty pass ends), not
+    ``next(iter(ds))``, which it would crash."""
+    import linecache
+
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    return "for " in line or "for(" in line
 
 
 def _graph_step(hook: KerasLoopsAdapter) -> Any:
