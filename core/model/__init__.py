@@ -10,8 +10,8 @@ vendors write them (``units``). In stage packages: the runtime estimate and its 
 
 Its only I/O is files: it reads probe logs, MLPerf result files and the catalog.json and
 calibration.json shipped beside it; it writes probe logs (``events.EventWriter``, for the
-runners) and calibration.json (``calibrate.main --write``, run by hand). No network, no
-processes.
+runners' sinks and ``import mlperf``) and calibration.json (``calibrate.main --write``, run by
+hand). No network, no processes.
 
 May import: the agent's shared step statistics (``agent.steady``) and the event schema the agent
 writes (``agent.schema``). Imported by every other stage.
