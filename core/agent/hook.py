@@ -192,7 +192,10 @@ def _finish_quietly(code: int) -> None:
                 session.log("info", "the probe stopped a training loop by unwinding it (no "
                                     "fit()): the program's post-training code did not run",
                             code="no-post")
-                if not session.trained:
+                session.unwound()  # later phases the unwinding skipped, if the source has them
+                if session.any_stopped:
+                    session.at_exit()  # training was over when the probe ended the loop
+                elif not session.trained:
                     session.mark_done("probe-done", session.policy.reason)
             elif not session.trained:
                 session.mark_done("stopped", "cancelled")

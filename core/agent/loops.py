@@ -378,3 +378,55 @@ def inside(anchor: LoopAnchor, frame: FrameType | None) -> bool:
                 and _callers(frame.f_back) == anchor.callers
         frame = frame.f_back
     return False
+
+
+# Calls that train, written after a loop the probe had to unwind: the program trains on there.
+TRAIN_CALLS = ("step", "fit", "apply_gradients", "backward", "minimize", "train_on_batch")
+
+
+def trains_after(anchor: LoopAnchor) -> str | None:
+    """Training written after the anchor's loop - in its function, or after the lines that
+    called it - that the probe's unwinding skipped: the first such line ("train.py:88"), or
+    None. Read from the source (the program has left those frames by now)."""
+    places = [(anchor.code.co_filename, anchor.last, anchor.code.co_name)]
+    places += [(file, line, "") for file, line in anchor.callers]
+    for filename, after, name in places:
+        tree = _tree(filename)
+        if tree is None:
+            continue
+        scope = _scope_at(tree, after, name)
+        for node in _calls_in(scope):
+            if node.lineno > after and _trains(_call_name(node)):
+                return f"{os.path.basename(filename)}:{node.lineno}"
+    return None
+
+
+def _scope_at(tree: ast.Module, line: int, name: str) -> ast.AST:
+    """The innermost function around ``line`` (named ``name`` when given), else the module."""
+    scope: ast.AST = tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and (not name or node.name == name) \
+                and node.lineno <= line <= (node.end_lineno or node.lineno) \
+                and (isinstance(scope, ast.Module) or node.lineno > scope.lineno):  # type: ignore[attr-defined]
+            scope = node
+    return scope
+
+
+def _calls_in(scope: ast.AST) -> list[ast.Call]:
+    """The calls a scope runs itself (not those of functions or classes it defines)."""
+    out: list[ast.Call] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call):
+            out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return sorted(out, key=lambda c: c.lineno)
+
+
+def _trains(name: str) -> bool:
+    low = name.lower()
+    return low in TRAIN_CALLS or low.startswith("train")

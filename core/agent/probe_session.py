@@ -328,6 +328,20 @@ class ProbeSession:
         self.emitter.emit("phase", index=self.phase, loop=loop[:300],
                           steps_per_epoch=self.steps_per_epoch, previous=previous)
 
+    def unwound(self) -> None:
+        """The probe unwound the program out of a loop (it had no loader or dataset to run
+        dry): if the source trains on after that loop, the log says that later phases went
+        unseen (the estimate then covers the phases seen, with wider bounds)."""
+        if self.anchor is None:
+            return
+        from .loops import trains_after
+
+        where = trains_after(self.anchor)
+        if where is not None:
+            self.log("warning", f"the program trains on after the loop the probe unwound "
+                     f"({where}): the estimate covers phase {self.phase} of at least "
+                     f"{self.phase + 1}", code="more-phases")
+
     def at_exit(self) -> None:
         """The program is exiting after the probe ended some phase's loop: training was over
         when the last loop was left (a stopped one: when it last gave nothing; one that ran to

@@ -13,8 +13,8 @@ from typing import TypeVar
 from ..agent.steady import DEFAULT_STATISTIC, StepSeries
 from collections.abc import Iterable
 
-from .events import (SCHEMA_VERSION, Block, Done, End, Epoch, Event, EventReader, Init, Log, Memory, Plan,
-                     Sample, Start, Step, Val)
+from .events import (SCHEMA_VERSION, Block, Done, End, Epoch, Event, EventReader, Init, Log, Memory,
+                     Phase, Plan, Sample, Start, Step, Val)
 
 
 _M = TypeVar("_M", Plan, Memory)
@@ -38,6 +38,55 @@ class BlockTiming:
     dt: float
     progress: float | None  # how far training had got at its end, in ``unit``
     unit: str
+
+
+@dataclass
+class PhaseTiming:
+    """A later phase of training (a loop after the first one: a fine-tune after a pretrain,
+    fit() again): its own steps, epochs, validation and length, folded apart from the first
+    phase's (which the ProbeState itself holds, as in a one-loop log)."""
+
+    index: int  # from 2
+    loop: str  # where its loop is written
+    steps_per_epoch: int
+    start_s: float | None = None  # its first step's dt: the last loop's teardown, its own
+    # setup and first step
+    steady: StepSeries = field(default_factory=StepSeries)
+    boundary_steps: list[float] = field(default_factory=list)  # first step of each later epoch
+    steps: int = 0
+    vals: list[float] = field(default_factory=list)  # each validation pass's dt
+    epochs_done: int = 0
+    plan: Plan | None = None
+    stopped: bool = False  # the probe ended its loop (else it ran to its end)
+    seconds: float = 0.0  # its wall time in the log (every timed event in it)
+    _epoch: int | None = None
+
+    def add_step(self, dt: float, epoch: int) -> None:
+        self.steps += 1
+        self.seconds += dt
+        if self.start_s is None:
+            self.start_s = dt
+        elif epoch != self._epoch:
+            self.boundary_steps.append(dt)
+        else:
+            self.steady.add(dt)
+        self._epoch = epoch
+
+    @property
+    def planned_steps(self) -> int | None:
+        """Its training steps as the program says them (a plan's steps, or epochs x N_it)."""
+        plan, n_it = self.plan, self.plan_steps_per_epoch
+        if plan is not None and plan.steps:
+            return plan.steps
+        if plan is not None and plan.epochs and n_it:
+            return plan.epochs * n_it
+        return None
+
+    @property
+    def plan_steps_per_epoch(self) -> int:
+        if self.plan is not None and self.plan.steps_per_epoch:
+            return self.plan.steps_per_epoch
+        return self.steps_per_epoch
 
 
 @dataclass(frozen=True)
@@ -97,6 +146,10 @@ class ProbeState:
     # out of the steady series, judged against it (periodic())
     periodic_steps: list[tuple[int, float]] = field(default_factory=list)
     blocks: list[BlockTiming] = field(default_factory=list)  # training timed only in blocks
+    # later phases of training (loops after the first); steps, validation, plans and epochs
+    # after a `phase` event are theirs, not the first phase's
+    phases: list[PhaseTiming] = field(default_factory=list)
+    first_phase_stopped: bool = False  # the probe ended the first phase's loop (a `phase` log)
     _every: int = 0
     _epoch: int | None = None
     _last_step_t: float = -1.0
@@ -106,6 +159,9 @@ class ProbeState:
         """Take one event into account."""
         if type(ev) is Step:
             self.fold_step(ev.t, ev.dt, ev.epoch)
+            return
+        if self.phases and self._fold_phase(ev):
+            self.last_t = ev.t
             return
         if isinstance(ev, Sample):
             self.samples += 1
@@ -151,11 +207,40 @@ class ProbeState:
                 self.logs.append((ev.level, ev.msg))
             if ev.code:
                 self.codes.add(ev.code)
+            if ev.code == "phase" and not self.phases:
+                self.first_phase_stopped = True
+        elif isinstance(ev, Phase):
+            self.phases.append(PhaseTiming(ev.index, ev.loop, ev.steps_per_epoch))
         self.last_t = ev.t
+
+    def _fold_phase(self, ev: Event) -> bool:
+        """An event of a later phase, folded into it (True); False: the run's own (samples,
+        memory, done, end ...)."""
+        phase = self.phases[-1]
+        if isinstance(ev, Val):
+            phase.vals.append(ev.dt)
+            phase.seconds += ev.dt
+            self.elapsed += ev.dt
+        elif isinstance(ev, Plan):
+            phase.plan = _merge(phase.plan, ev, max_of=())
+        elif isinstance(ev, Epoch):
+            phase.epochs_done += 1
+        elif isinstance(ev, Log) and ev.code == "phase":
+            phase.stopped = True
+            return False  # the run's log too
+        else:
+            return False
+        return True
 
     def fold_step(self, t: float, dt: float, e: int) -> None:
         """A step event, from its values (the hot path: no record needed)."""
         self.last_t = t
+        if self.phases:  # a later phase's step
+            self.phases[-1].add_step(dt, e)
+            self.elapsed += dt
+            self.last_step_dt = dt
+            self._last_step_t = t
+            return
         if t < self._last_step_t or (self._epoch is not None and e < self._epoch):
             self.disorder += 1  # a step out of order or repeated: said, not fatal
         self._last_step_t = t

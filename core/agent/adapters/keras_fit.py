@@ -9,9 +9,11 @@ has imported it (the agent runs on hosts with PyTorch only, too).
 from __future__ import annotations
 
 import math
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .. import compat
+from ..loops import inside, loop_anchor
 from ..probe_session import ProbeSession, ProbeStop
 from .keras_callback import ProbeCallback
 
@@ -151,6 +153,10 @@ class KerasFitAdapter:
     returns a History - so the program's post-training code runs and is timed (the agent's
     `end`). Later fit() calls return at once. Epochs are counted across fit() calls. While a fit
     runs, ``loops`` (the custom-loop adapter) leaves its optimizer steps to the callback.
+
+    Under the agent a later fit() called from elsewhere in the program (fit() then fit() again
+    with other settings: a warm-up, a fine-tune) is the next phase, probed as the first was;
+    the same call in a loop the probe stopped returns at once (phases: probe_session.py).
     """
 
     name: str = "Keras fit"
@@ -194,6 +200,10 @@ class KerasFitAdapter:
             return _history(model, {})
         if session.emitter.ended:
             return original(model, *args, **kwargs)
+        if not self._phase(sys._getframe(), args, kwargs):
+            self._say("skipped-fit", "info", "fit() called again in the loop the probe stopped: "
+                      "it returned at once (no training); the program's other work runs")
+            return _history(model, session.last_metrics)
         info = self._fit_info(args, kwargs)
         callback = ProbeCallback(session, raise_on_stop=not session.policy.full, fit_info=info)
         kwargs[_CALLBACKS] = [*list(kwargs.pop(_CALLBACKS, None) or []), callback]
@@ -208,7 +218,10 @@ class KerasFitAdapter:
                 finally:
                     session.finish("probe-done", str(stop))
                 raise SystemExit(0) from None
-            session.mark_done("probe-done", str(stop))  # its dt: the fit's teardown
+            if session.phases_enabled:  # the program goes on: maybe to another fit (a phase)
+                session.end_phase()
+            else:
+                session.mark_done("probe-done", str(stop))  # its dt: the fit's teardown
             time_validation(model, session, info, self.val_batches)
             return _history(model, session.last_metrics)
         finally:
@@ -217,6 +230,35 @@ class KerasFitAdapter:
         if session.policy.full and not session.emitter.ended:
             session.mark_done("complete")
         return history
+
+    def _phase(self, frame: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Which phase this fit() call trains in: the first (its loop remembered), the current
+        one (fit in a loop), or a new one (called from elsewhere). False: a call in the loop the
+        probe stopped, or past the probe's phases - it returns at once."""
+        session = self.session
+        if not session.phases_enabled:
+            return True
+        if not session.started:
+            session.anchor = loop_anchor(frame)
+            return True
+        anchor = session.anchor
+        if anchor is not None and inside(anchor, frame):
+            return not session.phase_stopped
+        if not session.more_phases():
+            self._say("phase-budget", "warning", f"fit() called in a phase past the probe's "
+                      f"{session.phase}: it returned at once; the estimate covers the phases seen")
+            return False
+        new = loop_anchor(frame)
+        info = fit_arguments(args, kwargs)
+        session.new_phase(steps_per_epoch=int(info["steps_per_epoch"] or 0),
+                          loop=new.text if new is not None else "fit()", anchor=new)
+        session.epochs_begun = session.epochs_done = 0
+        session.val_steps = int(info["val_steps"] or 0)
+        epochs = int(info["epochs"] or 1) - int(info["initial_epoch"] or 0)
+        session.plan(epochs=epochs, source=f"fit(epochs={epochs}) at "
+                     + (new.text if new is not None else "a fit() call"))
+        self.calls = 0  # this phase's fit() calls: the first plans the loops around it
+        return True
 
     def _fit_info(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """This call's arguments, counted across calls, with what the user should be told."""

@@ -311,6 +311,8 @@ class TorchLoopsAdapter:
                   code="phase-budget")
             raise ProbeStop(s.policy.reason or "the probe stopped")
         self._drain()  # the last phase's steps are in the log before the new phase
+        if self.val is not None and self.val[0] == self.last_loader:
+            self.val = None  # no validation: the new phase's training loader, its first pass
         self._end_val()
         self.stopped = False
         self.epoch = self.index = self.batches_since_step = self.loop_epoch = 0

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, replace
 
 from .bounds import Calibration, Uncertainty, interval
+from .phases import with_phases
 from .stalls import BoundaryForecast, forecast
 from ...agent.steady import DEFAULT_STATISTIC
 from .training import (DEFAULT_HORIZONS, EQUATIONS, MEASURED, PER_STEPS_EQUATION, Estimate,
@@ -35,7 +36,8 @@ def estimate_runtime(
     calibrated on recorded runs."""
     est = training_estimate(state, n_ep, use_validation=use_validation, equation=equation,
                             statistic=statistic, n_it=n_it)
-    return whole_process(state, est, n_ep)
+    # a program that trains in phases: the first is estimated above, the later ones added
+    return with_phases(state, whole_process(state, est, n_ep), statistic)
 from ..state import ProbeState
 
 STEP_CI_Z = 1.96  # the step time's interval is a 95 % one

@@ -82,6 +82,11 @@ class Terms:
     window_first: int | None = None
     window_last: int | None = None
     ended_moving: str = ""
+    # a program that trains in phases, loops one after another (phases.py): how many the
+    # estimate adds up, and each one's seconds ("12.300, 4.500": phase 1 with start-up and
+    # post-training first)
+    phases: int | None = None
+    phase_s: str = ""
 
     def as_dict(self) -> dict[str, float | int | str | None]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
