@@ -237,8 +237,8 @@ def _final_status(cancelled: bool, code: int | None, saw_end: bool, stderr_tail:
     if any("No module named 'tensorflow'" in line or "No module named 'keras'" in line
            for line in stderr_tail):
         tail = ("TensorFlow is not installed for the Python that ran the job (on that host, or "
-                "the `python` your command names): pip install tensorflow there, or name the "
-                "Python that has it in the command | " + tail)
+                "the `python` your command names): pip install tensorflow there ('probecast[agent]' "
+                "for the built-in workloads), or name the Python that has it | " + tail)
     elif any("No module named 'torch'" in line for line in stderr_tail):
         tail = ("PyTorch is not installed for the Python that ran the job (on that host, or "
                 "the `python` your command names): pip install torch there, or name the Python "

@@ -18,6 +18,9 @@ def test_missing_framework_is_explained() -> None:
     st = _final_status(False, 1, False, ["Traceback (most recent call last):",
                                          "ModuleNotFoundError: No module named 'tensorflow'"])
     assert st.status == "failed" and "probecast[agent]" in st.detail
+    # an own command's missing torch names the Python that ran it, not a built-in workload
+    st = _final_status(False, 1, False, ["ModuleNotFoundError: No module named 'torch'"])
+    assert "pip install torch" in st.detail and "torch-cnn" not in st.detail
 
 
 def test_local_runner_reports_a_broken_python_as_failed(tmp_path: Path) -> None:
