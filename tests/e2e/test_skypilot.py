@@ -74,6 +74,7 @@ CATALOGS = {
 def sky_home():  # type: ignore[no-untyped-def]
     """SkyPilot's runtime directory (catalogs, API server state) in a temporary place."""
     from sky.catalog import common as catalog_common
+    from sky.server import common as server_common
     from sky.skylet import constants
 
     runtime = Path(tempfile.mkdtemp(prefix="probecast-sky-"))
@@ -86,6 +87,7 @@ def sky_home():  # type: ignore[no-untyped-def]
     # the local API server on a free port, not SkyPilot's fixed 46580: another suite on this
     # machine starts (and stops) its own
     os.environ["SKYPILOT_API_SERVER_LOCAL_PORT"] = str(sshd_mod.free_port("127.0.0.1"))
+    server_common.get_server_url.cache_clear()  # the URL is cached at its first use
     # the directory is read once, when sky.catalog.common is first imported
     old_dir = catalog_common._ABSOLUTE_VERSIONED_CATALOG_DIR
     catalog_common._ABSOLUTE_VERSIONED_CATALOG_DIR = str(versioned)
@@ -96,6 +98,7 @@ def sky_home():  # type: ignore[no-untyped-def]
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+    server_common.get_server_url.cache_clear()
     shutil.rmtree(runtime, ignore_errors=True)
 
 
