@@ -22,8 +22,9 @@ corpus:
   were wrong against the number P itself expected (the sum of 1 - P).
 
 Every figure is for a program the constants never saw: **leave one program out** - for each
-program, the constants (per mechanism: Keras/TensorFlow and PyTorch, core/model/estimate/bounds.py; the
-pair constants of decisions.py) are measured on all the *other* programs of the corpora, then
+program, the constants (per mechanism: Keras/TensorFlow and PyTorch, and per mechanism on a GPU
+where GPU runs are among the corpora, core/model/estimate/bounds.py; the pair constants of
+decisions.py) are measured on all the *other* programs of the corpora, then
 that program's runs and pairs are estimated and judged. ``--held-out`` corpora are judged with
 the constants measured on every program of the others (``calibration.json``'s). Each figure
 is given three times: from the real probes as recorded (another process, another moment:
