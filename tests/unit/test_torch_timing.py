@@ -124,6 +124,32 @@ def test_no_time_is_told_past_the_hosts_clock() -> None:
     assert what == "step" and at == device.host  # not 1.5 x the step past the anchor
 
 
+class CapturingEvent(FakeEvent):
+    def record(self) -> None:
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+
+def test_a_step_whose_event_cannot_be_recorded_is_told_on_the_hosts_clock_in_its_place() -> None:
+    device = FakeDevice()
+    capturing = [False]
+
+    def event(enable_timing: bool = False) -> FakeEvent:
+        return CapturingEvent(device) if capturing[0] else FakeEvent(device)
+
+    clock = CudaStepClock(event, device.synchronize, device.now)
+    clock.anchor()
+    told: list[tuple[float, Any]] = []
+    for i in range(6):
+        capturing[0] = i == 3  # a CUDA graph being captured at the fourth step
+        device.host_work(PREPARE_S)
+        device.launch(KERNEL_S)
+        clock.mark(i)
+        told += clock.ready()
+    told += clock.drain()
+    assert [what for _, what in told] == list(range(6))
+    assert all(a <= b for (a, _), (b, _) in zip(told, told[1:]))
+
+
 def adapter_on(device: FakeDevice | None, policy: StopPolicy) -> tuple[TorchLoopsAdapter, io.StringIO]:
     out = io.StringIO()
     session = ProbeSession(Emitter(out=out, t0=time.monotonic()), policy, ProbeMeta(probe="t"),

@@ -98,7 +98,9 @@ class CudaStepClock:
         self._now = now or time.monotonic
         self._anchor: Any = None
         self._anchor_at = 0.0
-        self.pending: list[tuple[Any, Any]] = []  # (event, what it ends), oldest first
+        # (its CUDA event - or the host's time, where none could be recorded - and what it ends)
+        self.pending: list[tuple[Any, Any]] = []  # oldest first
+        self._told = 0.0  # the latest time told
         self.syncs = 0  # full device synchronisations: one per anchor
 
     def anchor(self) -> None:
@@ -110,38 +112,60 @@ class CudaStepClock:
 
     def mark(self, what: Any) -> None:
         """Something (a step, a validation pass) ends here in the device's stream."""
-        if self._anchor is None:
-            self.anchor()
-        event = self._event(enable_timing=True)
-        event.record()
+        try:
+            if self._anchor is None:
+                self.anchor()
+            event: Any = self._event(enable_timing=True)
+            event.record()
+        except Exception:  # noqa: BLE001 - a stream being captured (CUDA graphs), a CUDA error:
+            event = float(self._now())  # this one ends on the host's clock; the program runs on
         self.pending.append((event, what))
-        if len(self.pending) > MAX_IN_FLIGHT:
-            self.pending[0][0].synchronize()  # the host is far ahead: wait for the oldest only
+        oldest = self.pending[0][0]
+        if len(self.pending) > MAX_IN_FLIGHT and not isinstance(oldest, float):
+            oldest.synchronize()  # the host is far ahead: wait for the oldest step only
 
     def ready(self) -> list[tuple[float, Any]]:
         """What the device has finished, oldest first, each with the monotonic time it ended."""
         out: list[tuple[float, Any]] = []
-        while self.pending and self.pending[0][0].query():
+        while self.pending and self._done(self.pending[0][0]):
             event, what = self.pending.pop(0)
             out.append((self._time_of(event), what))
         return out
+
+    def _done(self, event: Any) -> bool:
+        try:
+            return isinstance(event, float) or bool(event.query())
+        except Exception:  # noqa: BLE001 - the device failed: the program's own call says so
+            return False
 
     def drain(self) -> list[tuple[float, Any]]:
         """Everything still in flight (one synchronize), and a fresh anchor for what follows."""
         if not self.pending:
             return []
-        self._synchronize()
-        self.syncs += 1
-        out = [(self._time_of(event), what) for event, what in self.pending]
-        self.pending = []
-        self._anchor = self._event(enable_timing=True)
-        self._anchor.record()
-        self._anchor_at = self._now()
+        pending, self.pending = self.pending, []
+        try:
+            self._synchronize()
+            self.syncs += 1
+            out = [(self._time_of(event), what) for event, what in pending]
+            self._anchor = self._event(enable_timing=True)
+            self._anchor.record()
+            self._anchor_at = self._now()
+        except Exception:  # noqa: BLE001 - a failed device at the exit: its steps go untold
+            return []
         return out
 
     def _time_of(self, event: Any) -> float:
-        seconds = float(self._anchor.elapsed_time(event)) / 1000.0  # elapsed_time: milliseconds
-        return min(self._anchor_at + max(0.0, seconds), float(self._now()))
+        """When it ended: never past the host's clock, never before what was told before it."""
+        now = float(self._now())
+        if isinstance(event, float):  # no device event: the host's time when it was marked
+            at = event
+        elif self._anchor is None:
+            at = now
+        else:
+            seconds = float(self._anchor.elapsed_time(event)) / 1000.0  # elapsed_time: ms
+            at = self._anchor_at + max(0.0, seconds)
+        self._told = max(self._told, min(at, now))
+        return self._told
 
 
 def cuda_step_clock() -> CudaStepClock | None:
