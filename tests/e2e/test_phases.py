@@ -1,0 +1,144 @@
+"""Programs that train in phases, one loop after another, probed as a user probes them
+(`probecast probe --local --headless --json -- python prog.py`, nothing configured) and run whole
+(`--full`) for the truth: two Keras GradientTape loops, a PyTorch pretrain-then-fine-tune (two
+loops, two optimizers, two loaders), Keras fit() then fit() again with other settings, and two
+PyTorch loops the probe can only unwind. The probe must end each phase's loop and go on into the
+next, so every phase is seen and counted, and the whole run must lie inside the estimate's
+bounds. Real TensorFlow and PyTorch on CPU; no timing thresholds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from probecast.core.model.events import End, Log, Phase, Plan, Start, Step, read_log
+
+pytestmark = pytest.mark.e2e
+
+PY = sys.executable
+SCRIPTS = Path(__file__).parent / "phase_scripts"
+
+
+def probe(tmp: Path, script: str, *extra: str) -> tuple[dict[str, Any], list[Any]]:
+    """The script probed (or run whole, with --full) as a user would: its ranking row and log."""
+    out = tmp / ("full" if "--full" in extra else "probe")
+    r = subprocess.run([PY, "-m", "probecast.tui", "probe", "--local", "--headless", "--json",
+                        "-b", "32", "--out", str(out), *extra, "--", PY, str(SCRIPTS / script)],
+                       cwd=tmp, capture_output=True, text=True, timeout=480)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = json.loads(r.stdout)
+    assert len(rows) == 1, rows
+    logs = sorted(out.glob("*.jsonl"))
+    assert len(logs) == 1
+    events, report = read_log(logs[0])
+    assert not report.malformed
+    return rows[0], events
+
+
+def phases_of(events: list[Any]) -> dict[int, dict[str, Any]]:
+    """Each phase's steps, epochs, plan and whether the probe ended its loop, from the log."""
+    out: dict[int, dict[str, Any]] = {1: {"steps": 0, "epochs": set(), "plan": None,
+                                          "stopped": False}}
+    current = 1
+    for ev in events:
+        if isinstance(ev, Start) and ev.epochs:  # fit()'s epochs: the first phase's length
+            out[1]["plan"] = Plan(t=ev.t, epochs=ev.epochs)
+        elif isinstance(ev, Phase):
+            current = ev.index
+            out[current] = {"steps": 0, "epochs": set(), "plan": None, "stopped": False,
+                            "previous": ev.previous, "loop": ev.loop}
+        elif isinstance(ev, Step):
+            assert (ev.phase or 1) == current  # every step says the phase it belongs to
+            out[current]["steps"] += 1
+            out[current]["epochs"].add(ev.epoch)
+        elif isinstance(ev, Plan) and (ev.steps or ev.epochs):
+            out[current]["plan"] = ev
+        elif isinstance(ev, Log) and ev.code == "phase":
+            out[current]["stopped"] = True
+    return out
+
+
+def planned_steps(phase: dict[str, Any], per_epoch: int) -> int:
+    plan = phase["plan"]
+    assert plan is not None, phase
+    return int(plan.steps or plan.epochs * per_epoch)
+
+
+def assert_every_phase_counted(row: dict[str, Any], phases: int) -> list[float]:
+    """The estimate adds up every phase: the terms say how many and what each contributes."""
+    terms = row["terms"]
+    assert terms["phases"] == phases, row["notes"]
+    shares = [float(s) for s in terms["phase_s"].split(",")]
+    assert len(shares) == phases and all(s > 0 for s in shares)
+    assert math.isclose(sum(shares), row["runtime_s"], rel_tol=1e-3)
+    assert any(f"trains in {phases} phases" in note for note in row["notes"])
+    return shares
+
+
+def assert_inside(row: dict[str, Any], truth: float) -> None:
+    assert row["runtime_low_s"] <= truth <= row["runtime_high_s"], (
+        f"real {truth:.2f} s outside the estimate {row['runtime_s']:.2f} "
+        f"[{row['runtime_low_s']:.2f}, {row['runtime_high_s']:.2f}]: {row['notes']}")
+
+
+def check_two_phases(tmp: Path, script: str, per_epoch: tuple[int, int]) -> None:
+    row, events = probe(tmp, script)
+    seen = phases_of(events)
+    assert sorted(seen) == [1, 2], seen
+    for index, n_it in zip((1, 2), per_epoch):
+        phase = seen[index]
+        assert phase["stopped"]  # the probe ended this phase's loop ...
+        assert 0 < phase["steps"] < planned_steps(phase, n_it)  # ... early
+    assert seen[2]["previous"] == "probe-done"
+    shares = assert_every_phase_counted(row, 2)
+
+    _, full_events = probe(tmp, script, "--full")
+    whole = phases_of(full_events)
+    assert sorted(whole) == [1, 2] and whole[2]["previous"] == "complete"
+    for index, n_it in zip((1, 2), per_epoch):  # the whole run: every step, in its phase
+        assert whole[index]["steps"] == planned_steps(seen[index], n_it)
+    end = full_events[-1]
+    assert isinstance(end, End) and end.status == "complete" and end.exit_code == 0
+    assert_inside(row, end.t)  # the whole run, launch to exit
+    # the later phase is not a rounding error of the whole
+    assert shares[1] > 0.05 * end.t
+
+
+@pytest.mark.torch
+def test_pretrain_then_fine_tune_probes_both_loops(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    check_two_phases(tmp_path, "torch_pretrain_finetune.py", (100, 75))
+
+
+@pytest.mark.tensorflow
+def test_two_gradient_tape_loops_are_two_phases(tmp_path: Path) -> None:
+    pytest.importorskip("tensorflow")
+    check_two_phases(tmp_path, "keras_two_tapes.py", (64, 128))
+
+
+@pytest.mark.tensorflow
+def test_fit_then_fit_again_is_two_phases(tmp_path: Path) -> None:
+    pytest.importorskip("tensorflow")
+    check_two_phases(tmp_path, "keras_fit_twice.py", (48, 96))
+
+
+@pytest.mark.torch
+def test_loops_the_probe_can_only_unwind_say_the_estimate_covers_the_first(
+        tmp_path: Path) -> None:
+    """No loader to run dry: the probe unwinds the first loop, the second never runs. The log
+    says training was written after it; the estimate covers phase 1 and widens its bounds."""
+    pytest.importorskip("torch")
+    row, events = probe(tmp_path, "torch_unwound.py")
+    assert not any(isinstance(ev, Phase) for ev in events)
+    said = [ev for ev in events if isinstance(ev, Log) and ev.code == "more-phases"]
+    assert len(said) == 1 and "torch_unwound.py:20" in said[0].msg
+    assert any("covers phase 1 of at least 2" in note for note in row["notes"])
+    assert row["uncertainty"]["unseen_high"] > 0
+    assert row["runtime_high_s"] - row["runtime_s"] >= row["uncertainty"]["unseen_high"]
