@@ -91,6 +91,7 @@ class System:
     runs: int
     total_s: float
     files: tuple[str, ...] = ()  # the result files, under the release
+    init_s: float | None = None  # the median start-up (init_start to init_stop)
 
 
 def collect(roots: list[str]) -> list[System]:
@@ -109,15 +110,16 @@ def collect(roots: list[str]) -> list[System]:
             if is_block_log(state) and reached(state) and state.end is not None:
                 name = f"{path.parts[-5]}/{path.parts[-3]}"
                 per[(Path(root).name, run.benchmark, name)].append(
-                    (run.system, state.end.t, str(path.relative_to(root))))
+                    (run.system, state.end.t, str(path.relative_to(root)), state.t_init))
     out = []
     for (release, bench, name), runs in sorted(per.items()):
         sysinfo = runs[0][0]
         out.append(System(release, bench, name, sysinfo.accelerator,
                           sysinfo.accelerators_per_node, sysinfo.nodes,
                           sysinfo.accelerator_memory_mb, len(runs),
-                          statistics.median(t for _, t, _ in runs),
-                          tuple(f for _, _, f in runs)))
+                          statistics.median(t for _, t, _, _ in runs),
+                          tuple(f for _, _, f, _ in runs),
+                          statistics.median(i or 0.0 for *_, i in runs)))
     return out
 
 
@@ -154,7 +156,7 @@ def as_observed(systems: Sequence[System]) -> list[tuple[System, Observed]]:
     for s in systems:
         hw = hardware(s)
         if hw is not None:
-            out.append((s, Observed(s.name, hw, s.total_s)))
+            out.append((s, Observed(s.name, hw, s.total_s, s.init_s)))
     return out
 
 
@@ -311,8 +313,8 @@ def own_recordings(corpus: Path) -> list[str]:
         hw = hardware_of_devices(state.start.devices) if state.start else None
         if hw is None or state.end is None or state.end.status != "complete":
             continue
-        runs[path.name.split(".")[0]].append((path.parent.name, Observed(path.parent.name, hw,
-                                                                         state.end.t)))
+        runs[path.name.split(".")[0]].append((path.parent.name, Observed(
+            path.parent.name, hw, state.end.t, state.t_init)))
     gpus = sorted({o.hardware.gpu.key for v in runs.values() for _, o in v})
     lines = [f"GPU models recorded: {', '.join(gpus) or 'none'}"]
     for job, obs in sorted(runs.items()):

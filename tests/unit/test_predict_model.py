@@ -28,7 +28,7 @@ def systems(release: str, benchmark: str) -> list[Observed]:
         gpu = gpu_spec(s["accelerator"], (s["memory_mb"] or 0) / 1024 or None)
         if gpu is not None and s["per_node"]:
             out.append(Observed(s["name"], Hardware(gpu, s["per_node"], s["nodes"]),
-                                s["total_s"]))
+                                s["total_s"], s["init_s"]))
     return out
 
 

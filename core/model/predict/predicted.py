@@ -57,8 +57,10 @@ def observed_rows(group: Sequence[RankedRow], states: Mapping[str, ProbeState],
         state = states.get(r.key)
         hw = hardware_of_devices(state.start.devices) if state and state.start else None
         hw = hw or hardware_of_instance(catalog, r.instance)
+        start = r.terms.get("t_init")
         if hw is not None:
-            out.append((r, Observed(r.instance or r.label, hw, r.runtime_s)))
+            out.append((r, Observed(r.instance or r.label, hw, r.runtime_s,
+                                    float(start) if isinstance(start, (int, float)) else None)))
     return out
 
 
