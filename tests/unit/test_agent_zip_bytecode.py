@@ -9,7 +9,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from probecast.core.agent.bundle import build_zipapp
+
+pytestmark = pytest.mark.e2e  # a fresh interpreter imports the zip: a subprocess each
 
 SHOW = "import probecast_agent.hook as h; print(h.install.__code__.co_filename)"
 
