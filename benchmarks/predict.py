@@ -105,8 +105,12 @@ def collect(roots: list[str]) -> list[System]:
     per: dict[tuple[str, str, str], list] = defaultdict(list)
     for root in roots:
         for path in sorted(Path(root).glob("*/results/*/*/result_*.txt")):
-            run = read_run(path)
-            state = fold_all(to_events(run))
+            try:
+                run = read_run(path)
+                state = fold_all(to_events(run))
+            except (OSError, ValueError) as exc:  # a file the importer cannot read: say so
+                print(f"skipped {path}: {exc}", file=sys.stderr)
+                continue
             if is_block_log(state) and reached(state) and state.end is not None:
                 name = f"{path.parts[-5]}/{path.parts[-3]}"
                 per[(Path(root).name, run.benchmark, name)].append(

@@ -146,10 +146,14 @@ class Prediction:
     spread: float | None = None  # the observed systems' leave-one-out median |log error|
 
 
+def _positive(x: float) -> float:
+    return max(x, 1e-3)  # a figure the table lacks (0) must not divide by zero
+
+
 def speed(gpu: GpuFacts, f: float) -> float:
     """Per-GPU speed relative to an H100 SXM: the roofline mix of compute and bandwidth."""
-    compute = max(gpu.bf16_tflops, 1e-3) / REF_TFLOPS
-    bandwidth = max(gpu.memory_bw_gbs, 1e-3) / REF_BANDWIDTH_GBS
+    compute = _positive(gpu.bf16_tflops) / REF_TFLOPS
+    bandwidth = _positive(gpu.memory_bw_gbs) / REF_BANDWIDTH_GBS
     return 1.0 / (f / compute + (1.0 - f) / bandwidth)
 
 
@@ -212,8 +216,9 @@ def closeness(target: Hardware, o: Hardware, priors: Priors = PRIORS) -> float:
     """How much an observed system tells about ``target``: near in GPU count and in GPU facts
     weighs more (the scaling and the GPU-to-GPU ratio are both local)."""
     count = math.log(o.count / target.count) / priors.count_scale
-    facts = (abs(math.log(o.gpu.bf16_tflops / target.gpu.bf16_tflops))
-             + abs(math.log(o.gpu.memory_bw_gbs / target.gpu.memory_bw_gbs))) / priors.facts_scale
+    facts = (abs(math.log(_positive(o.gpu.bf16_tflops) / _positive(target.gpu.bf16_tflops)))
+             + abs(math.log(_positive(o.gpu.memory_bw_gbs) / _positive(target.gpu.memory_bw_gbs)))
+             ) / priors.facts_scale
     return math.exp(-(count * count + facts * facts) / 2)
 
 
