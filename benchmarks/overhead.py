@@ -1,10 +1,11 @@
-"""The probe's own cost on the job: the same small PyTorch job run plainly and under the agent
-(``--full``: the agent sees the whole run, so its run must take as long as the plain one), in
-alternating repetitions, with each part of the agent switched off in turn; and the client's own
+"""The probe's own cost on the job: the same small job (a PyTorch loop, or Keras' fit()) run
+plainly and under the agent (``--full``: the agent sees the whole run, so its run must take as
+long as the plain one), in alternating repetitions, with each part of the agent switched off in turn; and the client's own
 CPU while it probes the job locally.
 
     .venv/bin/python benchmarks/overhead.py                      # CPU, the defaults below
     .venv/bin/python benchmarks/overhead.py --device cuda --steps 2000 --reps 5
+    .venv/bin/python benchmarks/overhead.py --framework keras    # the same through Keras' fit()
     .venv/bin/python benchmarks/overhead.py --steps 20 --reps 1  # a smoke run (the e2e test's)
 
 Run it on a quiet machine: every figure is a wall time. Per variant, the median over the
@@ -50,7 +51,7 @@ MARK = "overhead-mark"
 COLUMNS = ("variant", "runs", "first_s", "step_ms", "end_s", "total_s", "cpu_s",
            "d_first_s", "d_step_pct", "d_end_s", "d_total_s", "d_total_pct")
 
-JOB = '''
+JOB_TORCH = '''
 import argparse, time
 import torch
 from torch import nn
@@ -88,6 +89,44 @@ while done < a.steps:
         if done == a.steps:
             break
 '''.replace('"MARK"', repr(MARK))
+
+JOB_KERAS = '''
+import argparse, math, time
+import numpy as np
+import tensorflow as tf
+import keras
+
+p = argparse.ArgumentParser()
+p.add_argument("--steps", type=int, default=400)
+p.add_argument("--batch-size", type=int, default=64)
+p.add_argument("--device", default="cpu")  # TensorFlow takes a GPU where it sees one
+p.add_argument("--threads", type=int, default=1)
+a = p.parse_args()
+tf.config.threading.set_intra_op_parallelism_threads(a.threads)
+per_epoch = max(1, a.steps // 2)
+rng = np.random.default_rng(0)
+x = rng.standard_normal((per_epoch * a.batch_size, 256)).astype("float32")
+y = (x[:, 0] > 0).astype("int32")
+model = keras.Sequential([keras.Input((256,)), keras.layers.Dense(512, activation="relu"),
+                          keras.layers.Dense(512, activation="relu"), keras.layers.Dense(2)])
+model.compile(optimizer="sgd",
+              loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+
+
+class Marks(keras.callbacks.Callback):
+    done = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        Marks.done += 1
+        if Marks.done == 1 or Marks.done == a.steps:
+            print("%s %s %d %.6f" % ("MARK", "first" if Marks.done == 1 else "last", Marks.done,
+                                      time.monotonic()), flush=True)
+
+
+model.fit(x, y, batch_size=a.batch_size, epochs=math.ceil(a.steps / per_epoch), verbose=0,
+          callbacks=[Marks()])
+'''.replace('"MARK"', repr(MARK))
+JOBS = {"torch": JOB_TORCH, "keras": JOB_KERAS}
 
 VARIANTS: dict[str, dict[str, str] | None] = {
     "plain": None,
@@ -220,14 +259,15 @@ def measure(ns: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="probecast-overhead-") as d:
         work = Path(d)
         job = work / "job.py"
-        job.write_text(JOB)
+        job.write_text(JOBS[ns.framework])
         for rep in range(ns.reps):
             for variant in ns.variants:
                 runs.append(run_once(variant, job, work, ns))
                 print(f"rep {rep + 1}/{ns.reps} {variant}: total {runs[-1].total_s:.2f} s",
                       file=sys.stderr, flush=True)
         client = client_cpu(job, work, ns) if ns.client else None
-    return {"job": {k: getattr(ns, k) for k in ("steps", "batch_size", "device", "threads")},
+    return {"job": {k: getattr(ns, k) for k in ("framework", "steps", "batch_size", "device",
+                                                 "threads")},
             "rows": summarise(runs), "runs": [asdict(r) for r in runs], "client": client,
             "logs_add_up": all(r.log_ok for r in runs if r.log_ok is not None)}
 
@@ -248,6 +288,8 @@ def markdown(result: dict[str, Any]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--framework", choices=list(JOBS), default="torch",
+                    help="the job: a PyTorch loop or a Keras fit()")
     ap.add_argument("--steps", type=int, default=400, help="optimizer steps of the job")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--device", default="cpu", help="cpu or cuda")
