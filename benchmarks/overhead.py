@@ -1,7 +1,7 @@
 """The probe's own cost on the job: the same small job (a PyTorch loop, or Keras' fit()) run
 plainly and under the agent (``--full``: the agent sees the whole run, so its run must take as
-long as the plain one), in alternating repetitions, with each part of the agent switched off in turn; and the client's own
-CPU while it probes the job locally.
+long as the plain one), in alternating repetitions, with each part of the agent switched off
+in turn; and the client's own CPU while it probes the job locally.
 
     .venv/bin/python benchmarks/overhead.py                      # CPU, the defaults below
     .venv/bin/python benchmarks/overhead.py --device cuda --steps 2000 --reps 5

@@ -62,7 +62,8 @@ def test_the_devices_are_read_ahead_once(pynvml) -> None:  # type: ignore[no-unt
     assert threading.current_thread().name not in pynvml.calls
 
 
-def test_nvml_switched_off_reads_no_gpu(pynvml, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_nvml_switched_off_reads_no_gpu(  # type: ignore[no-untyped-def]
+        pynvml, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(sampler.ENV_NVML, "0")
     assert Nvml.open() is None and sampler.gpu_tool() is None
     assert [d["kind"] for d in sampler.describe_devices()] == ["cpu"]

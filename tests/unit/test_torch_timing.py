@@ -150,7 +150,8 @@ def test_a_step_whose_event_cannot_be_recorded_is_told_on_the_hosts_clock_in_its
     assert all(a <= b for (a, _), (b, _) in zip(told, told[1:]))
 
 
-def adapter_on(device: FakeDevice | None, policy: StopPolicy) -> tuple[TorchLoopsAdapter, io.StringIO]:
+def adapter_on(device: FakeDevice | None,
+               policy: StopPolicy) -> tuple[TorchLoopsAdapter, io.StringIO]:
     out = io.StringIO()
     session = ProbeSession(Emitter(out=out, t0=time.monotonic()), policy, ProbeMeta(probe="t"),
                            sample_interval=None)
