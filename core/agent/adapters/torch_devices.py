@@ -1,8 +1,8 @@
 """What the PyTorch loops adapter asks torch beyond its patches: whether the steps run on CUDA
 (then they are timed by the device's own events: CudaStepClock), rank 0's stop decision shared
 under torch.distributed, and whether the program's line that asked for a new pass is a ``for``
-loop. Every torch name from
-compat; each question answers safely when torch cannot (never breaking the program)."""
+loop. Every torch name from compat; each question answers safely when torch cannot (never
+breaking the program)."""
 
 from __future__ import annotations
 
