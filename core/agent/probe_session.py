@@ -13,14 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .emit import Emitter, ProbeCancelled
-from .loops import LoopAnchor
+from .phases import Phases
 from .policy import StopPolicy
 from .sampler import HardwareSampler, describe_devices
-
-# Phases of training (loops one after another) the probe times before it stops the program: a
-# program that starts loops without end (a sweep written as separate loops) is not probed whole.
-MAX_PHASES = 8
-
 
 class ProbeStop(BaseException):
     """Raised out of the training loop when the probe has seen enough (a clean stop).
@@ -43,7 +38,7 @@ class ProbeMeta:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class ProbeSession:
+class ProbeSession(Phases):
     def __init__(
         self,
         emitter: Emitter | None = None,
@@ -81,15 +76,7 @@ class ProbeSession:
         self.planned_steps: int | None = None
         self._pending_plan: dict[str, Any] = {}
         self.memory_said = False  # a does-not-fit wrote its own `memory` event (hook.py)
-        # Phases: a program that trains in several loops one after another. The probe ends each
-        # phase's loop (not the program), and times the next loop as a new phase (under the
-        # agent only: the agent's `end` times the exit that the last phase leads to).
-        self.phase = 1
-        self.anchor: LoopAnchor | None = None  # the loop the current phase runs in
-        self.phase_stopped = False  # the probe ended the current phase's loop
-        self.any_stopped = False  # ... some phase's
-        self.left_at: float | None = None  # when the stopped loop last gave the program nothing
-        self._exit_registered = False
+        self.init_phases()
 
     @property
     def ended(self) -> bool:
@@ -270,86 +257,6 @@ class ProbeSession:
             self._pending_plan.update(fields)
             return
         self.emitter.emit("plan", **fields)
-
-    # ---- phases: loops one after another ----------------------------------------------------
-
-    def _phase_field(self) -> dict[str, int]:
-        return {"phase": self.phase} if self.phase > 1 else {}
-
-    @property
-    def phases_enabled(self) -> bool:
-        """Only under the agent: in-process use (ProbeCallback, StepTimer) ends the program."""
-        return self.under_agent
-
-    def end_phase(self, at_exit: bool = True) -> None:
-        """The policy stopped this phase: the adapter ends its loop and the program goes on
-        (to a later phase, or its post-training work). `done` is written at the exit (by
-        ``at_exit``, registered here unless the adapter calls it from its own)."""
-        self.phase_stopped = self.any_stopped = True
-        self.left_at = time.monotonic()
-        self.emitter.log("info", f"probe: phase {self.phase}: {self.policy.reason}; its loop is "
-                         "ended, the program goes on", code="phase")
-        if at_exit and not self._exit_registered:
-            import atexit
-
-            self._exit_registered = True
-            atexit.register(self.at_exit)
-
-    def loop_left(self) -> None:
-        """The stopped loop gave the program nothing again (an empty pass, a StopIteration):
-        training was over at least until now."""
-        if self.phase_stopped:
-            self.left_at = time.monotonic()
-
-    def more_phases(self) -> bool:
-        """A later phase may be probed (else the adapter stops the program as before)."""
-        return self.phases_enabled and self.phase < MAX_PHASES
-
-    def new_phase(self, *, steps_per_epoch: int, loop: str, anchor: LoopAnchor | None) -> None:
-        """Training goes on in another loop: the events from here on are phase ``phase + 1``,
-        with its own policy (a fresh count of steps), length and epochs."""
-        previous = "probe-done" if self.phase_stopped else "complete"
-        self.phase += 1
-        self.anchor = anchor
-        self.phase_stopped = False
-        self.steps_per_epoch = int(steps_per_epoch or 0)
-        self.total_steps = 0
-        self.epoch = None
-        self.boundaries = 0
-        self.stop_requested = self.waiting_for_boundary = self._periodic_said = False
-        self.every = self.planned_steps = self.planned_epochs = None
-        policy = self.policy
-        self.policy = StopPolicy(max_steps=policy.max_steps, max_seconds=policy.max_seconds,
-                                 target_ci=policy.target_ci, min_steps=policy.min_steps,
-                                 full=policy.full, boundary_budget=policy.boundary_budget,
-                                 boundaries_wanted=policy.boundaries_wanted,
-                                 job_share=policy.job_share, statistic=policy.statistic)
-        self.policy.begin()
-        self.emitter.emit("phase", index=self.phase, loop=loop[:300],
-                          steps_per_epoch=self.steps_per_epoch, previous=previous)
-
-    def unwound(self) -> None:
-        """The probe unwound the program out of a loop (it had no loader or dataset to run
-        dry): if the source trains on after that loop, the log says that later phases went
-        unseen (the estimate then covers the phases seen, with wider bounds)."""
-        if self.anchor is None:
-            return
-        from .loops import trains_after
-
-        where = trains_after(self.anchor)
-        if where is not None:
-            self.log("warning", f"the program trains on after the loop the probe unwound "
-                     f"({where}): the estimate covers phase {self.phase} of at least "
-                     f"{self.phase + 1}", code="more-phases")
-
-    def at_exit(self) -> None:
-        """The program is exiting after the probe ended some phase's loop: training was over
-        when the last loop was left (a stopped one: when it last gave nothing; one that ran to
-        its end: its last step), the rest is post-training work, timed by the agent's `end`."""
-        if self.trained or self.emitter.ended or not self.any_stopped:
-            return
-        at = self.left_at if self.phase_stopped else self.emitter.last_timed
-        self.mark_done("probe-done", self.policy.reason or "the probe stopped", at=at)
 
     def mark_done(self, status: str, reason: str = "", at: float | None = None) -> None:
         """Training is over for now (a fit() returned, the probe stopped it): under the agent a

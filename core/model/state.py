@@ -6,18 +6,16 @@ time are computed on demand and cached until the next step arrives.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from ..agent.steady import DEFAULT_STATISTIC, StepSeries
 from collections.abc import Iterable
 
 from .events import (SCHEMA_VERSION, Block, Done, End, Epoch, Event, EventReader, Init, Log, Memory,
                      Phase, Plan, Sample, Start, Step, Val)
+from .phase_state import PhaseTiming, merge
 
 
-_M = TypeVar("_M", Plan, Memory)
 MIN_EVERY = 10  # periodic work every fewer steps than this stays in the steady step time
 
 
@@ -38,55 +36,6 @@ class BlockTiming:
     dt: float
     progress: float | None  # how far training had got at its end, in ``unit``
     unit: str
-
-
-@dataclass
-class PhaseTiming:
-    """A later phase of training (a loop after the first one: a fine-tune after a pretrain,
-    fit() again): its own steps, epochs, validation and length, folded apart from the first
-    phase's (which the ProbeState itself holds, as in a one-loop log)."""
-
-    index: int  # from 2
-    loop: str  # where its loop is written
-    steps_per_epoch: int
-    start_s: float | None = None  # its first step's dt: the last loop's teardown, its own
-    # setup and first step
-    steady: StepSeries = field(default_factory=StepSeries)
-    boundary_steps: list[float] = field(default_factory=list)  # first step of each later epoch
-    steps: int = 0
-    vals: list[float] = field(default_factory=list)  # each validation pass's dt
-    epochs_done: int = 0
-    plan: Plan | None = None
-    stopped: bool = False  # the probe ended its loop (else it ran to its end)
-    seconds: float = 0.0  # its wall time in the log (every timed event in it)
-    _epoch: int | None = None
-
-    def add_step(self, dt: float, epoch: int) -> None:
-        self.steps += 1
-        self.seconds += dt
-        if self.start_s is None:
-            self.start_s = dt
-        elif epoch != self._epoch:
-            self.boundary_steps.append(dt)
-        else:
-            self.steady.add(dt)
-        self._epoch = epoch
-
-    @property
-    def planned_steps(self) -> int | None:
-        """Its training steps as the program says them (a plan's steps, or epochs x N_it)."""
-        plan, n_it = self.plan, self.plan_steps_per_epoch
-        if plan is not None and plan.steps:
-            return plan.steps
-        if plan is not None and plan.epochs and n_it:
-            return plan.epochs * n_it
-        return None
-
-    @property
-    def plan_steps_per_epoch(self) -> int:
-        if self.plan is not None and self.plan.steps_per_epoch:
-            return self.plan.steps_per_epoch
-        return self.steps_per_epoch
 
 
 @dataclass(frozen=True)
@@ -196,11 +145,11 @@ class ProbeState:
             self.done_dts.append(ev.dt)
             self._done_pending += ev.dt  # fit() returned: if training goes on, part of a boundary
         elif isinstance(ev, Plan):
-            self.plan = _merge(self.plan, ev, max_of=())
+            self.plan = merge(self.plan, ev, max_of=())
             every = self.plan.every or 0  # work every few steps is part of a steady step
             self._every = every if every >= MIN_EVERY else 0
         elif isinstance(ev, Memory):
-            self.memory = _merge(self.memory, ev, max_of=(
+            self.memory = merge(self.memory, ev, max_of=(
                 "device_peak_mb", "device_reserved_mb", "host_peak_mb", "host_vm_peak_mb"))
         elif isinstance(ev, Log):
             if len(self.logs) < 200:
@@ -214,23 +163,11 @@ class ProbeState:
         self.last_t = ev.t
 
     def _fold_phase(self, ev: Event) -> bool:
-        """An event of a later phase, folded into it (True); False: the run's own (samples,
-        memory, done, end ...)."""
-        phase = self.phases[-1]
+        """An event of a later phase, folded into it (True); False: the run's own too."""
+        folded = self.phases[-1].fold(ev)
         if isinstance(ev, Val):
-            phase.vals.append(ev.dt)
-            phase.seconds += ev.dt
             self.elapsed += ev.dt
-        elif isinstance(ev, Plan):
-            phase.plan = _merge(phase.plan, ev, max_of=())
-        elif isinstance(ev, Epoch):
-            phase.epochs_done += 1
-        elif isinstance(ev, Log) and ev.code == "phase":
-            phase.stopped = True
-            return False  # the run's log too
-        else:
-            return False
-        return True
+        return folded
 
     def fold_step(self, t: float, dt: float, e: int) -> None:
         """A step event, from its values (the hot path: no record needed)."""
@@ -435,21 +372,6 @@ class ProbeState:
                 # the cheapest per epoch
                 return f"GPU memory {used:.0%} used: a larger batch size may be faster per epoch"
         return ""
-
-
-def _merge(old: _M | None, new: _M, max_of: tuple[str, ...]) -> _M:
-    """A later plan or memory event over an earlier one: its set fields win (the highest, for
-    ``max_of``), the earlier one's stay where it says nothing."""
-    if old is None:
-        return new
-    out = copy.copy(new)
-    for name in new.__struct_fields__:
-        mine, theirs = getattr(new, name), getattr(old, name)
-        if mine is None or mine == "":
-            setattr(out, name, theirs)
-        elif name in max_of and theirs is not None:
-            setattr(out, name, max(mine, theirs))
-    return out
 
 
 def fold_lines(lines: Iterable[str], state: ProbeState, reader: EventReader) -> None:

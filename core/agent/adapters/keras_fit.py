@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .. import compat
-from ..loops import inside, loop_anchor
+from ..anchors import inside, loop_anchor
 from ..probe_session import ProbeSession, ProbeStop
 from .keras_callback import ProbeCallback
 

@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 from .. import compat
-from ..loops import LoopAnchor, inside, loop_anchor
+from ..anchors import LoopAnchor, inside, loop_anchor
 from ..probe_session import ProbeSession, ProbeStop
 
 

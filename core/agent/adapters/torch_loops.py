@@ -41,9 +41,10 @@ import time
 from typing import Any
 
 from .. import compat
-from ..loops import inside, loop_anchor
+from ..anchors import loop_anchor
 from ..probe_session import ProbeSession, ProbeStop
 from .base import Trainers
+from .torch_phases import TorchPhases
 from .torch_devices import (CudaStepClock, agree, cuda_in_use, cuda_step_clock, in_a_for_loop,
                             on_cuda)
 
@@ -53,7 +54,7 @@ MAX_EMPTY_PASSES = 10_000  # a loop that re-iterates its finished loaders foreve
 ENDLESS_BATCHES = 10_000_000
 
 
-class TorchLoopsAdapter:
+class TorchLoopsAdapter(TorchPhases):
     """Optimizer steps (or backward passes) and DataLoader passes: every PyTorch loop, a
     trainer's included (``trainers``: what the trainer adapters remembered)."""
 
@@ -276,50 +277,6 @@ class TorchLoopsAdapter:
                 s.end_phase(at_exit=False)  # _at_exit ends training; its loaders run dry; a later loop is the next phase
             else:
                 s.mark_done("probe-done", s.policy.reason or "stopped with rank 0")
-
-    # ---- phases: loops one after another -----------------------------------------------------
-    # The probe ends a phase by running its loaders dry (as it always stopped a loop): the loop
-    # ends through its own exit and the program goes on - to its post-training work, or to the
-    # next loop, which is the next phase. Only the loop the probe stopped gets empty passes
-    # (``inside`` its anchor): the next loop iterates its loaders, the same objects included.
-    # A loop with no loader to run dry can only be unwound (ProbeStop), as before.
-
-    def _in_stopped_loop(self, key: int) -> bool:
-        anchor = self.session.anchor
-        if anchor is None:
-            return key in self.loaders  # no loop known: every loader training used runs dry
-        return inside(anchor, sys._getframe())
-
-    def _left_the_loop(self) -> bool:
-        """A step outside the current phase's loop: that loop ran to its end, another began."""
-        anchor = self.session.anchor
-        return (self.session.phases_enabled and anchor is not None
-                and not inside(anchor, sys._getframe()))
-
-    def _next_phase(self) -> None:
-        """A step after the probe stopped a loop, or outside the loop that ran: a new phase
-        when it is another loop (and phases are left), else the stopped loop goes on without
-        data and is unwound."""
-        s = self.session
-        anchor = s.anchor
-        if not s.phases_enabled or (self.stopped and (
-                anchor is None or inside(anchor, sys._getframe()))):
-            raise ProbeStop(s.policy.reason or "the probe stopped")
-        if not s.more_phases():
-            s.log("warning", f"training went on in a phase past the probe's {s.phase}: the "
-                  "program is stopped here; the estimate covers the phases seen",
-                  code="phase-budget")
-            raise ProbeStop(s.policy.reason or "the probe stopped")
-        self._drain()  # the last phase's steps are in the log before the new phase
-        if self.val is not None and self.val[0] == self.last_loader:
-            self.val = None  # no validation: the new phase's training loader, its first pass
-        self._end_val()
-        self.stopped = False
-        self.epoch = self.index = self.batches_since_step = self.loop_epoch = 0
-        self.train_loader = None  # the loader this phase's steps consume: read at its step
-        self.val = self.per_pass = None
-        self.unwind = False
-        self.phase_pending = True
 
     def _at_exit(self) -> None:
         """A run that trained to its end (no probe stop): training was over at its last step or

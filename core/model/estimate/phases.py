@@ -22,7 +22,8 @@ import math
 from dataclasses import dataclass, replace
 
 from ...agent.steady import DEFAULT_STATISTIC
-from ..state import PhaseTiming, ProbeState
+from ..phase_state import PhaseTiming
+from ..state import ProbeState
 from .bounds import Calibration
 from .training import Estimate
 

@@ -1,0 +1,136 @@
+"""The loop a phase of training runs in (a program may train in phases, one loop after
+another): where it is written, whether the program still runs it, and whether training is written
+after it. Read from the running frames and the program's source, as loops.py reads the loops
+around the step. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from .loops import _call_name, _loops_cached, _tree, _where, user_code
+
+
+@dataclass(frozen=True)
+class LoopAnchor:
+    """The loop a phase of training runs in: the outermost loop of the innermost user function
+    that loops around the point (a step, or a dataset iterated), and the lines its callers call
+    it from. Two phases of a program (pretrain, then fine-tune) differ in one or the other: the
+    loop itself, or - one ``train()`` called twice - the line it is called from. Work called
+    from inside the loop's body (a validation pass, a GAN's second optimizer) is inside it."""
+
+    frame_id: int  # id() of the loop's running frame (no reference kept: it holds the program)
+    code: Any  # the frame's code object
+    first: int  # the loop's lines
+    last: int
+    callers: tuple[tuple[str, int], ...]  # (file, line) of each user caller, innermost first
+    text: str  # "for epoch in range(3)  (train.py:40)"
+
+
+def loop_anchor(frame: FrameType | None) -> LoopAnchor | None:
+    """The loop running ``frame``'s line: the outermost loop of the outermost user function
+    looping around it (a validation pass or a second optimizer called from the loop's body is
+    inside it); with no loop, the outermost user line (a trainer's ``fit()`` call). None
+    without user code on the stack (a step run by a framework's own thread)."""
+    found: tuple[FrameType, ast.For | ast.While | None] | None = None
+    depth = 0
+    while frame is not None and depth < 60:
+        depth += 1
+        code = frame.f_code
+        if user_code(code.co_filename):
+            tree = _tree(code.co_filename)
+            loops = _loops_cached(tree, frame.f_lineno, code) if tree else []
+            if loops:
+                found = (frame, loops[-1])
+            elif found is None or found[1] is None:
+                found = (frame, None)
+        frame = frame.f_back
+    if found is None:
+        return None
+    where, loop = found
+    if loop is None:
+        line = where.f_lineno
+        text = f"{linecache.getline(where.f_code.co_filename, line).strip()[:120]} " \
+               f"({os.path.basename(where.f_code.co_filename)}:{line})"
+        return LoopAnchor(id(where), where.f_code, line, line, _callers(where.f_back), text)
+    return LoopAnchor(id(where), where.f_code, loop.lineno, loop.end_lineno or loop.lineno,
+                      _callers(where.f_back), _where(loop, where))
+
+
+def _callers(frame: FrameType | None) -> tuple[tuple[str, int], ...]:
+    out: list[tuple[str, int]] = []
+    while frame is not None and len(out) < 60:
+        if user_code(frame.f_code.co_filename):
+            out.append((frame.f_code.co_filename, frame.f_lineno))
+        frame = frame.f_back
+    return tuple(out)
+
+
+def inside(anchor: LoopAnchor, frame: FrameType | None) -> bool:
+    """``frame`` (the running point) is inside the anchor's loop, still running: the same
+    frame, on a line of the loop, called from the same lines."""
+    depth = 0
+    while frame is not None and depth < 60:
+        depth += 1
+        if id(frame) == anchor.frame_id and frame.f_code is anchor.code:
+            return anchor.first <= frame.f_lineno <= anchor.last \
+                and _callers(frame.f_back) == anchor.callers
+        frame = frame.f_back
+    return False
+
+
+# Calls that train, written after a loop the probe had to unwind: the program trains on there.
+TRAIN_CALLS = ("step", "fit", "apply_gradients", "backward", "minimize", "train_on_batch")
+
+
+def trains_after(anchor: LoopAnchor) -> str | None:
+    """Training written after the anchor's loop - in its function, or after the lines that
+    called it - that the probe's unwinding skipped: the first such line ("train.py:88"), or
+    None. Read from the source (the program has left those frames by now)."""
+    places = [(anchor.code.co_filename, anchor.last, anchor.code.co_name)]
+    places += [(file, line, "") for file, line in anchor.callers]
+    for filename, after, name in places:
+        tree = _tree(filename)
+        if tree is None:
+            continue
+        scope = _scope_at(tree, after, name)
+        for node in _calls_in(scope):
+            if node.lineno > after and _trains(_call_name(node)):
+                return f"{os.path.basename(filename)}:{node.lineno}"
+    return None
+
+
+def _scope_at(tree: ast.Module, line: int, name: str) -> ast.AST:
+    """The innermost function around ``line`` (named ``name`` when given), else the module."""
+    scope: ast.AST = tree
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and (not name or node.name == name) \
+                and node.lineno <= line <= (node.end_lineno or node.lineno) \
+                and (isinstance(scope, ast.Module) or node.lineno > scope.lineno):  # type: ignore[attr-defined]
+            scope = node
+    return scope
+
+
+def _calls_in(scope: ast.AST) -> list[ast.Call]:
+    """The calls a scope runs itself (not those of functions or classes it defines)."""
+    out: list[ast.Call] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call):
+            out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return sorted(out, key=lambda c: c.lineno)
+
+
+def _trains(name: str) -> bool:
+    low = name.lower()
+    return low in TRAIN_CALLS or low.startswith("train")

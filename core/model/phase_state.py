@@ -1,0 +1,95 @@
+"""A later phase of a program that trains in phases (loops one after another; schema: the
+`phase` event), folded apart from the first phase, which ProbeState holds as in a one-loop log."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from ..agent.steady import StepSeries
+from .events import Epoch, Event, Log, Memory, Plan, Val
+
+_M = TypeVar("_M", Plan, Memory)
+
+
+@dataclass
+class PhaseTiming:
+    """A later phase of training (a loop after the first one: a fine-tune after a pretrain,
+    fit() again): its own steps, epochs, validation and length, folded apart from the first
+    phase's (which the ProbeState itself holds, as in a one-loop log)."""
+
+    index: int  # from 2
+    loop: str  # where its loop is written
+    steps_per_epoch: int
+    start_s: float | None = None  # its first step's dt: the last loop's teardown, its own
+    # setup and first step
+    steady: StepSeries = field(default_factory=StepSeries)
+    boundary_steps: list[float] = field(default_factory=list)  # first step of each later epoch
+    steps: int = 0
+    vals: list[float] = field(default_factory=list)  # each validation pass's dt
+    epochs_done: int = 0
+    plan: Plan | None = None
+    stopped: bool = False  # the probe ended its loop (else it ran to its end)
+    seconds: float = 0.0  # its wall time in the log (every timed event in it)
+    _epoch: int | None = None
+
+    def fold(self, ev: Event) -> bool:
+        """One of its events (after its `phase` event): True when it is only this phase's
+        (validation, plans, epochs); False for the run's own (samples, memory, done, end;
+        the log that says the probe ended this loop is both)."""
+        if isinstance(ev, Val):
+            self.vals.append(ev.dt)
+            self.seconds += ev.dt
+        elif isinstance(ev, Plan):
+            self.plan = merge(self.plan, ev, max_of=())
+        elif isinstance(ev, Epoch):
+            self.epochs_done += 1
+        elif isinstance(ev, Log) and ev.code == "phase":
+            self.stopped = True
+            return False
+        else:
+            return False
+        return True
+
+    def add_step(self, dt: float, epoch: int) -> None:
+        self.steps += 1
+        self.seconds += dt
+        if self.start_s is None:
+            self.start_s = dt
+        elif epoch != self._epoch:
+            self.boundary_steps.append(dt)
+        else:
+            self.steady.add(dt)
+        self._epoch = epoch
+
+    @property
+    def planned_steps(self) -> int | None:
+        """Its training steps as the program says them (a plan's steps, or epochs x N_it)."""
+        plan, n_it = self.plan, self.plan_steps_per_epoch
+        if plan is not None and plan.steps:
+            return plan.steps
+        if plan is not None and plan.epochs and n_it:
+            return plan.epochs * n_it
+        return None
+
+    @property
+    def plan_steps_per_epoch(self) -> int:
+        if self.plan is not None and self.plan.steps_per_epoch:
+            return self.plan.steps_per_epoch
+        return self.steps_per_epoch
+
+
+def merge(old: _M | None, new: _M, max_of: tuple[str, ...]) -> _M:
+    """A later plan or memory event over an earlier one: its set fields win (the highest, for
+    ``max_of``), the earlier one's stay where it says nothing."""
+    if old is None:
+        return new
+    out = copy.copy(new)
+    for name in new.__struct_fields__:
+        mine, theirs = getattr(new, name), getattr(old, name)
+        if mine is None or mine == "":
+            setattr(out, name, theirs)
+        elif name in max_of and theirs is not None:
+            setattr(out, name, max(mine, theirs))
+    return out
