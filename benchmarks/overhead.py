@@ -12,6 +12,7 @@ Run it on a quiet machine: every figure is a wall time. Per variant, the median 
 repetitions of
   first step  launch to the end of the program's first optimizer step (its own print),
   step        the program's own mean step between its first and last step (ms),
+  agent step  the agent's mean step over the same steps (its log: what the estimate sees),
   end         its last step to the process's exit (the agent's included),
   total       launch to exit,
   CPU         CPU seconds of the whole process tree (agent, hook, program),
@@ -48,8 +49,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 MARK = "overhead-mark"
-COLUMNS = ("variant", "runs", "first_s", "step_ms", "end_s", "total_s", "cpu_s",
-           "d_first_s", "d_step_pct", "d_end_s", "d_total_s", "d_total_pct")
+COLUMNS = ("variant", "runs", "first_s", "step_ms", "agent_step_ms", "end_s", "total_s",
+           "cpu_s", "d_first_s", "d_step_pct", "d_end_s", "d_total_s", "d_total_pct")
 
 JOB_TORCH = '''
 import argparse, time
@@ -148,6 +149,8 @@ class Run:
     total_s: float
     cpu_s: float
     log_ok: bool | None  # the agent's dts add up to its end (None: no agent)
+    steps_logged: int | None  # the agent's step events: every step the program ran
+    agent_step_ms: float | None  # the agent's mean step over the program's steps 2..N
 
 
 def job_command(job: Path, ns: argparse.Namespace) -> list[str]:
@@ -185,18 +188,21 @@ def run_once(variant: str, job: Path, work: Path, ns: argparse.Namespace) -> Run
     marks = {parts[1]: (int(parts[2]), float(parts[3])) for parts in
              (line.split() for line in text.splitlines() if line.startswith(MARK))}
     (n0, first), (n1, last) = marks["first"], marks["last"]
+    seen = agent_log(log) if switches is not None else (None, None, None)
     return Run(variant, first - launched, 1000 * (last - first) / max(1, n1 - n0),
-               exited - last, exited - launched, cpu,
-               log_adds_up(log) if switches is not None else None)
+               exited - last, exited - launched, cpu, *seen)
 
 
-def log_adds_up(log: Path) -> bool:
-    """The schema's invariant on the agent's log: its timed dts add up to its `end`."""
+def agent_log(log: Path) -> tuple[bool, int, float | None]:
+    """What the agent's log says: whether its timed dts add up to its `end` (the schema's
+    invariant), how many steps it logged, its mean step after the first (milliseconds)."""
     events = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     timed = [e for e in events if "dt" in e]
-    if not timed or timed[-1].get("ev") != "end":
-        return False
-    return abs(sum(e["dt"] for e in timed) - timed[-1]["t"]) <= 1e-3 + 1e-5 * len(timed)
+    adds_up = bool(timed) and timed[-1].get("ev") == "end" and abs(
+        sum(e["dt"] for e in timed) - timed[-1]["t"]) <= 1e-3 + 1e-5 * len(timed)
+    steps = [e["dt"] for e in events if e.get("ev") == "step"]
+    mean = 1000 * statistics.fmean(steps[1:]) if len(steps) > 1 else None
+    return adds_up, len(steps), mean
 
 
 def summarise(runs: list[Run]) -> list[dict[str, Any]]:
@@ -209,6 +215,8 @@ def summarise(runs: list[Run]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"variant": variant, "runs": len(mine)}
         for key in ("first_s", "step_ms", "end_s", "total_s", "cpu_s"):
             row[key] = round(statistics.median(getattr(r, key) for r in mine), 4)
+        seen = [r.agent_step_ms for r in mine if r.agent_step_ms is not None]
+        row["agent_step_ms"] = round(statistics.median(seen), 4) if seen else "-"
         rows.append(row)
     plain = rows[0]
     for row in rows:
@@ -269,13 +277,16 @@ def measure(ns: argparse.Namespace) -> dict[str, Any]:
     return {"job": {k: getattr(ns, k) for k in ("framework", "steps", "batch_size", "device",
                                                  "threads")},
             "rows": summarise(runs), "runs": [asdict(r) for r in runs], "client": client,
-            "logs_add_up": all(r.log_ok for r in runs if r.log_ok is not None)}
+            "logs_add_up": all(r.log_ok for r in runs if r.log_ok is not None),
+            "every_step_logged": all(r.steps_logged == ns.steps for r in runs
+                                     if r.steps_logged is not None)}
 
 
 def markdown(result: dict[str, Any]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|---|" + "---:|" * (len(COLUMNS) - 1)]
     lines += ["| " + " | ".join(str(row[c]) for c in COLUMNS) + " |" for row in result["rows"]]
-    lines.append(f"every agent log's dts add up to its end: {result['logs_add_up']}")
+    lines.append(f"every agent log's dts add up to its end: {result['logs_add_up']}; "
+                 f"every step the program ran is in it: {result['every_step_logged']}")
     c = result["client"]
     if c:
         lines.append(f"client (probecast probe --local --full): {c['cpu_s']:.2f} CPU s over "
@@ -307,7 +318,7 @@ def main() -> int:
     if ns.json:
         Path(ns.json).write_text(json.dumps(result, indent=1))
     print(markdown(result))
-    return 0 if result["logs_add_up"] else 1
+    return 0 if result["logs_add_up"] and result["every_step_logged"] else 1
 
 
 if __name__ == "__main__":

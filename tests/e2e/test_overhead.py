@@ -31,11 +31,12 @@ def test_the_overhead_measure_runs_plain_and_under_every_agent_variant(tmp_path:
                        cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
     result = json.loads(out.read_text())
-    assert result["logs_add_up"] is True
+    assert result["logs_add_up"] is True and result["every_step_logged"] is True
     runs = result["runs"]
     assert {run["variant"] for run in runs} == set(overhead.VARIANTS)
     for run in runs:  # every agent log checked, none of the plain run's (it has none)
         assert run["log_ok"] is (None if run["variant"] == "plain" else True)
+        assert run["steps_logged"] == (None if run["variant"] == "plain" else 12)
     for run in runs:  # the program's own marks were read: launch < first step < last < exit
         assert 0 < run["first_s"] < run["total_s"] and run["step_ms"] > 0 and run["end_s"] > 0
     rows = result["rows"]
@@ -47,3 +48,19 @@ def test_the_overhead_measure_runs_plain_and_under_every_agent_variant(tmp_path:
     assert 0 < client["probe_wall_s"] <= client["wall_s"]
     header = "| " + " | ".join(overhead.COLUMNS) + " |"
     assert header in r.stdout and "of a core" in r.stdout
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="no CUDA device here")
+def test_on_cuda_the_agent_logs_every_step_and_its_dts_add_up(tmp_path: Path) -> None:
+    """The device clock (CUDA events) on a real GPU: every step the program ran is logged once,
+    in a log whose dts add up to the run, and its steps are the device's."""
+    out = tmp_path / "overhead.json"
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "overhead.py"), "--device",
+                        "cuda", "--steps", "300", "--reps", "1", "--variants", "agent",
+                        "--no-client", "--json", str(out)],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["logs_add_up"] is True and result["every_step_logged"] is True
+    (agent,) = [run for run in result["runs"] if run["variant"] == "agent"]
+    assert agent["agent_step_ms"] == pytest.approx(agent["step_ms"], rel=0.25)
