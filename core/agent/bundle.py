@@ -95,12 +95,12 @@ def zipapp_bytes() -> bytes:
 
 def local_agent_zip() -> Path:
     """The agent zip for probes on this machine - and the hook's zip when the agent runs from
-    source - built once per content into the user's cache."""
+    source - built once per content into the user's cache (named by its sources: compiling it
+    again at every launch would delay the program's start)."""
     import hashlib
     import importlib.util
     import tempfile
 
-    data = zipapp_bytes()
     sources = b"".join(name.encode() + body for name, body in agent_sources().items())
     digest = hashlib.sha256(sources + _SITECUSTOMIZE.encode() + importlib.util.MAGIC_NUMBER
                             ).hexdigest()[:16]  # by what it holds: the bytecode's bytes may vary
@@ -112,7 +112,7 @@ def local_agent_zip() -> Path:
     path = base / f"agent-{digest}.pyz"
     if not path.exists():
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(data)
+        tmp.write_bytes(zipapp_bytes())
         os.replace(tmp, path)  # atomic: concurrent probes never run a half-written zip
     return path
 
