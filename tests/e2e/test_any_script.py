@@ -142,7 +142,7 @@ def test_gradient_tape_loop_is_probed_with_no_code_change(tmp_path: Path) -> Non
     assert any(isinstance(e, Done) and e.status == "probe-done" for e in events)
     assert events[-1].status == "probe-done"
     # it did not train on: its dataset yielded nothing from the stop, the loop ran out (the
-    # program goes on - into a later loop, a phase, if it has one: tests/e2e/test_phases.py)
+    # program goes on - into a later loop, a phase, if it has one: tests/e2e/test_phase_probes.py)
     assert "epoch 49" in log.with_suffix(".output").read_text()
 
 
