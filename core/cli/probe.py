@@ -47,6 +47,8 @@ def _settings(ns: argparse.Namespace, base: ProbeSettings) -> ProbeSettings:
         s.epochs = ns.epochs
     if getattr(ns, "steps", None) is not None:
         s.steps = ns.steps
+    if getattr(ns, "contenders", False):
+        s.contenders = True
     if ns.project is not None:
         project = Path(ns.project).expanduser().resolve()
         if not project.is_dir():
@@ -385,6 +387,11 @@ def add_probe_parser(sub: Any) -> None:
     p.add_argument("--with-setup", action="store_true",
                    help="rank with each host's measured [probe] setup time added to its job")
     p.add_argument("--yes", action="store_true", help="launch cloud instances without asking")
+    p.add_argument("--contenders", action="store_true",
+                   help="probe only the contenders ([probe] contenders): a few diverse "
+                        "candidates first, the rest predicted from them and probed (or "
+                        "launched) only while their predicted bounds overlap the leader's; "
+                        "needs GPU facts for each host's instance (the catalog, [[catalog]])")
     p.add_argument("--full-on-cheapest", action="store_true",
                    help="methodology 1: first train every batch size to the end on the cheapest "
                         "host to learn N_ep (and accuracy) per batch size, then probe the others")

@@ -44,6 +44,9 @@ class HostGate:
         self.inner: HostPrep | None = None  # the plan's own preparation of the host
         self._settled = asyncio.Event()
         self._failure: str | None = None
+        # a probe has come to the gate: a launch on demand (probe only the contenders) brings
+        # the host up only then, so a candidate the plan predicts is never launched
+        self.demanded = asyncio.Event()
 
     def settle(self, failure: str | None) -> None:
         """Up (None), or why not: the waiting probes go on, or fail with it (the first word
@@ -71,6 +74,7 @@ class HostGate:
         return _Launched(self.host, inner) if inner is not None else None
 
     async def watch(self) -> AsyncIterator[RunnerStatus]:
+        self.demanded.set()
         await self._settled.wait()
         if self._failure is not None:
             yield RunnerStatus("failed", self._failure)

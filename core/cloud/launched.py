@@ -91,6 +91,9 @@ class LaunchedHosts:
         self._keepers: list[asyncio.Task[None]] = []  # what keeps a host alive while it is up
         self._closing: asyncio.Future[None] | None = None
         self.board: Board | None = None
+        # bring a host up only once a probe of it is handed out (the contender plan's rounds:
+        # a candidate it predicts is never launched); False: every host at once
+        self.on_demand = False
 
     # ---- what a provider supplies -----------------------------------------------------------
 
@@ -242,6 +245,8 @@ class LaunchedHosts:
         probes fail."""
         gate = self._gates[lh.host.name]
         try:
+            if self.on_demand:
+                await gate.demanded.wait()
             await self.come_up(lh)
         except asyncio.CancelledError:
             gate.settle("cancelled")

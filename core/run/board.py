@@ -71,6 +71,9 @@ class Board:
         self.version = 0
         self._estimates: EstimateCache = {}  # per probe: re-estimated only when it changed
         self._setups: dict[Path, float | None] = {}  # each host's measured setup, by probe log
+        # instances nobody probed that every ranking of this board predicts (the contender
+        # plan's, core/run/contenders.py), unless the options name their own
+        self.predict: tuple[str, ...] = ()
 
     def add(self, spec: ProbeSpec, log_path: Path | None = None) -> ProbeEntry:
         entry = ProbeEntry(spec, log_path=log_path)
@@ -173,6 +176,8 @@ class Board:
             options = dataclasses.replace(options, epoch_plan=self.epoch_plan)
         if options.statistic != self.statistic:
             options = dataclasses.replace(options, statistic=self.statistic)
+        if self.predict and not options.predict:
+            options = dataclasses.replace(options, predict=self.predict)
         return build_ranking(self.candidates(), self.pricing, options, self._estimates)
 
     def states(self) -> dict[str, ProbeState]:

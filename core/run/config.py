@@ -113,6 +113,9 @@ class ProbeSettings(msgspec.Struct, forbid_unknown_fields=True):
     # 0: never probe again)
     adaptive_budget: Annotated[float, msgspec.Meta(ge=0, le=1e7)] | None = None
     concurrency: PositiveInt = 8
+    # probe only the contenders: a few diverse candidates first, the rest predicted from them
+    # and probed only while their predicted bounds overlap the leader's (core/run/contenders.py)
+    contenders: bool = False
     workload_args: list[str] = msgspec.field(default_factory=list)
     epochs_from: list[str] = msgspec.field(default_factory=list)  # full runs: N_ep per batch
 

@@ -12,7 +12,8 @@ core/cloud, handed in: run may not import cloud). Out, in order:
 - ``make_plan``: one plan of the configured and the launched hosts;
 - ``run``: the Session runs it (the adaptive probe included), behind the launch when there is
   one: launched hosts probe as they come up, and everything launched ends with it (``close``
-  ends it early: the app's quit);
+  ends it early: the app's quit); with ``[probe] contenders`` only the contenders are probed
+  (and launched), the rest predicted (core/run/contenders.py);
 - ``ranking`` from the board, and ``summary``: what to say at the end.
 
 The probe's length is decided here, once (``probe_length``, the agent's rule), as is loading
@@ -196,14 +197,29 @@ class ProbeJob:
         return self.plan
 
     async def run(self) -> None:
-        """Probe the plan; behind the launch, when there is one (raises only when nothing could
-        run: every host of the plan was launched and none came up)."""
+        """Probe the plan - only its contenders with ``[probe] contenders`` - behind the launch,
+        when there is one (raises only when nothing could run: every host of the plan was
+        launched and none came up)."""
         plan = self.make_plan()
+        self._probe_contenders(plan)
         if self.launch is None:
             if plan:
                 await self.session.run(plan)
             return
         await self.session.run_launched(self.launch, plan)
+
+    def _probe_contenders(self, plan: list[PlannedProbe]) -> None:
+        """With ``[probe] contenders`` (not with ``--full``: whole runs are the evidence), the
+        session probes the plan in the contender plan's rounds, and a launched host comes up
+        only when a probe of it is handed out - the candidates it predicts are never launched
+        (core/run/contenders.py)."""
+        if not self.settings.contenders or self.full or not plan:
+            return
+        from .contenders import ContenderPlan
+
+        self.session.contenders = ContenderPlan(plan, self.session.board, self.rank_options())
+        if self.launch is not None:
+            self.launch.on_demand = True
 
     async def close(self) -> None:
         """Everything launched torn down now (the app's quit; ``run`` does it when it ends)."""
@@ -236,6 +252,15 @@ class _Together:
     def __init__(self, launches: list[Launch]) -> None:
         self.launches = launches
         self.log_dir = launches[0].log_dir
+
+    @property
+    def on_demand(self) -> bool:
+        return all(launch.on_demand for launch in self.launches)
+
+    @on_demand.setter
+    def on_demand(self, value: bool) -> None:
+        for launch in self.launches:
+            launch.on_demand = value
 
     def caption(self, key: str) -> str | None:
         return next((c for launch in self.launches if (c := launch.caption(key)) is not None),

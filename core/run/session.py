@@ -30,6 +30,7 @@ from .runners import ReplayRunner, Runner
 
 if TYPE_CHECKING:
     from .adaptive import AdaptiveReport
+    from .contenders import ContenderPlan
     from .prepare import Preparation
 
 
@@ -39,6 +40,7 @@ class Launch(Protocol):
     ``run`` ends or on ``close``."""
 
     log_dir: Path
+    on_demand: bool  # a host comes up only once a probe of it is handed out (contenders)
 
     def caption(self, key: str) -> str | None: ...
 
@@ -83,6 +85,8 @@ class Session:
     memory_from: list[str] = field(default_factory=list)  # logs the setup's memory forecast reads
     _live: dict[str, Runner] = field(default_factory=dict, init=False)
     adaptive: AdaptiveReport | None = field(default=None, init=False)  # after a live plan
+    # probe only the contenders ([probe] contenders): the plan's probes handed out in rounds
+    contenders: ContenderPlan | None = field(default=None, init=False)
     _plans: list[list[PlannedProbe]] = field(default_factory=list, init=False)  # every plan run
 
     @classmethod
@@ -134,8 +138,7 @@ class Session:
                 p.spec.full = True
         self._plans.append(plan)
         try:
-            await run_plan(self.board, plan, concurrency=concurrency, timeout=timeout,
-                           factory=factory, finish=False)
+            await self._probe(plan, concurrency, timeout, factory)
             if plan and not any(p.spec.full for p in plan):
                 from ..model.rank.ranking import RankOptions
                 from .adaptive import settle
@@ -146,6 +149,20 @@ class Session:
                     factory=factory)
         finally:  # the hosts' project copies: once the adaptive probe is over too
             await finish_preparations(plan)
+
+    async def _probe(self, plan: list[PlannedProbe], concurrency: int, timeout: float,
+                     factory: RunnerFactory) -> None:
+        """Every probe of the plan; with a contender plan for it, only the rounds it hands
+        out (the rest are predicted)."""
+        rounds = self.contenders if self.contenders is not None \
+            and self.contenders.plan is plan else None
+        if rounds is None:
+            await run_plan(self.board, plan, concurrency=concurrency, timeout=timeout,
+                           factory=factory, finish=False)
+            return
+        while chosen := rounds.next_round():
+            await run_plan(self.board, chosen, concurrency=concurrency, timeout=timeout,
+                           factory=factory, finish=False)
 
     def _begin_plan(self, plan: list[PlannedProbe]) -> RunnerFactory:
         """A plan's log directory, and the factory that makes its runners and keeps them (to
@@ -185,13 +202,15 @@ class Session:
 
     def summary(self, failures: bool = True) -> list[str]:
         """How the live plans went, one line per thing worth saying: the hosts' preparations
-        (project copies, setup), the probes that failed and why (``failures``), what the
-        adaptive probe did."""
+        (project copies, setup), the probes the contender plan saved, the probes that failed
+        and why (``failures``), what the adaptive probe did."""
         # a launched host's gate (core/cloud/gate.py) wraps its own preparation; a launch that
         # failed is said by its probes' failures
         preps = [getattr(prep, "inner", prep) for plan in self._plans for prep in host_preps(plan)]
         lines = [f"prepared {prep.summary()}" for prep in preps if prep is not None
                  and (prep.shipped is not None or prep.setup_s is not None or prep.error)]
+        if self.contenders is not None:
+            lines += self.contenders.report.describe()
         if failures:
             lines += self.failures()
         if self.adaptive is not None and (self.adaptive.reprobed or not self.adaptive.settled):

@@ -82,11 +82,15 @@ def predicted_rows(group: Sequence[RankedRow], names: Sequence[str],
                    price_of: PriceOf) -> tuple[list[RankedRow], list[str]]:
     """A predicted row per name (and batch size) the group did not probe; problems in words."""
     obs = observed_rows(group, states, catalog)
-    probed = {r.instance for r in group}
+    probed = {(r.instance, r.batch_size) for r in group}
+    batches = _batches(obs) if obs else {}
     rows: list[RankedRow] = []
     problems: list[str] = []
     for name in names:
-        if name in probed:
+        # a sweep's instance probed at some batch sizes is predicted at the others
+        wanted = {b: o for b, o in batches.items() if (name, b) not in probed
+                  and not (b is None and any(i == name for i, _ in probed))}
+        if any(i == name for i, _ in probed) and not wanted:
             continue
         target = hardware_of_instance(catalog, name)
         if target is None:
@@ -97,7 +101,7 @@ def predicted_rows(group: Sequence[RankedRow], names: Sequence[str],
             problems.append(f"--predict {name}: no probed row of {group[0].workload!r} names "
                             "its GPUs, nothing to predict from")
             continue
-        for batch, observed in _batches(obs).items():
+        for batch, observed in wanted.items():
             pred = predict(target, observed)
             if pred is not None:
                 template = next(r for r, o in obs if batch is None or r.batch_size == batch)
