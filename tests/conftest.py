@@ -138,6 +138,18 @@ def layer_of(item: pytest.Item) -> str | None:
     return next((layer for layer in LAYERS if f"/tests/{layer}/" in str(item.path)), None)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m unit`` alone does not import the other layers' folders at all: their modules import
+    boto3, moto, SkyPilot and Textual, seconds of the fast layer's time. (So the unit layer is
+    tests/unit: a test elsewhere cannot name itself unit.)"""
+    if (config.getoption("markexpr", "") or "").strip() != "unit":
+        return None
+    tests = ROOT / "tests"
+    if collection_path.parent == tests and collection_path.is_dir() and collection_path.name != "unit":
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Each test gets one layer's marker: -m unit is the fast layer."""
     for item in items:
