@@ -49,6 +49,7 @@ class Phases:
         self.phase_stopped = False  # the probe ended the current phase's loop
         self.any_stopped = False  # ... some phase's
         self.left_at: float | None = None  # when the stopped loop last gave the program nothing
+        self.done_phase: int | None = None  # the phase whose `done` was written at its stop
         self._exit_registered = False
 
     def log(self, level: str, msg: str, code: str = "") -> None:
@@ -132,5 +133,18 @@ class Phases:
         its end: its last step), the rest is post-training work, timed by the agent's `end`."""
         if self.trained or self.emitter.ended or not self.any_stopped:
             return
+        if self.done_phase == self.phase:  # its `done` is out already (fit()'s teardown)
+            self.trained = True
+            self.finish_quietly()
+            return
         at = self.left_at if self.phase_stopped else self.emitter.last_timed
         self.mark_done("probe-done", self.policy.reason or "the probe stopped", at=at)
+
+    def phase_done(self, reason: str) -> None:
+        """fit() left its loop on the probe's stop: a timed `done` now (its dt is the fit's
+        teardown, as for a program of one fit()), though a later phase may follow."""
+        self.done_phase = self.phase
+        self.emitter.timed("done", status="probe-done", reason=reason[:2000])
+
+    def finish_quietly(self) -> None:
+        raise NotImplementedError  # the session's

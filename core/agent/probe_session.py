@@ -145,7 +145,7 @@ class ProbeSession(Phases):
             self._maybe_hint(ev["dt"])
         if self.stop_requested:
             return True
-        if self.external == "stop":
+        if self.external == "stop" and not self.any_stopped:  # (the lead's own `done`, echoed)
             self.stop_requested = True
             self.policy.reason = self.policy.reason or "stopped with the process that decides"
             return True
@@ -277,6 +277,15 @@ class ProbeSession(Phases):
         if reason:
             fields["reason"] = reason[:2000]
         self.emitter.timed("done", at=at, **fields)
+
+    def finish_quietly(self) -> None:
+        """Training is over and its `done` is out already: the sampler stops, the peaks said."""
+        if self.sampler is not None:
+            self.sampler.stop()
+        if self.started and not self.memory_said:
+            from .memory import say_peaks
+
+            say_peaks(self.emitter)
 
     def finish(self, status: str, reason: str = "") -> None:
         if self.under_agent:  # the agent has the last word, after the program's exit

@@ -22,8 +22,9 @@ class PhaseTiming:
     index: int  # from 2
     loop: str  # where its loop is written
     steps_per_epoch: int
-    start_s: float | None = None  # its first step's dt: the last loop's teardown, its own
-    # setup and first step
+    teardown_s: float = 0.0  # the last loop's teardown where a `done` timed it (fit())
+    start_s: float | None = None  # its first step's dt (+ that teardown): the last loop's end,
+    # this phase's setup and first step
     steady: StepSeries = field(default_factory=StepSeries)
     boundary_steps: list[float] = field(default_factory=list)  # first step of each later epoch
     steps: int = 0
@@ -56,7 +57,8 @@ class PhaseTiming:
         self.steps += 1
         self.seconds += dt
         if self.start_s is None:
-            self.start_s = dt
+            self.start_s = dt + self.teardown_s
+            self.seconds += self.teardown_s
         elif epoch != self._epoch:
             self.boundary_steps.append(dt)
         else:

@@ -158,8 +158,10 @@ class ProbeState:
                 self.codes.add(ev.code)
             if ev.code == "phase" and not self.phases:
                 self.first_phase_stopped = True
-        elif isinstance(ev, Phase):
-            self.phases.append(PhaseTiming(ev.index, ev.loop, ev.steps_per_epoch))
+        elif isinstance(ev, Phase):  # the last loop's teardown (fit()'s `done`) starts it
+            self.phases.append(PhaseTiming(ev.index, ev.loop, ev.steps_per_epoch,
+                                           teardown_s=self._done_pending))
+            self._done_pending = 0.0
         self.last_t = ev.t
 
     def _fold_phase(self, ev: Event) -> bool:
@@ -173,6 +175,7 @@ class ProbeState:
         """A step event, from its values (the hot path: no record needed)."""
         self.last_t = t
         if self.phases:  # a later phase's step
+            self._done_pending = 0.0
             self.phases[-1].add_step(dt, e)
             self.elapsed += dt
             self.last_step_dt = dt

@@ -14,7 +14,7 @@ from probecast.core.model.estimate.phases import estimate_phase, with_phases
 from probecast.core.model.estimate.bounds import Calibration
 from probecast.core.model.estimate.runtime import estimate_runtime, whole_process
 from probecast.core.model.estimate.training import Estimate, training_estimate
-from probecast.core.model.events import EventReader, Log, Phase, Plan, Step, Val, read_log
+from probecast.core.model.events import Done, EventReader, Log, Phase, Plan, Step, Val, read_log
 from probecast.core.model.state import ProbeState, fold_all, fold_lines
 
 pytestmark = pytest.mark.unit
@@ -62,7 +62,10 @@ def test_a_later_phase_is_folded_apart_from_the_first(name: str) -> None:
     assert len(state.phases) == 1
     phase = state.phases[0]
     assert phase.index == 2 and phase.steps == len(later)
-    assert phase.start_s == later[0].dt  # its start-up: the gap and its first step
+    # its start-up: the last loop's teardown (fit()'s `done`), the gap and its first step
+    done = [ev.dt for ev in events[:at] if isinstance(ev, Done) and ev.t > first[-1].t]
+    assert phase.start_s == pytest.approx(later[0].dt + sum(done))
+    assert bool(done) == name.startswith("keras_fit")
     assert phase.stopped and state.first_phase_stopped
     assert phase.vals == [ev.dt for ev in events[at:] if isinstance(ev, Val)]
     # the later phase's plan is its own; the first phase's stays as the program said it

@@ -220,6 +220,7 @@ class KerasFitAdapter:
                 raise SystemExit(0) from None
             if session.phases_enabled:  # the program goes on: maybe to another fit (a phase)
                 session.end_phase()
+                session.phase_done(str(stop))  # its dt: the fit's teardown
             else:
                 session.mark_done("probe-done", str(stop))  # its dt: the fit's teardown
             time_validation(model, session, info, self.val_batches)
