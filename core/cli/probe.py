@@ -228,8 +228,11 @@ def _probe_and_rank(job: ProbeJob, ns: argparse.Namespace, epochs: int | None, o
     where = (f"{config.path}" if config is not None and config.path else "the command line"
              if getattr(ns, "command", None) or getattr(ns, "host", None) else
              "this machine (no config)")
-    out.write(f"probing {len(plan)} probe(s) on {len({p.host.name for p in plan})} host(s) from "
-              f"{where}; logs: {log_dir}/\n")
+    only = (" (only the contenders: the rest predicted)" if job.settings.contenders
+            and not job.full else "")
+    out.write(f"probing {'up to ' if only else ''}{len(plan)} probe(s) on "
+              f"{len({p.host.name for p in plan})} host(s) from {where}{only}; "
+              f"logs: {log_dir}/\n")
     interrupted = False
     try:
         run_interruptible(_with_progress(session, job.run(), out))
