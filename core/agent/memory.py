@@ -312,7 +312,7 @@ def killed_by_memory(code: int | None, before: dict[str, int], after: dict[str, 
     some runtimes crash on that instead of raising)."""
     sig = -code if code is not None and code < 0 else (code - 128 if code and code > 128 else 0)
     if sig not in FATAL_SIGNALS:
-        return None
+        return _failed_at_address_limit(code, watch)
     name = signal.Signals(sig).name
     from .limits import counter_name
 
@@ -329,3 +329,17 @@ def killed_by_memory(code: int | None, before: dict[str, int], after: dict[str, 
             return (f"killed by {name} at {peak:.0f} MB of its {limit:.0f} MB {where} "
                     f"({'virtual memory' if kind == ADDRESS_SPACE else 'RSS'})")
     return None
+
+
+def _failed_at_address_limit(code: int | None, watch: GroupWatch) -> str | None:
+    """A program that exited with an error after its virtual memory reached an address-space
+    limit: allocations fail there, and some libraries say so in words no list can hold (oneDNN:
+    "could not create a primitive"), then exit 1. The peak at the limit is the evidence."""
+    if not code or code < 0:
+        return None
+    limit, kind, where = host_limit()
+    peak = watch.vm_peak_mb
+    if not limit or kind != ADDRESS_SPACE or not peak or peak < NEAR_LIMIT * limit:
+        return None
+    return (f"exited with status {code} at {peak:.0f} MB of its {limit:.0f} MB {where} "
+            "(virtual memory): an allocation failed at the limit")

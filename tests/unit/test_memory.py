@@ -82,6 +82,19 @@ def test_a_death_by_signal_is_memory_only_where_the_kernel_or_a_limit_shows_it(
     assert killed_by_memory(-int(signal.SIGTERM), {}, {}, watch) is None  # a stop
 
 
+def test_an_error_exit_at_an_address_space_limit_is_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """oneDNN pinned to one core failed to allocate under RLIMIT_AS, said "could not create a
+    primitive" and exited 1 at 2899.8 of 2900 MB: no words to match, the peak says it."""
+    watch = GroupWatch()
+    monkeypatch.setattr(agent_memory, "host_limit", lambda: (2900.0, "address-space", "RLIMIT_AS"))
+    watch.vm_peak_mb = 2899.8
+    said = killed_by_memory(1, {}, {}, watch)
+    assert said is not None and "2900 MB of its 2900 MB" in said and "status 1" in said
+    assert killed_by_memory(0, {}, {}, watch) is None  # it ended well
+    watch.vm_peak_mb = 900.0
+    assert killed_by_memory(1, {}, {}, watch) is None  # far from the limit: another failure
+
+
 def test_the_group_watch_reads_this_process() -> None:
     import os
 
