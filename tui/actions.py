@@ -79,6 +79,10 @@ ACTIONS: tuple[KeyAction, ...] = (
     KeyAction("find-batch", "f", "toggle_find", "Find batch",
               "setup: find the largest batch size that fits on each picked host (probe, "
               "forecast memory, confirm) instead of probing the chosen batch sizes", "setup"),
+    KeyAction("contenders", "c", "toggle_contenders", "Contenders",
+              "setup: probe only the contenders ([probe] contenders): a few diverse candidates "
+              "first, the rest predicted from them and probed (or launched) only while their "
+              "predicted bounds overlap the leader's", "setup", footer=False),
     KeyAction("replay-hint", "r", "replay_hint", "Replay samples",
               "setup: how to replay the sample logs", "setup"),
     KeyAction("palette", "ctrl+p", "command_palette", "Palette",

@@ -51,6 +51,8 @@ class SetupScreen(StartFromSetup, Screen[None]):
         self.selected_launch: list[str] = []  # instance types to launch, in the order picked
         self.selected_sky: list[str] = []  # SkyPilot candidates to launch, in the order picked
         self.find_batch = False  # f: search each picked host for its largest batch size
+        # c: probe only the contenders, predict the rest (core/run/contenders.py)
+        self.contenders = bool(session.config and session.config.probe.contenders)
         self.memory = SetupMemory(session, session.board.pricing.catalog)
         self.summary_due = Debounce(self, SUMMARY_DEBOUNCE, lambda: self.update_summary())
 
@@ -291,6 +293,7 @@ class SetupScreen(StartFromSetup, Screen[None]):
         s.epochs = int(epochs) if epochs else None
         job_steps = self.query_one("#job-steps", Input).value.strip()
         s.steps = int(job_steps) if job_steps else None
+        s.contenders = self.contenders
         return s
 
     def plan(self) -> list[Any]:
@@ -320,6 +323,8 @@ class SetupScreen(StartFromSetup, Screen[None]):
         text.append(f" (≤{s.timeout / 60:g} min each)", "dim")
         if self.find_batch:
             text.append(" · f: find the largest batch size that fits", "bold")
+        elif self.contenders:
+            text.append(" · c: only the contenders, the rest predicted", "bold")
         if self.selected_launch and self.provider is not None:  # its worst case, as confirmed
             q = self.provider.quote(self.selected_launch)
             text.append(f" · launch ≤ ${q.worst_usd:.2f} of ${q.max_spend:.2f}",
@@ -345,6 +350,14 @@ class SetupScreen(StartFromSetup, Screen[None]):
         self.notify("Start (s) searches each picked host for the largest batch size that fits, "
                     "from the smallest chosen one" if self.find_batch else
                     "Start (s) probes the chosen batch sizes", timeout=6)
+        self.update_summary()
+
+    def action_toggle_contenders(self) -> None:
+        self.contenders = not self.contenders
+        self.notify("Start (s) probes a few diverse candidates first and predicts the rest from "
+                    "their GPU facts; a candidate is probed (or launched) only while its "
+                    "predicted bounds overlap the leader's" if self.contenders else
+                    "Start (s) probes every picked candidate", timeout=6)
         self.update_summary()
 
     def action_replay_hint(self) -> None:

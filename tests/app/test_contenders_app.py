@@ -1,0 +1,108 @@
+"""`c` on the setup screen: probe only the contenders in the app. Four configured hosts labelled
+as `[[catalog]]` instances of different GPUs; the probes are the stand-in at the Session's
+factory seam (their step times follow the GPU label, so the plan's predictions hold); the
+e2e test (tests/e2e/test_contenders.py) runs real probes headless."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from probecast.core.run.config import Host
+from probecast.core.run.runners import ProbeSpec, RunnerStatus
+
+# instance: (GPU as nvidia-smi writes it, GPUs, step seconds)
+LABELS = {
+    "lab-h100x8": ("NVIDIA H100 80GB HBM3", 8, 0.002),
+    "lab-a100": ("NVIDIA A100-SXM4-40GB", 1, 0.012),
+    "lab-v100": ("Tesla V100-SXM2-16GB", 1, 0.03),
+    "lab-t4": ("Tesla T4", 1, 0.06),
+    "lab-k80": ("Tesla K80", 1, 0.3),
+}
+
+
+class Labelled:
+    """A probe whose step time is its instance's label's."""
+
+    def __init__(self, spec: ProbeSpec) -> None:
+        self.spec = spec
+
+    async def stream(self) -> AsyncIterator[Any]:
+        from probecast.core.model.events import End, Init, Start, Step
+
+        s = self.spec
+        step = LABELS[s.instance][2]
+        yield RunnerStatus("running")
+        yield Start(0.0, probe=s.key, instance=s.instance, batch_size=s.batch_size,
+                    workload="w", steps_per_epoch=2000, epochs=2)
+        t = 1.0
+        yield Init(t, 1.0)
+        for i in range(30):
+            dt = step * (1 + 0.01 * (i % 3))
+            t += dt
+            yield Step(t, dt, 0, i)
+        yield End(t + 0.1, 0.1, "probe-done")
+        yield RunnerStatus("done")
+
+    async def cancel(self) -> None:
+        pass
+
+
+def config_text() -> str:
+    lines = ['[probe]', 'command = "python3 train.py"', 'batch_sizes = [64]',
+             'adaptive_budget = 0', '']
+    for name, (gpu, count, _) in LABELS.items():
+        lines += ['[[hosts]]', f'name = "{name}"', 'kind = "local"', f'instance = "{name}"', '',
+                  '[[catalog]]', f'name = "{name}"', f'gpu = "{gpu}"', f'gpus = {count}', '']
+    return "\n".join(lines)
+
+
+def test_c_probes_only_the_contenders_and_ranks_the_rest_predicted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from probecast.core.run import session as session_mod
+    from probecast.tui.main import make_live_app
+
+    ran: list[str] = []
+
+    def factory(hosts: list[Host]):  # type: ignore[no-untyped-def]
+        def make(host: Host, spec: ProbeSpec, path: Path) -> Labelled:
+            ran.append(spec.key)
+            return Labelled(spec)
+
+        return make
+
+    monkeypatch.setattr(session_mod, "runner_factory", factory)
+    monkeypatch.chdir(tmp_path)
+    cfg = tmp_path / "probecast.toml"
+    cfg.write_text(config_text())
+    app = make_live_app(str(cfg))
+
+    async def in_the_app() -> tuple[list[Any], list[str], str]:
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in LABELS:  # every configured host, one per row
+                await pilot.press("space", "down")
+            await pilot.press("c")
+            await pilot.pause()
+            summary = str(app.screen.query_one("#summary").render())
+            await pilot.press("s")
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            assert app.job is not None
+            app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
+            await pilot.pause()
+            shown = list(app.screen._rows.values())  # type: ignore[attr-defined]
+            return shown, app.job.summary(), summary
+
+    shown, said, summary = asyncio.run(in_the_app())
+    assert "only the contenders" in summary
+    assert 0 < len(ran) < len(LABELS)  # fewer probes than candidates
+    assert {r.instance for r in shown} == set(LABELS)  # every candidate in the ranking
+    predicted = [r for r in shown if r.predicted]
+    assert {r.instance for r in predicted} == set(LABELS) - {k.removesuffix("-b64") for k in ran}
+    assert all(r.mark == "~" for r in predicted)
+    assert shown[0].instance == "lab-h100x8"
+    assert any(f"{len(LABELS) - len(ran)} probe(s) saved" in line for line in said), said
