@@ -1,0 +1,115 @@
+"""Probe only the contenders behind a launch: the probe job's launched hosts come up only when
+the contender plan hands out a probe of them, so a candidate it predicts is never launched.
+
+The launch is the launched hosts' own flow (core/cloud/launched.py) with the provider's part -
+bringing one machine up, tearing all down - recorded instead of calling a cloud (moto's EC2
+cannot run a probe); the probes are a stand-in at the Session's factory seam whose step time
+follows the instance's GPUs."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from probecast.core.cloud.launched import LaunchedHost, LaunchedHosts
+from probecast.core.model.pricing import Catalog
+from probecast.core.model.rank.ranking import Pricing
+from probecast.core.run.board import Board
+from probecast.core.run.config import Host, ProbeSettings
+from probecast.core.run.job import ProbeJob
+from probecast.core.run.runners import ProbeSpec, RunnerStatus
+from probecast.core.run.session import Session
+
+# embedded-catalog instances and a step time that falls with their GPUs' compute
+STEP_S = {"p5.48xlarge": 0.002, "p4d.24xlarge": 0.003, "p3.2xlarge": 0.03,
+          "g5.xlarge": 0.05, "g4dn.xlarge": 0.06, "p2.xlarge": 0.3}
+
+
+class Labelled:
+    def __init__(self, spec: ProbeSpec) -> None:
+        self.spec = spec
+
+    async def stream(self) -> AsyncIterator[Any]:
+        from probecast.core.model.events import End, Init, Start, Step
+
+        s = self.spec
+        yield RunnerStatus("running")
+        yield Start(0.0, probe=s.key, instance=s.instance, batch_size=s.batch_size,
+                    workload="w", steps_per_epoch=2000, epochs=2)
+        t = 1.0
+        yield Init(t, 1.0)
+        for i in range(30):
+            dt = STEP_S[s.instance] * (1 + 0.01 * (i % 3))
+            t += dt
+            yield Step(t, dt, 0, i)
+        yield End(t + 0.1, 0.1, "probe-done")
+        yield RunnerStatus("done")
+
+    async def cancel(self) -> None:
+        pass
+
+
+class RecordedLaunch(LaunchedHosts):
+    """The launched hosts' flow; bringing a machine up is recorded, not done."""
+
+    def __init__(self, names: list[str], log_dir: Path) -> None:
+        super().__init__(log_dir, [LaunchedHost(Host(name=f"aws-{n}", instance=n, kind="local"),
+                                                None) for n in names])
+        self.came_up: list[str] = []
+        self.torn_down = False
+
+    async def come_up(self, lh: LaunchedHost) -> None:
+        self.came_up.append(lh.host.instance)
+
+    async def tear_down(self) -> None:
+        self.torn_down = True
+
+
+class RecordedProvider:
+    kind = "aws"
+
+    def __init__(self) -> None:
+        self.launches: list[RecordedLaunch] = []
+
+    def quote(self, names: list[str]) -> Any:
+        raise AssertionError("not asked here")
+
+    def launch(self, names: list[str], log_dir: Path, taken: set[str] | None = None
+               ) -> RecordedLaunch:
+        self.launches.append(RecordedLaunch(names, log_dir))
+        return self.launches[-1]
+
+
+def run_job(tmp_path: Path, contenders: bool) -> tuple[RecordedLaunch, ProbeJob]:
+    settings = ProbeSettings(command="python3 train.py", batch_sizes=[64], adaptive_budget=0,
+                             contenders=contenders)
+    session = Session(Board(Pricing(Catalog.embedded())), settings=settings,
+                      factory=lambda host, spec, path: Labelled(spec))  # type: ignore[arg-type,return-value]
+    provider = RecordedProvider()
+    job = ProbeJob(session, [], tmp_path, [(provider, list(STEP_S))])  # type: ignore[list-item]
+    asyncio.run(asyncio.wait_for(job.run(), 60))
+    return provider.launches[0], job
+
+
+def test_only_the_contenders_are_launched(tmp_path: Path) -> None:
+    launch, job = run_job(tmp_path, contenders=True)
+    assert launch.torn_down
+    assert 0 < len(launch.came_up) < len(STEP_S)  # the predicted ones never came up
+    assert {"p5.48xlarge", "p2.xlarge"} <= set(launch.came_up)  # most and least compute
+    rows = job.ranking().rows
+    assert {r.instance for r in rows} == set(STEP_S)  # every candidate ranked
+    assert {r.instance for r in rows if r.predicted} == set(STEP_S) - set(launch.came_up)
+    entries = job.session.board.entries.values()
+    # the probes never handed out end as predicted on the board, not pending
+    assert all(not e.active for e in entries)
+    assert {e.instance for e in entries if e.status == "done"} == set(launch.came_up)
+    saved = len(STEP_S) - len(launch.came_up)
+    assert any(f"{saved} probe(s) saved" in line for line in job.summary())
+
+
+def test_without_contenders_every_host_is_launched(tmp_path: Path) -> None:
+    launch, job = run_job(tmp_path, contenders=False)
+    assert sorted(launch.came_up) == sorted(STEP_S)
+    assert not any(r.predicted for r in job.ranking().rows)
