@@ -87,6 +87,10 @@ class Launcher:
         self.others_trained: set[int] = set()
         self.cancel_reason: str | None = None
         self.post_cut = False
+        # A program that trains in phases: the probe ended a loop (its `phase` log) and no new
+        # phase began since - the monotonic time, for the post-training budget, whose `done`
+        # comes only at the exit (core/agent/phases.py)
+        self.loop_ended_at: float | None = None
         self.output_tail: deque[str] = deque(maxlen=40)
         # hook failures (any process, often before anything trained): said once each, after start
         self.hook_failures: set[str] = set()
@@ -130,6 +134,10 @@ class Launcher:
             if ev == "done":
                 self.done = obj
                 self._wake.set()
+            if ev == "log" and obj.get("code") == "phase":
+                self.loop_ended_at = time.monotonic()
+            elif ev == "phase":
+                self.loop_ended_at = None  # training went on: a later phase
             self.emitter.write_line(line)
             if ev == "start":
                 self._flush_pending()
@@ -218,7 +226,8 @@ class Launcher:
                 return None
             if self.done is not None and done_at is None:
                 done_at = now
-            if done_at is not None and now - done_at > self.opts.post_budget:
+            ended = done_at if done_at is not None else self.loop_ended_at
+            if ended is not None and now - ended > self.opts.post_budget:
                 self.post_cut = True
                 self._stop("post-training budget")
                 return None
@@ -354,6 +363,12 @@ class Launcher:
             return 0
         if self.lead_started:
             self._say_memory()
+        if done is None and self.lead_started and self.post_cut and self.loop_ended_at:
+            # cut in its post-training work after the probe ended its last loop: training was
+            # over then (the hook's `done` would have come at the exit)
+            self.emitter.timed("done", at=self.loop_ended_at, status="probe-done",
+                               reason="the probe ended the training loop")
+            done = {"status": "probe-done", "reason": "the probe ended the training loop"}
         if done is None and self.lead_started:  # trained, never said when training ended
             if code == 0:
                 self.emitter.end("complete", "training ran to the program's exit",

@@ -142,3 +142,27 @@ def test_loops_the_probe_can_only_unwind_say_the_estimate_covers_the_first(
     assert any("covers phase 1 of at least 2" in note for note in row["notes"])
     assert row["uncertainty"]["unseen_high"] > 0
     assert row["runtime_high_s"] - row["runtime_s"] >= row["uncertainty"]["unseen_high"]
+
+
+@pytest.mark.torch
+def test_post_training_work_past_the_budget_is_cut_after_the_last_loop(tmp_path: Path) -> None:
+    """The hook's `done` comes at the exit now (a later phase may follow a stopped loop), so the
+    launcher counts the post-training budget from the probe's end of the last loop."""
+    pytest.importorskip("torch")
+    script = tmp_path / "slow_after.py"
+    script.write_text((SCRIPTS / "torch_pretrain_finetune.py").read_text().replace(
+        'print("post-training work done", flush=True)',
+        'time.sleep(120)  # an evaluation far longer than the budget\n'
+        'print("post-training work done", flush=True)'))
+    log = tmp_path / "probe.jsonl"
+    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--post-budget", "3",
+                        "--out", str(log), "--", PY, str(script)],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=110)
+    assert r.returncode == 0, r.stderr[-3000:]
+    events, _ = read_log(log)
+    assert any(isinstance(ev, Phase) for ev in events)  # both loops probed first
+    done = [ev for ev in events if type(ev).__name__ == "Done"]
+    end = events[-1]
+    assert len(done) == 1 and isinstance(end, End) and end.status == "probe-done"
+    assert "post-training work stopped after 3s" in end.reason
+    assert end.dt >= 3  # the post-training work: at least the budget
