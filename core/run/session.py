@@ -4,7 +4,8 @@ The app and ``probe --headless`` receive a Session; they never build runners or 
 other. A session is either ``live`` (probes started from a plan, or given runners) or ``replay``
 (saved logs played back through the same board), and says so in ``mode``.
 
-A live plan is driven here once, for every caller and every kind of host: ``run`` probes the plan,
+A live plan is driven here once, for every caller and every kind of host: ``run`` probes the plan
+(or, with a ``ContenderPlan`` for it, only the rounds that plan hands out: contenders.py),
 probes the undecided contenders again (the adaptive probe) and releases the hosts' project copies;
 ``run_launched`` does the same behind a launch (AWS instances, SkyPilot clusters), whose hosts come
 up while the configured ones already probe; ``summary`` says how it went, in the same words for

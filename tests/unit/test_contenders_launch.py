@@ -41,7 +41,7 @@ class Labelled:
         t = 1.0
         yield Init(t, 1.0)
         for i in range(30):
-            dt = STEP_S[s.instance] * (1 + 0.01 * (i % 3))
+            dt = STEP_S[s.instance] * s.batch_size / 64 * (1 + 0.01 * (i % 3))
             t += dt
             yield Step(t, dt, 0, i)
         yield End(t + 0.1, 0.1, "probe-done")
@@ -82,9 +82,10 @@ class RecordedProvider:
         return self.launches[-1]
 
 
-def run_job(tmp_path: Path, contenders: bool) -> tuple[RecordedLaunch, ProbeJob]:
-    settings = ProbeSettings(command="python3 train.py", batch_sizes=[64], adaptive_budget=0,
-                             contenders=contenders)
+def run_job(tmp_path: Path, contenders: bool, batch_sizes: tuple[int, ...] = (64,)
+            ) -> tuple[RecordedLaunch, ProbeJob]:
+    settings = ProbeSettings(command="python3 train.py", batch_sizes=list(batch_sizes),
+                             adaptive_budget=0, contenders=contenders)
     session = Session(Board(Pricing(Catalog.embedded())), settings=settings,
                       factory=lambda host, spec, path: Labelled(spec))  # type: ignore[arg-type,return-value]
     provider = RecordedProvider()
@@ -113,3 +114,17 @@ def test_without_contenders_every_host_is_launched(tmp_path: Path) -> None:
     launch, job = run_job(tmp_path, contenders=False)
     assert sorted(launch.came_up) == sorted(STEP_S)
     assert not any(r.predicted for r in job.ranking().rows)
+
+
+def test_a_sweep_is_planned_per_batch_size_and_every_pair_ranked(tmp_path: Path) -> None:
+    """Each batch size is its own job: its own first round, its own predictions; every
+    (instance, batch size) is in the ranking, probed or predicted at that batch size."""
+    launch, job = run_job(tmp_path, contenders=True, batch_sizes=(64, 128))
+    rows = job.ranking().rows
+    assert sorted((r.instance, r.batch_size) for r in rows) == sorted(
+        (n, b) for n in STEP_S for b in (64, 128))
+    done = {(e.instance, e.batch_size) for e in job.session.board.entries.values()
+            if e.status == "done"}
+    assert {(r.instance, r.batch_size) for r in rows if not r.predicted} == done
+    assert 0 < len(done) < 2 * len(STEP_S)
+    assert set(launch.came_up) == {n for n, _ in done}
