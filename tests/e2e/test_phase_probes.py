@@ -166,3 +166,20 @@ def test_post_training_work_past_the_budget_is_cut_after_the_last_loop(tmp_path:
     assert len(done) == 1 and isinstance(end, End) and end.status == "probe-done"
     assert "post-training work stopped after 3s" in end.reason
     assert end.dt >= 3  # the post-training work: at least the budget
+
+
+@pytest.mark.tensorflow
+def test_a_loop_that_draws_with_next_is_unwound_not_crashed(tmp_path: Path) -> None:
+    pytest.importorskip("tensorflow")
+    log = tmp_path / "probe.jsonl"
+    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--out", str(log),
+                        "--output", str(tmp_path / "out.txt"), "--", PY,
+                        str(SCRIPTS / "keras_next_loop.py")],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    events, _ = read_log(log)
+    end = events[-1]
+    assert isinstance(end, End) and end.status == "probe-done" and end.exit_code == 0
+    assert "no-post" in {ev.code for ev in events if isinstance(ev, Log)}
+    output = (tmp_path / "out.txt").read_text()
+    assert "StopIteration" not in output and "never printed" not in output

@@ -239,6 +239,8 @@ class KerasLoopsAdapter:
                 if hook.stopped and getattr(it, "_probecast_generation", hook.generation) \
                         < hook.generation:
                     hook.session.loop_left()
+                    if not _in_a_for_loop(sys._getframe(1)):  # next(it): no end it expects
+                        raise ProbeStop(hook.session.policy.reason or "the probe stopped")
                     raise StopIteration  # the loop the probe ended runs out
                 hook.checkpoint()
             return original_next(it)
