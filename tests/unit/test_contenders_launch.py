@@ -86,8 +86,10 @@ def run_job(tmp_path: Path, contenders: bool, batch_sizes: tuple[int, ...] = (64
             ) -> tuple[RecordedLaunch, ProbeJob]:
     settings = ProbeSettings(command="python3 train.py", batch_sizes=list(batch_sizes),
                              adaptive_budget=0, contenders=contenders)
-    session = Session(Board(Pricing(Catalog.embedded())), settings=settings,
-                      factory=lambda host, spec, path: Labelled(spec))  # type: ignore[arg-type,return-value]
+    def factory(host: Host, spec: ProbeSpec, path: Path) -> Any:
+        return Labelled(spec)
+
+    session = Session(Board(Pricing(Catalog.embedded())), settings=settings, factory=factory)
     provider = RecordedProvider()
     job = ProbeJob(session, [], tmp_path, [(provider, list(STEP_S))])  # type: ignore[list-item]
     asyncio.run(asyncio.wait_for(job.run(), 60))
