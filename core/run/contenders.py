@@ -119,4 +119,7 @@ class ContenderPlan:
                       if (hw := self.hardware[k]) is not None
                       and (k in probed or k not in self.started)]
         step = next_step(candidates, probed)
+        if step.done:  # decided; a candidate nothing could predict is probed, not lost
+            return [by_key[c.name] for c in candidates
+                    if c.name not in self.started and c.name not in step.predicted]
         return [by_key[k] for k in step.probe_next if k not in self.started]
