@@ -29,7 +29,7 @@ TERM_LABELS = (("t_init", "T_init"), ("t_it1", "T_it1"), ("t_it", "T_it"), ("t_v
                ("t_val", "T_val"), ("t_ep", "T_ep (boundary)"), ("t_ep1", "T(Ep1)"),
                ("t_ep2", "T(Ep2)"), ("t_fit_end", "T_end (fit returns)"),
                ("t_post", "T_post (after training)"), ("t_per", "T_per (every K)"),
-               ("n_it", "N_it"), ("n_ep", "N_ep"))
+               ("phases", "phases"), ("n_it", "N_it"), ("n_ep", "N_ep"))
 
 
 def _term(t: Mapping[str, Any], key: str, row: RankedRow) -> str | None:
@@ -42,6 +42,10 @@ def _term(t: Mapping[str, Any], key: str, row: RankedRow) -> str | None:
         return str(v)
     if key == "t_it":
         return f"{v * 1000:.2f} ms [{t['t_it_low'] * 1000:.2f}–{t['t_it_high'] * 1000:.2f}]"
+    if key == "phases":  # a program that trains in phases: what each adds (the first: with
+        # its start-up and post-training work)
+        shares = [f"{float(x):.1f} s" for x in str(t.get("phase_s") or "").split(",") if x]
+        return f"{v}: " + " + ".join(shares) if v > 1 else None
     if key == "t_per":
         return f"{v:.3f} s × {t.get('n_per') or 0} (K={t.get('every')})"
     if key == "t_ep":
