@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Sel
 from probecast.core.agent.agent_main import DEFAULT_MAX_STEPS
 from probecast.core.agent.workloads import WORKLOADS
 from probecast.core.model.pricing import InstanceType, newest_first
+from probecast.core.model.estimate.length import DEFAULT_EPOCHS
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.report.fmt import fmt_cost
 from probecast.core.run.job import LaunchProvider, describe_length, settings_for
@@ -94,7 +95,7 @@ class SetupScreen(StartFromSetup, Screen[None]):
                 with Horizontal(classes="field"):
                     yield Label("epochs")
                     yield Input("" if s.epochs is None else str(s.epochs),
-                                placeholder="blank: horizons " + "/".join(map(str, s.horizons)),
+                                placeholder=f"blank: the program's, else {DEFAULT_EPOCHS}",
                                 id="epochs", restrict=r"[0-9]*", compact=True)
                 with Horizontal(classes="field"):
                     yield Label("steps")
