@@ -35,8 +35,9 @@ class LoopAnchor:
 def loop_anchor(frame: FrameType | None) -> LoopAnchor | None:
     """The loop running ``frame``'s line: the outermost loop of the outermost user function
     looping around it (a validation pass or a second optimizer called from the loop's body is
-    inside it); with no loop, the outermost user line (a trainer's ``fit()`` call). None
-    without user code on the stack (a step run by a framework's own thread)."""
+    inside it); with no loop, the innermost user line (a trainer's ``fit()`` call, wherever
+    main() makes it). None without user code on the stack (a step run by a framework's own
+    thread)."""
     found: tuple[FrameType, ast.For | ast.While | None] | None = None
     depth = 0
     while frame is not None and depth < 60:
@@ -47,7 +48,7 @@ def loop_anchor(frame: FrameType | None) -> LoopAnchor | None:
             loops = _loops_cached(tree, frame.f_lineno, code) if tree else []
             if loops:
                 found = (frame, loops[-1])
-            elif found is None or found[1] is None:
+            elif found is None:  # the line nearest the framework: `trainer.train()` in main()
                 found = (frame, None)
         frame = frame.f_back
     if found is None:
