@@ -46,17 +46,19 @@ def test_accuracy_benchmark_smoke(tmp_path) -> None:  # type: ignore[no-untyped-
 
 
 def test_results_md_shows_what_accuracy_py_measures_on_the_committed_corpora() -> None:
-    """RESULTS.md §0's tables are the benchmark's output on the committed corpora, verbatim: a
-    change to the model or the constants that moves a figure must update what RESULTS says."""
+    """RESULTS.md §0's tables from the recorded probes are the benchmark's output on the committed
+    corpora, verbatim: a change to the model or the constants that moves a figure must update what
+    RESULTS says. (The cut and bare probes' tables are left to the command; §0 quotes them in its
+    gates table.)"""
     out = run("benchmarks/accuracy.py", "benchmarks/corpus/runs", "benchmarks/corpus/runs-torch",
               "benchmarks/corpus/runs-long", "--held-out", "sample_logs/cpu-keras",
               "benchmarks/corpus/runs-fresh", "--exclude", "15ep", "--markdown")
     tables = re.findall(r"(\| (?:measure|claimed P) \|.*?)(?:\n\n|\Z)", out, re.S)
     # from the recorded probes, from probes cut from the full runs, bare: each its figures and
-    # whether P was calibrated
+    # whether P was calibrated; RESULTS shows the recorded probes' two (what a user has)
     assert len(tables) == 6
     results = (ROOT / "benchmarks" / "RESULTS.md").read_text()
-    for table in tables:
+    for table in tables[:2]:
         assert table.strip() in results, table
 
 

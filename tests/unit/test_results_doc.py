@@ -96,3 +96,11 @@ def test_every_section_cited_from_the_code_and_docs_exists() -> None:
     assert cited, "no file cites a section of RESULTS.md: this check would check nothing"
     missing = {s: sorted(paths) for s, paths in cited.items() if s not in headings}
     assert not missing, f"sections cited but not in benchmarks/RESULTS.md: {missing}"
+
+
+def test_every_section_is_numbered() -> None:
+    """A section is cited by its number (RESULTS §N) from the code and docs; an unnumbered one can
+    only be cited by a heading's anchor, which breaks when the heading's words or date change."""
+    sections = re.findall(r"^## (.*)$", prose(text()), flags=re.M)
+    unnumbered = [s for s in sections if not re.match(r"\d+[a-z]?\. ", s)]
+    assert not unnumbered, f"sections of RESULTS.md without a number: {unnumbered}"

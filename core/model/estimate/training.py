@@ -197,7 +197,7 @@ def with_drift(est: Estimate, state: ProbeState) -> Estimate:
     """The estimate with the trend of the probe's steady steps in its terms, and a note where
     the probe ended while they still moved. The step time stays the whole window's: on the
     recorded corpora neither the settled window alone nor a longer probe while the trend moves
-    came closer to the full runs (benchmarks/RESULTS.md, attribution and drift)."""
+    came closer to the full runs (benchmarks/RESULTS.md §11)."""
     values = state.steady.values
     trend, moving = probe_trend(values)
     terms = replace(est.terms, window_first=0, window_last=len(values),

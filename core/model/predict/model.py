@@ -1,8 +1,8 @@
 """A job's total time on a candidate nobody probed, from its times on other candidates and the
 GPU facts.
 
-The model (measured against simpler ones in benchmarks/predict.py, RESULTS.md "Predicting
-candidates nobody probed"): a system of ``n`` GPUs of one model runs the job in
+The model (measured against simpler ones in benchmarks/predict.py, RESULTS.md §12): a system
+of ``n`` GPUs of one model runs the job in
 
     T = start-up + K / (s_f(gpu)**gamma * n**alpha * v(vendor)),
     s_f = 1 / (f / compute + (1 - f) / bandwidth)
