@@ -6,14 +6,14 @@ e2e test (tests/e2e/test_contenders.py) runs real probes headless."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fakes import SteppingProbe
 from probecast.core.run.config import Host
-from probecast.core.run.runners import ProbeSpec, RunnerStatus
+from probecast.core.run.runners import ProbeSpec
 
 # instance: (GPU as nvidia-smi writes it, GPUs, step seconds)
 LABELS = {
@@ -23,33 +23,6 @@ LABELS = {
     "lab-t4": ("Tesla T4", 1, 0.06),
     "lab-k80": ("Tesla K80", 1, 0.3),
 }
-
-
-class Labelled:
-    """A probe whose step time is its instance's label's."""
-
-    def __init__(self, spec: ProbeSpec) -> None:
-        self.spec = spec
-
-    async def stream(self) -> AsyncIterator[Any]:
-        from probecast.core.model.events import End, Init, Start, Step
-
-        s = self.spec
-        step = LABELS[s.instance][2]
-        yield RunnerStatus("running")
-        yield Start(0.0, probe=s.key, instance=s.instance, batch_size=s.batch_size,
-                    workload="w", steps_per_epoch=2000, epochs=2)
-        t = 1.0
-        yield Init(t, 1.0)
-        for i in range(30):
-            dt = step * (1 + 0.01 * (i % 3))
-            t += dt
-            yield Step(t, dt, 0, i)
-        yield End(t + 0.1, 0.1, "probe-done")
-        yield RunnerStatus("done")
-
-    async def cancel(self) -> None:
-        pass
 
 
 def config_text() -> str:
@@ -69,9 +42,11 @@ def test_c_probes_only_the_contenders_and_ranks_the_rest_predicted(
     ran: list[str] = []
 
     def factory(hosts: list[Host]):  # type: ignore[no-untyped-def]
-        def make(host: Host, spec: ProbeSpec, path: Path) -> Labelled:
+        def make(host: Host, spec: ProbeSpec, path: Path) -> SteppingProbe:
             ran.append(spec.key)
-            return Labelled(spec)
+            # the step time follows the GPU label, so the plan's predictions hold
+            return SteppingProbe(spec, LABELS[spec.instance][2], noise=0.01,
+                                 steps_per_epoch=2000, epochs=2)
 
         return make
 

@@ -9,45 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fakes import SteppingProbe
 from probecast.core.run.config import Host
-from probecast.core.run.runners import ProbeSpec, RunnerStatus
+from probecast.core.run.runners import ProbeSpec
 
 STEP = {"g5.xlarge": 0.10, "p3.2xlarge": 0.07}
-
-
-class Steady:
-    """A probe whose every number follows from its spec."""
-
-    def __init__(self, spec: ProbeSpec) -> None:
-        self.spec = spec
-
-    async def stream(self) -> AsyncIterator[Any]:
-        from probecast.core.model.events import End, Init, Start, Step
-
-        s = self.spec
-        rng = random.Random(f"{s.key}-{s.max_steps}")
-        yield RunnerStatus("running")
-        yield Start(0.0, probe=s.key, instance=s.instance, batch_size=s.batch_size,
-                    workload="w", steps_per_epoch=50000 // s.batch_size, epochs=5,
-                    price_per_hour=s.price_per_hour)
-        t = 2.0
-        yield Init(t, 2.0)
-        for i in range(s.max_steps or 0):
-            dt = STEP[s.instance] * s.batch_size / 64 * (1 + 0.05 * rng.uniform(-1, 1))
-            t += dt
-            yield Step(t, dt, 0, i)
-        yield End(t + 0.1, 0.1, "probe-done")
-        yield RunnerStatus("done")
-
-    async def cancel(self) -> None:
-        pass
 
 
 def test_the_same_config_plans_and_ranks_the_same_headless_and_in_the_app(
@@ -61,10 +32,11 @@ def test_the_same_config_plans_and_ranks_the_same_headless_and_in_the_app(
         seen: list[tuple[Any, ...]] = []
         planned.append(seen)
 
-        def make(host: Host, spec: ProbeSpec, path: Path) -> Steady:
+        def make(host: Host, spec: ProbeSpec, path: Path) -> SteppingProbe:
             seen.append((host.name, host.instance, spec.key, spec.batch_size, spec.max_steps,
                          spec.price_per_hour, spec.command, path.name))
-            return Steady(spec)
+            return SteppingProbe(spec, STEP[spec.instance] * spec.batch_size / 64, noise=0.05,
+                                 init_s=2.0, steps_per_epoch=50000 // spec.batch_size, epochs=5)
 
         return make
 

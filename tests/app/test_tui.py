@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SAMPLE_LOGS, until
+from fakes import SteppingProbe
 from probecast.core.run.board import Board
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.model.events import Event, EventReader
@@ -284,38 +285,19 @@ async def test_keys_act_while_a_cancel_is_under_way(tmp_path, monkeypatch) -> No
         assert app.session.board.entries["p3-a-b64"].status == "done"
 
 
-class LengthRunner:
+class LengthRunner(SteppingProbe):
     """A probe as long as its spec asks (max_steps), 2 % apart between hosts and noisy, so the
     ranking cannot tell them apart and the adaptive probe runs them again, longer."""
 
     STEP = {"g5.xlarge": 1.00, "p3.2xlarge": 1.02}
 
     def __init__(self, spec: ProbeSpec, again: asyncio.Event) -> None:
-        self.spec = spec
+        super().__init__(spec, self.STEP[spec.instance], noise=0.3)
         self.again = again  # a re-probe (longer than the first 12 steps) waits for it
 
-    async def stream(self) -> AsyncIterator[RunnerItem]:
-        import random
-
-        from probecast.core.model.events import End, Init, Start, Step
-
+    async def ready(self) -> None:
         if (self.spec.max_steps or 0) > 12:
             await self.again.wait()
-        rng = random.Random(f"{self.spec.key}-{self.spec.max_steps}")
-        yield RunnerStatus("running")
-        yield Start(0.0, probe=self.spec.key, instance=self.spec.instance, batch_size=64,
-                    workload="w", steps_per_epoch=1000, epochs=10)
-        t = 1.0
-        yield Init(t, 1.0)
-        for i in range(self.spec.max_steps or 30):
-            dt = self.STEP[self.spec.instance] * (1 + 0.3 * rng.uniform(-1, 1))
-            t += dt
-            yield Step(t, dt, 0, i)
-        yield End(t + 0.1, 0.1, "probe-done")
-        yield RunnerStatus("done")
-
-    async def cancel(self) -> None:
-        pass
 
 
 async def test_a_probe_panel_follows_its_re_probe(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -5,44 +5,26 @@ whose length follows the spec (max_steps), like the agent's stop policy."""
 from __future__ import annotations
 
 import asyncio
-import random
+from collections.abc import Callable
 from pathlib import Path
 
-from probecast.core.model.events import End, Init, Start, Step
+from fakes import SteppingProbe
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.rank.ranking import Pricing, RankOptions
 from probecast.core.run.adaptive import settle
 from probecast.core.run.board import Board
 from probecast.core.run.config import Host, ProbeSettings
 from probecast.core.run.probe_plan import plan_probes, run_plan
-from probecast.core.run.runners import ProbeSpec, RunnerStatus
+from probecast.core.run.runners import ProbeSpec
 
 STEP = {"a": 1.00, "b": 1.02}  # two hosts whose steps are 2 % apart
 
 
-class Synthetic:
-    """A probe of host ``spec.instance``: start-up ``init`` s, then max_steps noisy steps."""
-
-    def __init__(self, spec: ProbeSpec, log: Path, init: float, noise: float) -> None:
-        self.spec, self.log, self.init, self.noise = spec, log, init, noise
-
-    async def stream(self):  # type: ignore[no-untyped-def]
-        rng = random.Random(f"{self.spec.key}-{self.spec.max_steps}")
-        self.log.write_text("{}\n")  # a log on disk, as a real runner leaves
-        yield RunnerStatus("running")
-        yield Start(0.0, probe=self.spec.key, instance=self.spec.instance, batch_size=8,
-                    workload="w", steps_per_epoch=1000, epochs=10)
-        t = self.init
-        yield Init(t, self.init)
-        for i in range(self.spec.max_steps or 30):
-            dt = STEP[self.spec.instance] * (1 + self.noise * rng.uniform(-1, 1))
-            t += dt
-            yield Step(t, dt, 0, i)
-        yield End(t + 0.1, 0.1, "probe-done")
-        yield RunnerStatus("done")
-
-    async def cancel(self) -> None:
-        pass
+def synthetic(init: float, noise: float) -> Callable[[Host, ProbeSpec, Path], SteppingProbe]:
+    """Probes of host ``spec.instance``: start-up ``init`` s, then max_steps noisy steps, each
+    leaving a log on disk as a real runner does (the adaptive probe keeps the earlier ones)."""
+    return lambda host, spec, log: SteppingProbe(spec, STEP[spec.instance], noise=noise,
+                                                 init_s=init, log=log)
 
 
 def run(tmp: Path, budget: float | None, init: float = 1.0, noise: float = 0.3):  # type: ignore[no-untyped-def]
@@ -50,7 +32,7 @@ def run(tmp: Path, budget: float | None, init: float = 1.0, noise: float = 0.3):
     settings = ProbeSettings(batch_sizes=[8], max_steps=12, adaptive_budget=budget)
     plan = plan_probes(hosts, settings, tmp)
     board = Board(Pricing(Catalog.embedded()))
-    factory = lambda host, spec, log: Synthetic(spec, log, init, noise)  # noqa: E731
+    factory = synthetic(init, noise)
 
     async def go():  # type: ignore[no-untyped-def]
         await run_plan(board, plan, factory=factory)
@@ -133,7 +115,7 @@ def test_the_session_probes_then_settles_and_a_full_session_trains_every_probe_t
 
     hosts = [Host(name=n, instance=n, kind="local") for n in ("a", "b")]
     settings = ProbeSettings(batch_sizes=[8], max_steps=12, adaptive_budget=1e6)
-    factory = lambda host, spec, log: Synthetic(spec, log, 1.0, 0.3)  # noqa: E731
+    factory = synthetic(1.0, 0.3)
     for full in (False, True):
         (tmp_path / str(full)).mkdir()
         plan = plan_probes(hosts, settings, tmp_path / str(full))

@@ -9,46 +9,22 @@ follows the instance's GPUs."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from fakes import SteppingProbe
 from probecast.core.cloud.launched import LaunchedHost, LaunchedHosts
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.rank.ranking import Pricing
 from probecast.core.run.board import Board
 from probecast.core.run.config import Host, ProbeSettings
 from probecast.core.run.job import ProbeJob
-from probecast.core.run.runners import ProbeSpec, RunnerStatus
+from probecast.core.run.runners import ProbeSpec
 from probecast.core.run.session import Session
 
 # embedded-catalog instances and a step time that falls with their GPUs' compute
 STEP_S = {"p5.48xlarge": 0.002, "p4d.24xlarge": 0.003, "p3.2xlarge": 0.03,
           "g5.xlarge": 0.05, "g4dn.xlarge": 0.06, "p2.xlarge": 0.3}
-
-
-class Labelled:
-    def __init__(self, spec: ProbeSpec) -> None:
-        self.spec = spec
-
-    async def stream(self) -> AsyncIterator[Any]:
-        from probecast.core.model.events import End, Init, Start, Step
-
-        s = self.spec
-        yield RunnerStatus("running")
-        yield Start(0.0, probe=s.key, instance=s.instance, batch_size=s.batch_size,
-                    workload="w", steps_per_epoch=2000, epochs=2)
-        t = 1.0
-        yield Init(t, 1.0)
-        for i in range(30):
-            dt = STEP_S[s.instance] * s.batch_size / 64 * (1 + 0.01 * (i % 3))
-            t += dt
-            yield Step(t, dt, 0, i)
-        yield End(t + 0.1, 0.1, "probe-done")
-        yield RunnerStatus("done")
-
-    async def cancel(self) -> None:
-        pass
 
 
 class RecordedLaunch(LaunchedHosts):
@@ -86,8 +62,9 @@ def run_job(tmp_path: Path, contenders: bool, batch_sizes: tuple[int, ...] = (64
             ) -> tuple[RecordedLaunch, ProbeJob]:
     settings = ProbeSettings(command="python3 train.py", batch_sizes=list(batch_sizes),
                              adaptive_budget=0, contenders=contenders)
-    def factory(host: Host, spec: ProbeSpec, path: Path) -> Any:
-        return Labelled(spec)
+    def factory(host: Host, spec: ProbeSpec, path: Path) -> SteppingProbe:
+        return SteppingProbe(spec, STEP_S[spec.instance] * spec.batch_size / 64, noise=0.01,
+                             steps_per_epoch=2000, epochs=2)
 
     session = Session(Board(Pricing(Catalog.embedded())), settings=settings, factory=factory)
     provider = RecordedProvider()
