@@ -91,6 +91,7 @@ class Launcher:
         # phase began since - the monotonic time, for the post-training budget, whose `done`
         # comes only at the exit (core/agent/phases.py)
         self.loop_ended_at: float | None = None
+        self.phases = 1
         self.output_tail: deque[str] = deque(maxlen=40)
         # hook failures (any process, often before anything trained): said once each, after start
         self.hook_failures: set[str] = set()
@@ -136,8 +137,10 @@ class Launcher:
                 self._wake.set()
             if ev == "log" and obj.get("code") == "phase":
                 self.loop_ended_at = time.monotonic()
-            elif ev == "phase":
-                self.loop_ended_at = None  # training went on: a later phase
+            elif ev == "phase":  # training went on: a later phase, so not post-training yet
+                self.loop_ended_at = None
+                self.done = None  # (a fit()'s `done` said the last phase's end; another comes)
+                self.phases += 1
             self.emitter.write_line(line)
             if ev == "start":
                 self._flush_pending()
@@ -206,6 +209,7 @@ class Launcher:
         assert proc is not None
         launched = time.monotonic()
         done_at: float | None = None
+        phases = self.phases
         while True:
             try:
                 return proc.wait(timeout=0.2)
@@ -224,6 +228,8 @@ class Launcher:
                 self.cancel_reason = "first-step timeout"
                 self._stop("first-step timeout")
                 return None
+            if phases != self.phases:  # a phase began since that `done`: the budget waits again
+                phases, done_at = self.phases, None
             if self.done is not None and done_at is None:
                 done_at = now
             ended = done_at if done_at is not None else self.loop_ended_at

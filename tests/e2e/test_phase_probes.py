@@ -183,3 +183,19 @@ def test_a_loop_that_draws_with_next_is_unwound_not_crashed(tmp_path: Path) -> N
     assert "no-post" in {ev.code for ev in events if isinstance(ev, Log)}
     output = (tmp_path / "out.txt").read_text()
     assert "StopIteration" not in output and "never printed" not in output
+
+
+@pytest.mark.tensorflow
+def test_a_later_fit_is_not_cut_by_the_post_training_budget(tmp_path: Path) -> None:
+    """fit()'s `done` starts the post-training budget; a later fit() - a phase - stops that
+    clock, so a small budget cuts the work after the last phase, not the phase."""
+    pytest.importorskip("tensorflow")
+    log = tmp_path / "probe.jsonl"
+    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--post-budget", "1",
+                        "--out", str(log), "--", PY, str(SCRIPTS / "keras_fit_twice.py")],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    events, _ = read_log(log)
+    seen = phases_of(events)
+    assert sorted(seen) == [1, 2] and seen[2]["stopped"]  # phase 2 probed to its own stop
+    assert seen[2]["steps"] >= 30
