@@ -130,6 +130,14 @@ def test_fit_then_fit_again_is_two_phases(tmp_path: Path) -> None:
 
 
 @pytest.mark.torch
+def test_two_lightning_trainers_are_two_phases(tmp_path: Path) -> None:
+    """Each phase's trainer answers for it (its max_epochs, its loader); each is stopped
+    through its own flag."""
+    pytest.importorskip("lightning")
+    check_two_phases(tmp_path, "lightning_two_trainers.py", (64, 64))
+
+
+@pytest.mark.torch
 def test_loops_the_probe_can_only_unwind_say_the_estimate_covers_the_first(
         tmp_path: Path) -> None:
     """No loader to run dry: the probe unwinds the first loop, the second never runs. The log

@@ -85,6 +85,7 @@ class TorchLoopsAdapter(TorchPhases):
         self.unwind = False  # stop by unwinding the loop, not by running its loader dry
         self.per_pass: tuple[int, int] | None = None  # (batches a pass, per step) at the start
         self.phase_pending = False  # a new phase begins at this step
+        self.trainers_at_stop = 0
         self.generation = 0  # probe stops so far: an iterator made before the latest one ends
         self._synchronize: Any = None  # torch.cuda.synchronize, resolved at install
         self._installed = False
@@ -273,6 +274,7 @@ class TorchLoopsAdapter(TorchPhases):
             self.generation += 1
             self._drain()  # every step the program ran is in the log before `done`
             self.trainers.stop()
+            self.trainers_at_stop = len(self.trainers.made)
             if s.phases_enabled:
                 s.end_phase(at_exit=False)  # _at_exit ends training; its loaders run dry; a later loop is the next phase
             else:

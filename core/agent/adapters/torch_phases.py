@@ -12,12 +12,15 @@ import sys
 
 from ..anchors import inside
 from ..probe_session import ProbeSession, ProbeStop
+from .base import Trainers
 
 
 class TorchPhases:
     """Mixed into TorchLoopsAdapter (whose attributes these are)."""
 
     session: ProbeSession
+    trainers: Trainers
+    trainers_at_stop: int  # the trainers the program had made when the probe stopped a loop
     loaders: dict[int, int | None]
     stopped: bool
     val: list[int] | None
@@ -63,6 +66,9 @@ class TorchPhases:
                   "program is stopped here; the estimate covers the phases seen",
                   code="phase-budget")
             raise ProbeStop(s.policy.reason or "the probe stopped")
+        made = self.trainers.made  # a trainer made since the stop is this phase's: it answers
+        if len(made) > self.trainers_at_stop:
+            del made[:self.trainers_at_stop]
         self._drain()  # the last phase's steps are in the log before the new phase
         if self.val is not None and self.val[0] == self.last_loader:
             self.val = None  # no validation: the new phase's training loader, its first pass
