@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from fakes import SteppingProbe
+from pilot_steps import finished_view
 from probecast.core.run.config import Host
 from probecast.core.run.runners import ProbeSpec
 
@@ -65,10 +66,8 @@ def test_c_probes_only_the_contenders_and_ranks_the_rest_predicted(
             summary = str(app.screen.query_one("#summary").render())
             await pilot.press("s")
             await pilot.pause()
-            await app.workers.wait_for_complete()
+            await finished_view(app, pilot)
             assert app.job is not None
-            app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
-            await pilot.pause()
             shown = list(app.screen._rows.values())  # type: ignore[attr-defined]
             return shown, app.job.summary(), summary
 

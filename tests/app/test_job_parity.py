@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from fakes import SteppingProbe
+from pilot_steps import finished_view
 from probecast.core.run.config import Host
 from probecast.core.run.runners import ProbeSpec
 
@@ -60,10 +61,8 @@ def test_the_same_config_plans_and_ranks_the_same_headless_and_in_the_app(
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.press("space", "down", "space", "s")  # both configured hosts, start
             await pilot.pause()
-            await app.workers.wait_for_complete()
+            await finished_view(app, pilot)
             assert app.job is not None
-            app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
-            await pilot.pause()
             shown = list(app.screen._rows.values())  # type: ignore[attr-defined]
             assert [r.key for r in shown] == [r["key"] for r in headless]  # the table's order
             return [r.as_json() for r in app.job.ranking().rows]

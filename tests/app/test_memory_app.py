@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import LogBuilder
+from pilot_steps import finished_view
 from probecast.core.run.board import Board
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.model.pricing import Catalog
@@ -15,7 +16,7 @@ from probecast.tui.app import ProbecastApp
 from probecast.tui.main import make_replay_app
 from probecast.tui.widgets.detail import DetailView
 from probecast.tui.widgets.probe_panel import ProbePanel, hardware_line
-from probecast.tui.widgets.ranking import COLUMNS, RankingTable
+from probecast.tui.widgets.ranking import COLUMNS
 
 KEYS = [key for key, _ in COLUMNS]
 
@@ -40,11 +41,7 @@ async def test_a_replayed_probe_that_did_not_fit_is_a_row_that_says_so(tmp_path:
     probe_log(tmp_path / "c.jsonl", 4096, 4090.0, ran_out=True)
     app = make_replay_app([str(tmp_path)], 0)
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
-        await pilot.pause()
-        table = app.screen.query_one(RankingTable)
+        table = await finished_view(app, pilot)
         rows = [[str(table.get_cell_at((i, k))) for k in range(len(KEYS))]
                 for i in range(table.row_count)]
         assert len(rows) == 3

@@ -4,42 +4,33 @@ terms - runs timed in blocks go through the same board, ranking and views as pro
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 from conftest import ROOT
-from probecast.core.cli.main import main
+from pilot_steps import finished_view
 from probecast.tui.main import make_replay_app
 from probecast.tui.widgets.detail import DetailView
 from probecast.tui.widgets.probe_panel import ProbePanel
-from probecast.tui.widgets.ranking import RankingTable
 
 DATA = ROOT / "tests" / "data" / "mlperf"
 
 
-def _cli(*argv: str) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(list(argv)) == 0
-    return out.getvalue()
-
-
-async def test_imported_runs_replay_ranked_with_their_blocks(tmp_path: Path) -> None:
-    _cli("import", "mlperf", str(DATA / "v4.0" / "Oracle"), "--out", str(tmp_path))
+async def test_imported_runs_replay_ranked_with_their_blocks(
+        tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run_cli("import", "mlperf", str(DATA / "v4.0" / "Oracle"),
+                           "--out", str(tmp_path))
+    assert code == 0, err
     llama = tmp_path / "llama2_70b_lora"
     logs = sorted(llama.glob("*.jsonl"))
     (llama / "again.jsonl").write_text(logs[0].read_text())  # a second run of the system
-    cli = json.loads(_cli("rank", str(llama), "--json"))
+    code, out, err = run_cli("rank", str(llama), "--json")
+    assert code == 0, err
+    cli = json.loads(out)
     assert len(cli) == 1
     app = make_replay_app([str(llama)], speed=0)
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
-        await pilot.pause()
-        table = app.screen.query_one(RankingTable)
+        table = await finished_view(app, pilot)
         assert table.row_count == 1  # two runs of one system: one row, as `rank` says
         cells = [str(table.get_row_at(0)[i]) for i in range(4)]
         assert cells[1].startswith("1xBM.GPU.H100")

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import ROOT, SAMPLE_LOGS, until
 from fakes import SteppingProbe
+from pilot_steps import finished_view
 from probecast.core.run.board import Board
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.model.events import Event, EventReader
@@ -33,14 +34,6 @@ def cli_order(*args: str) -> list[str]:
     out = subprocess.run([sys.executable, "-m", "probecast.tui", "rank", *args, "--json"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout
     return [r["probe"] for r in json.loads(out)]
-
-
-async def finished_replay(app: ProbecastApp, pilot) -> RankingTable:  # type: ignore[no-untyped-def]
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
-    await pilot.pause()
-    return app.screen.query_one(RankingTable)
 
 
 def cli_p(*args: str) -> list[str]:
@@ -71,7 +64,7 @@ def title(app: ProbecastApp) -> str:
 async def test_replay_to_the_end_matches_cli_rank_and_views_toggle(size) -> None:  # type: ignore[no-untyped-def]
     app = make_replay_app(SEISMIC, speed=0)
     async with app.run_test(size=size) as pilot:
-        table = await finished_replay(app, pilot)
+        table = await finished_view(app, pilot)
         keys = table_order(table)
         assert len(keys) == 6
         # probe keys are file stems == probe ids in these logs
@@ -108,7 +101,7 @@ async def test_a_replay_of_gzipped_logs_ranks_them_as_rank_does(tmp_path) -> Non
     first.write_bytes(gzip.compress(b"Epoch 1/3\nhello from a gzipped output\n"))
     app = make_replay_app([str(tmp_path)], speed=0)
     async with app.run_test(size=(80, 24)) as pilot:
-        table = await finished_replay(app, pilot)
+        table = await finished_view(app, pilot)
         entries = app.session.board.entries
         assert all("malformed" not in e.detail and e.status == "done" for e in entries.values())
         assert table_order(table) == cli_order(str(tmp_path)) == cli_order(*SEISMIC)
@@ -123,7 +116,7 @@ async def test_a_replay_of_gzipped_logs_ranks_them_as_rank_does(tmp_path) -> Non
 async def test_cursor_stays_on_its_row_when_the_order_changes() -> None:
     app = make_replay_app(SEISMIC, speed=0)
     async with app.run_test(size=(80, 24)) as pilot:
-        table = await finished_replay(app, pilot)
+        table = await finished_view(app, pilot)
         await pilot.press("h")  # 5 epochs: p2.xlarge is 3rd
         target = "seismic-fcn-p2.xlarge-b256"
         table.move_cursor(row=table.get_row_index(target))
@@ -136,7 +129,7 @@ async def test_cursor_stays_on_its_row_when_the_order_changes() -> None:
 async def test_detail_view_shows_terms_and_equation() -> None:
     app = make_replay_app(SEISMIC, speed=0)
     async with app.run_test(size=(80, 24)) as pilot:
-        await finished_replay(app, pilot)
+        await finished_view(app, pilot)
         box = app.screen.query_one("#detail-box")
         assert not box.display  # narrow terminal: detail on demand
         await pilot.press("d")
@@ -148,7 +141,7 @@ async def test_detail_view_shows_terms_and_equation() -> None:
 async def test_mixed_workloads_rank_one_workload_at_a_time() -> None:
     app = make_replay_app([str(SAMPLE_LOGS / "reconstructed-dissertation")], speed=0)
     async with app.run_test(size=(80, 24)) as pilot:
-        table = await finished_replay(app, pilot)
+        table = await finished_view(app, pilot)
         assert table.row_count == 6
         first = title(app)
         await pilot.press("w")
@@ -324,10 +317,8 @@ async def test_a_probe_panel_follows_its_re_probe(tmp_path) -> None:  # type: ig
         await pilot.pause()
         assert len(app.screen.query(ProbePanel)) == 2  # drawn before the re-probe
         again.set()
-        await app.workers.wait_for_complete()
+        await finished_view(app, pilot)
         assert session.adaptive is not None and session.adaptive.reprobed  # probed again
-        app.screen.refresh_view(force=True)  # type: ignore[attr-defined]
-        await pilot.pause()
         panels = {p.id: p for p in app.screen.query(ProbePanel)}
         for key, entry in session.board.entries.items():
             assert entry.state.steps >= 18  # the re-probe's, longer than the first 12 steps
@@ -393,7 +384,7 @@ async def test_export_writes_csv_json_markdown(tmp_path, monkeypatch) -> None:  
     monkeypatch.chdir(tmp_path)
     app = make_replay_app(SEISMIC, speed=0)
     async with app.run_test(size=(80, 24)) as pilot:
-        await finished_replay(app, pilot)
+        await finished_view(app, pilot)
         await pilot.press("e")
     files = sorted((tmp_path / "probecast-exports").iterdir())
     assert [f.suffix for f in files] == [".csv", ".json", ".md"]
@@ -426,7 +417,7 @@ async def test_charts_open_cycle_and_save(size, tmp_path, monkeypatch) -> None: 
     monkeypatch.chdir(tmp_path)
     app = make_replay_app(SEISMIC, speed=0)
     async with app.run_test(size=size) as pilot:
-        await finished_replay(app, pilot)
+        await finished_view(app, pilot)
         await pilot.press("g")
         await pilot.pause()
         assert isinstance(app.screen, ChartScreen) and app.screen.kind == "scatter"
@@ -447,7 +438,7 @@ async def test_charts_open_cycle_and_save(size, tmp_path, monkeypatch) -> None: 
 async def test_weighted_view_key_and_title() -> None:
     app = make_replay_app(SEISMIC, speed=0)
     async with app.run_test(size=(80, 24)) as pilot:
-        table = await finished_replay(app, pilot)
+        table = await finished_view(app, pilot)
         await pilot.press("v", "v")
         assert "weighted 0.5" in title(app)
         await pilot.press("right_square_bracket", "right_square_bracket",
@@ -466,7 +457,7 @@ async def test_detail_says_where_n_ep_comes_from() -> None:
               str(SAMPLE_LOGS / "cpu-keras" / "probes" / "probe-mnist-cnn-b256-cpu-1core.jsonl")]
     app = make_replay_app(probes, 0, [str(p) for p in sorted(full.glob("*-15ep.jsonl"))])
     async with app.run_test(size=(160, 48)) as pilot:
-        table = await finished_replay(app, pilot)
+        table = await finished_view(app, pilot)
         table.move_cursor(row=table.get_row_index("probe-mnist-cnn-b64-cpu-1core"))
         await pilot.pause()
         text = app.screen.query_one("#detail").plain_text(120)
@@ -535,7 +526,7 @@ async def test_many_logs_show_the_top_rows_and_a_few_panels(tmp_path, monkeypatc
             text.replace('"probe":"probe-mnist-cnn-b64-cpu-1core"', f'"probe":"copy-{i}"'))
     app = make_replay_app([str(tmp_path)], speed=0)
     async with app.run_test(size=(100, 40)) as pilot:
-        table = await finished_replay(app, pilot)
+        table = await finished_view(app, pilot)
         assert table.row_count == 5
         assert "top 5 of 8 rows" in str(app.screen.query_one("#ranking-box").border_subtitle)
         assert len(app.screen.query(run_screen.ProbePanel)) == 3
