@@ -13,14 +13,12 @@ HPE_N1 is HPE's 1-node 8 x H100 ssd run at batch 320 (also 4 epochs).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from probecast.core.cli.main import main
 from probecast.core.model.estimate.batch_length import length_at
 from probecast.core.model.estimate.blocks import RunLength
 from probecast.core.model.events import Block, Start, Val
@@ -29,17 +27,11 @@ from probecast.core.model.mlperf.runs import load_system, read_run, to_events
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.state import fold_all
 
+RunCli = Callable[..., tuple[int, str, str]]  # conftest's run_cli: (exit code, stdout, stderr)
 DATA = Path(__file__).resolve().parents[1] / "data" / "mlperf"
 L40S_N2 = DATA / "v4.0/NVIDIA/results/l40s_n2_ngc24.04_pytorch/ssd/result_0.txt"
 HPE_N1 = DATA / ("v4.0/HPE/results/HPE-Cray-XD670-Gen11-H100-SXM5-80GB_n1_pytorch_24.04/ssd/"
                  "result_2.txt")
-
-
-def _run(argv: list[str]) -> tuple[int, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(argv)
-    return code, out.getvalue()
 
 
 def _events(path: Path) -> list:
@@ -89,21 +81,22 @@ def test_the_two_node_run_cut_at_its_first_evaluation_holds_one_block_and_one_va
     assert isinstance(start, Start) and start.batch_size == 256 and len(start.devices) == 8
 
 
-def _import(tmp_path: Path) -> tuple[Path, Path, float]:
+def _import(tmp_path: Path, run_cli: RunCli) -> tuple[Path, Path, float]:
     """The L40S run cut at its first evaluation, HPE's complete run, and the L40S run's truth."""
     cut, full = tmp_path / "cut", tmp_path / "full"
-    code, _ = _run(["import", "mlperf", str(L40S_N2), "--out", str(cut), "--cut", "first-eval"])
+    code, _, _ = run_cli("import", "mlperf", str(L40S_N2), "--out", str(cut), "--cut", "first-eval")
     assert code == 0
-    code, _ = _run(["import", "mlperf", str(HPE_N1), "--out", str(full)])
+    code, _, _ = run_cli("import", "mlperf", str(HPE_N1), "--out", str(full))
     assert code == 0
     whole = fold_all(_events(L40S_N2))
     assert whole.end is not None and whole.end.status == "complete"
     return cut / "ssd", full / "ssd", whole.end.t
 
 
-def test_rank_estimates_it_from_complete_runs_of_another_batch_size(tmp_path: Path) -> None:
-    cut, full, truth = _import(tmp_path)
-    code, text = _run(["rank", str(cut), str(full), "--json"])
+def test_rank_estimates_it_from_complete_runs_of_another_batch_size(
+        tmp_path: Path, run_cli: RunCli) -> None:
+    cut, full, truth = _import(tmp_path, run_cli)
+    code, text, _ = run_cli("rank", str(cut), str(full), "--json")
     assert code == 0
     rows = {r["batch_size"]: r for r in json.loads(text)}
     assert set(rows) == {256, 320}
@@ -117,11 +110,10 @@ def test_rank_estimates_it_from_complete_runs_of_another_batch_size(tmp_path: Pa
 
 
 def test_rank_alone_says_why_it_cannot_estimate_not_no_training_steps(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cut, _, _ = _import(tmp_path)
-    code, _ = _run(["rank", str(cut), "--json"])
+        tmp_path: Path, run_cli: RunCli) -> None:
+    cut, _, _ = _import(tmp_path, run_cli)
+    code, _, err = run_cli("rank", str(cut), "--json")
     assert code == 1
-    err = capsys.readouterr().err
     assert "no training steps" not in err
     assert "complete runs of the same workload" in err
 
