@@ -7,6 +7,7 @@ around the step. Stdlib only.
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import os
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ def loop_anchor(frame: FrameType | None) -> LoopAnchor | None:
     while frame is not None and depth < 60:
         depth += 1
         code = frame.f_code
-        if user_code(code.co_filename):
+        if _user(code.co_filename):
             tree = _tree(code.co_filename)
             loops = _loops_cached(tree, frame.f_lineno, code) if tree else []
             if loops:
@@ -63,10 +64,29 @@ def loop_anchor(frame: FrameType | None) -> LoopAnchor | None:
                       _callers(where.f_back), _where(loop, where))
 
 
+@functools.lru_cache(maxsize=4096)
+def _user(filename: str) -> bool:
+    """user_code, once per file: ``inside`` asks at every step (realpath costs syscalls)."""
+    return user_code(filename)
+
+
+def _same_callers(frame: FrameType | None, callers: tuple[tuple[str, int], ...]) -> bool:
+    """``frame``'s user callers are ``callers`` (stops at the first that differs)."""
+    i = 0
+    while frame is not None and i < 60:  # as _callers keeps them
+        code = frame.f_code
+        if _user(code.co_filename):
+            if i >= len(callers) or callers[i] != (code.co_filename, frame.f_lineno):
+                return False
+            i += 1
+        frame = frame.f_back
+    return i == len(callers)
+
+
 def _callers(frame: FrameType | None) -> tuple[tuple[str, int], ...]:
     out: list[tuple[str, int]] = []
     while frame is not None and len(out) < 60:
-        if user_code(frame.f_code.co_filename):
+        if _user(frame.f_code.co_filename):
             out.append((frame.f_code.co_filename, frame.f_lineno))
         frame = frame.f_back
     return tuple(out)
@@ -80,7 +100,7 @@ def inside(anchor: LoopAnchor, frame: FrameType | None) -> bool:
         depth += 1
         if id(frame) == anchor.frame_id and frame.f_code is anchor.code:
             return anchor.first <= frame.f_lineno <= anchor.last \
-                and _callers(frame.f_back) == anchor.callers
+                and _same_callers(frame.f_back, anchor.callers)
         frame = frame.f_back
     return False
 
