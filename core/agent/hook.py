@@ -121,7 +121,8 @@ def _quiet_probe_exits() -> None:
         name = type(exc).__name__
         if isinstance(exc, ProbeStop) or name == "ProbeStop":
             _finish_quietly(0)
-        if name == "KeyboardInterrupt" and _SESSION is not None and _SESSION.trained:
+        if name == "KeyboardInterrupt" and _SESSION is not None and (
+                _SESSION.trained or _SESSION.any_stopped):
             _finish_quietly(0)  # the custom-loop watchdog interrupted a loop it could not stop
         if isinstance(exc, ProbeCancelled) or name == "ProbeCancelled":
             _finish_quietly(130)
