@@ -207,3 +207,19 @@ def test_a_later_fit_is_not_cut_by_the_post_training_budget(tmp_path: Path) -> N
     seen = phases_of(events)
     assert sorted(seen) == [1, 2] and seen[2]["stopped"]  # phase 2 probed to its own stop
     assert seen[2]["steps"] >= 30
+
+
+@pytest.mark.tensorflow
+def test_a_traced_loop_over_numpy_slices_is_interrupted_quietly(tmp_path: Path) -> None:
+    pytest.importorskip("tensorflow")
+    log = tmp_path / "probe.jsonl"
+    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--out", str(log),
+                        "--output", str(tmp_path / "out.txt"), "--", PY,
+                        str(SCRIPTS / "keras_numpy_slices.py")],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    events, _ = read_log(log)
+    end = events[-1]
+    assert isinstance(end, End) and end.status == "probe-done" and end.exit_code == 0
+    output = (tmp_path / "out.txt").read_text()
+    assert "Traceback" not in output and "never printed" not in output
