@@ -7,10 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import math
-import shutil
 import sys
-import time
 from pathlib import Path
 from collections.abc import Coroutine
 from typing import Any, TextIO, TypeVar
@@ -19,14 +16,13 @@ from ..agent.agent_main import DEFAULT_MAX_STEPS
 from ..agent.workloads import WORKLOADS
 from ..cloud.providers import aws_provider, live_session, sky_provider
 from ..model.pricing import Catalog
-from ..report.fmt import fmt_ms
-from ..run.board import Board
 from ..run.config import Config, ConfigError, Host, ProbeSettings, default_config, load_config, local_host
 from ..run.job import JobError, LaunchProvider, ProbeJob
 from ..run.probe_plan import host_price, session_dir
 from ..run.session import Session
 from .analyze import print_ranked
 from .common import CliError, confirm_launch, say_summary, warn, warn_ranking
+from .progress import with_progress
 from .own_command import (EXAMPLE, FORM, add_batch_size_option, add_host_options, add_save_option,
                           own_command_config, save_config)
 
@@ -61,63 +57,6 @@ def _settings(ns: argparse.Namespace, base: ProbeSettings) -> ProbeSettings:
             extra += ["--" + flag.replace("_", "-"), str(value)]
     s.workload_args = [*s.workload_args, *extra]
     return s
-
-
-def _line(entry: Any) -> str:
-    st = entry.state
-    est, lo, hi = st.step_time()
-    step = "" if math.isnan(est) else f"  step {fmt_ms(est)}"
-    ci = "" if math.isnan(est) or math.isinf(hi) or not est else f" ±{(hi - lo) / 2 / est:.1%}"
-    # a failure's reason; before the first step, what is happening (project copy, setup)
-    shown = entry.status in ("failed", "stopped", "does-not-fit") or (entry.active and not st.steps)
-    detail = f"  {entry.detail}" if shown and entry.detail else ""
-    return f"{entry.spec.label:<24} {entry.status:<12} {st.steps:>6} steps{step}{ci}{detail}"
-
-
-async def _report(board: Board, out: TextIO, tty: bool, stop: asyncio.Event) -> None:
-    """Progress: a compact table redrawn in place on a terminal, changes as lines otherwise."""
-    seen: dict[str, tuple[str, int, str]] = {}
-    drawn = 0
-    last_plain = 0.0
-    while True:
-        entries = list(board.entries.values())
-        if tty:
-            # one line per probe, cut to the terminal's width (80 columns included): a line that
-            # wrapped would break the redraw in place
-            width = max(40, shutil.get_terminal_size((80, 24)).columns - 1)
-            if drawn:
-                out.write(f"\x1b[{drawn}F")
-            for e in entries:
-                out.write("\x1b[2K" + _line(e)[:width] + "\n")
-            drawn = len(entries)
-            out.flush()
-        else:
-            now = time.monotonic()
-            for e in entries:
-                key = (e.status, e.state.steps // 50, e.detail if not e.state.steps else "")
-                if seen.get(e.key) != key or (e.active and now - last_plain > 10):
-                    seen[e.key] = key
-                    out.write(_line(e) + "\n")
-            if now - last_plain > 10:
-                last_plain = now
-            out.flush()
-        if stop.is_set():
-            return
-        try:
-            await asyncio.wait_for(stop.wait(), 1.0)
-        except asyncio.TimeoutError:
-            pass
-
-
-async def _with_progress(session: Session, work: Coroutine[Any, Any, T], out: TextIO) -> T:
-    """Run ``work`` (the session driving its probes) with the progress report beside it."""
-    stop = asyncio.Event()
-    reporter = asyncio.create_task(_report(session.board, out, out.isatty(), stop))
-    try:
-        return await work
-    finally:
-        stop.set()
-        await reporter
 
 
 def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
@@ -181,7 +120,7 @@ def cmd_probe(ns: argparse.Namespace, out: TextIO) -> int:
         from .batch_cmd import find_on_hosts
 
         return find_on_hosts(ns, config, session, log_dir, out, ranking_out,
-                             run=lambda work: run_interruptible(_with_progress(session, work, out)),
+                             run=lambda work: run_interruptible(with_progress(session, work, out)),
                              rank=lambda logs, ns, config, epochs, to: _rank(job, ns, epochs, to))
     if job.launches:
         try:
@@ -235,7 +174,7 @@ def _probe_and_rank(job: ProbeJob, ns: argparse.Namespace, epochs: int | None, o
               f"logs: {log_dir}/\n")
     interrupted = False
     try:
-        run_interruptible(_with_progress(session, job.run(), out))
+        run_interruptible(with_progress(session, job.run(), out))
     except KeyboardInterrupt:
         interrupted = True
         gone = "".join(f"; {GONE.get(p.kind, 'launched hosts torn down')}"
@@ -270,7 +209,7 @@ def _full_runs(job: ProbeJob, out: TextIO) -> list[str] | None:
     out.write(f"methodology 1: full runs of every batch size on the cheapest host, "
               f"{cheapest.name} ({cheapest.instance})\n")
     try:
-        run_interruptible(_with_progress(session, full.run(), out))
+        run_interruptible(with_progress(session, full.run(), out))
     except KeyboardInterrupt:
         out.write("\ninterrupted\n")
         return None

@@ -105,10 +105,11 @@ def test_fit_in_a_loop_stops_after_the_probe_with_epochs_counted(tmp_path: Path)
     assert (tmp_path / "after.marker").read_text().startswith("evaluated")
     assert "round 29" in log.with_suffix(".output").read_text()  # the script went on, untrained
     st = load_probe(log).state
-    from probecast.core.model.rank.ranking import choose_epochs
+    from probecast.core.model.rank.ranking import RankOptions, job_length
 
-    epochs, source = choose_epochs(st, None)  # the loop around fit() says how many calls
-    assert epochs == 30 and "for i in range(30)" in source and "fit(epochs=1)" in source
+    length = job_length(st, RankOptions())  # the loop around fit() says how many calls
+    assert length.n_ep == 30 and "for i in range(30)" in length.source
+    assert "fit(epochs=1)" in length.source
 
 
 def test_gradient_tape_loop_is_probed_with_no_code_change(tmp_path: Path) -> None:

@@ -16,19 +16,19 @@ from typing import TYPE_CHECKING
 
 from ...agent.steady import DEFAULT_STATISTIC
 from ..epochs import EpochsInfo
+from ..estimate.batch_length import length_at
+from ..estimate.blocks import (RunLength, block_estimate, is_block_log, measured_blocks,
+                               merge_repeats, reached, run_lengths)
+from ..estimate.bounds import describe_mechanism
 from ..estimate.length import DEFAULT_EPOCHS, PER_STEPS, JobLength, resolve
 from ..estimate.runtime import Estimate, NoEstimate, estimate_runtime, measured_run, per_steps_estimate
-from ..pricing import Catalog, cost_usd
-from ..estimate.batch_length import length_at
-from ..estimate.blocks import (RunLength, block_estimate, is_block_log, measured_blocks, merge_repeats,
-                     reached, run_lengths)
-from ..estimate.bounds import describe_mechanism
-from .decisions import decision_lines, is_pareto, mark_undecided, undecided_pairs, verdict
 from ..memory.forecast import ProgramMemory
 from ..memory.no_fit import add_memory, no_fit_groups, split_no_fit
 from ..predict.predicted import predicted_rows
+from ..pricing import Catalog, cost_usd
 from ..rows import Candidate, CrossingNote, Horizon, JsonValue, RankedRow
 from ..state import ProbeState
+from .decisions import decision_lines, is_pareto, mark_undecided, undecided_pairs, verdict
 
 if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only for exports
     import pandas as pd
@@ -49,15 +49,19 @@ class Pricing:
     def price_for(self, state: ProbeState) -> tuple[float | None, str, str]:
         """($/h, source, billing rule) for a probe's instance: the one price lookup (its
         precedence: core/cloud/price_lookup.py). The log's own price is the last resort."""
-        instance = state.start.instance if state.start else ""
+        price, source, rule = self.price_of(state.start.instance if state.start else "")
+        if price is None and state.start and state.start.price_per_hour is not None:
+            return state.start.price_per_hour, "log", rule
+        return price, source, rule
+
+    def price_of(self, instance: str) -> tuple[float | None, str, str]:
+        """($/h, source, billing rule) for an instance by name: a user's override, else the
+        catalog's (a predicted row has no log to fall back on)."""
         inst = self.catalog.get(instance)
         rule = self.billing or (inst.billing if inst else "exact")
         if self.overrides and instance in self.overrides:
             return self.overrides[instance], "user", rule
-        price, source = self.catalog.price(instance)
-        if price is None and state.start and state.start.price_per_hour is not None:
-            return state.start.price_per_hour, "log", rule
-        return price, source, rule
+        return (*self.catalog.price(instance), rule)
 
 
 @dataclass(frozen=True)
@@ -114,14 +118,6 @@ class Ranking:
         import pandas as pd
 
         return pd.DataFrame([r.as_json() for r in self.rows])
-
-
-def choose_epochs(state: ProbeState, epochs: float | None,
-                  plan: EpochPlan | None = None) -> tuple[float, str]:
-    """N_ep and where it came from (length.resolve: the user, full runs of this workload and
-    batch size - methodology 1 -, the program, the log's plan, or the default)."""
-    length = job_length(state, RankOptions(epochs=epochs, epoch_plan=plan))
-    return (length.n_ep if not length.unknown else float(DEFAULT_EPOCHS)), length.source
 
 
 def job_length(state: ProbeState, options: RankOptions) -> JobLength:
@@ -359,17 +355,9 @@ def add_predicted(groups: dict[str, list[RankedRow]], by_key: Mapping[str, Candi
                   pricing: Pricing, names: tuple[str, ...]) -> list[str]:
     """Each workload's rows with the named instances nobody probed, predicted (predict/)."""
     states = {k: c.state for k, c in by_key.items()}
-
-    def price_of(name: str) -> tuple[float | None, str, str]:
-        inst = pricing.catalog.get(name)
-        rule = pricing.billing or (inst.billing if inst else "exact")
-        if pricing.overrides and name in pricing.overrides:
-            return pricing.overrides[name], "user", rule
-        return (*pricing.catalog.price(name), rule)
-
     problems: list[str] = []
     for group in groups.values():
-        rows, said = predicted_rows(group, names, states, pricing.catalog, price_of)
+        rows, said = predicted_rows(group, names, states, pricing.catalog, pricing.price_of)
         group.extend(rows)
         problems += [p for p in said if p not in problems]
     return problems
@@ -403,6 +391,6 @@ def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
 
 
 __all__ = ["DEFAULT_EPOCHS", "Candidate", "CrossingNote", "JsonValue", "Estimate", "EstimateCache", "Horizon", "NoEstimate", "Pricing",
-           "RankOptions", "RankedRow", "Ranking", "build_ranking", "choose_epochs",
+           "RankOptions", "RankedRow", "Ranking", "build_ranking", "job_length",
            "estimate_row", "estimate_rows", "horizons_for", "is_pareto", "rank", "undecided_pairs",
            "decision_lines", "verdict"]
