@@ -87,11 +87,8 @@ class Launcher:
         self.others_trained: set[int] = set()
         self.cancel_reason: str | None = None
         self.post_cut = False
-        # A program that trains in phases: the probe ended a loop (its `phase` log) and no new
-        # phase began since - the monotonic time, for the post-training budget, whose `done`
-        # comes only at the exit (core/agent/phases.py)
-        self.loop_ended_at: float | None = None
-        self.phases = 1
+        self.loop_ended_at: float | None = None  # the probe ended a loop, no phase began since:
+        self.phases = 1  # the post-training budget's start where `done` comes at the exit only
         self.output_tail: deque[str] = deque(maxlen=40)
         # hook failures (any process, often before anything trained): said once each, after start
         self.hook_failures: set[str] = set()
@@ -137,10 +134,8 @@ class Launcher:
                 self._wake.set()
             if ev == "log" and obj.get("code") == "phase":
                 self.loop_ended_at = time.monotonic()
-            elif ev == "phase":  # training went on: a later phase, so not post-training yet
-                self.loop_ended_at = None
-                self.done = None  # (a fit()'s `done` said the last phase's end; another comes)
-                self.phases += 1
+            elif ev == "phase":  # training went on (a fit()'s `done` ended the last phase only)
+                self.loop_ended_at, self.done, self.phases = None, None, self.phases + 1
             self.emitter.write_line(line)
             if ev == "start":
                 self._flush_pending()
@@ -370,8 +365,7 @@ class Launcher:
         if self.lead_started:
             self._say_memory()
         if done is None and self.lead_started and self.post_cut and self.loop_ended_at:
-            # cut in its post-training work after the probe ended its last loop: training was
-            # over then (the hook's `done` would have come at the exit)
+            # cut after the probe ended its last loop: training was over then (not at the exit)
             self.emitter.timed("done", at=self.loop_ended_at, status="probe-done",
                                reason="the probe ended the training loop")
             done = {"status": "probe-done", "reason": "the probe ended the training loop"}
