@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from .loops import _call_name, _loops_cached, _tree, _where, user_code
+from .loops import _call_name, _tree, _where, user_code, user_frames
 
 
 @dataclass(frozen=True)
@@ -40,18 +40,11 @@ def loop_anchor(frame: FrameType | None) -> LoopAnchor | None:
     main() makes it). None without user code on the stack (a step run by a framework's own
     thread)."""
     found: tuple[FrameType, ast.For | ast.While | None] | None = None
-    depth = 0
-    while frame is not None and depth < 60:
-        depth += 1
-        code = frame.f_code
-        if _user(code.co_filename):
-            tree = _tree(code.co_filename)
-            loops = _loops_cached(tree, frame.f_lineno, code) if tree else []
-            if loops:
-                found = (frame, loops[-1])
-            elif found is None:  # the line nearest the framework: `trainer.train()` in main()
-                found = (frame, None)
-        frame = frame.f_back
+    for user, loops in user_frames(frame, _user):
+        if loops:
+            found = (user, loops[-1])
+        elif found is None:  # the line nearest the framework: `trainer.train()` in main()
+            found = (user, None)
     if found is None:
         return None
     where, loop = found

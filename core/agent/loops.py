@@ -12,7 +12,7 @@ import ast
 import linecache
 import os
 import sysconfig
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
@@ -64,23 +64,31 @@ def _tree(filename: str) -> ast.Module | None:
     return _TREES[filename]
 
 
-def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | None] | None,
-                  ) -> tuple[list[Loop], tuple[int, str] | None]:
-    loops: list[Loop] = []
-    every: tuple[int, str] | None = None
+def user_frames(frame: FrameType | None, is_user: Callable[[str], bool] | None = None,
+                ) -> Iterator[tuple[FrameType, list[ast.For | ast.While]]]:
+    """Each frame of the program's own code up the stack (60 at most), innermost first, with
+    the loops around its line in its scope (innermost first; a loop's own header line counts:
+    a dataset iterated by a `for` runs the loop it heads)."""
+    is_user = is_user or user_code
     depth = 0
     while frame is not None and depth < 60:
         depth += 1
         code = frame.f_code
-        if user_code(code.co_filename):
+        if is_user(code.co_filename):
             tree = _tree(code.co_filename)
-            if tree is not None:
-                # header: a dataset iterated by a `for` runs the loop it heads (keras_loops)
-                for node in _loops_cached(tree, frame.f_lineno, code):
-                    if not loops:  # the step's own loop: an `if step % K` there counts steps
-                        every = _periodic(node, frame)
-                    loops.append(_count(node, frame, loader_loop))
+            yield frame, (_loops_cached(tree, frame.f_lineno, code) if tree is not None else [])
         frame = frame.f_back
+
+
+def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | None] | None,
+                  ) -> tuple[list[Loop], tuple[int, str] | None]:
+    loops: list[Loop] = []
+    every: tuple[int, str] | None = None
+    for user, around in user_frames(frame):
+        for node in around:
+            if not loops:  # the step's own loop: an `if step % K` there counts steps
+                every = _periodic(node, user)
+            loops.append(_count(node, user, loader_loop))
     return loops, every
 
 
