@@ -29,6 +29,7 @@ ENV_T0 = "PROBECAST_T0"
 RANK_VARIABLES = ("RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID")
 
 _SESSION: ProbeSession | None = None
+_CLIENT: EventClient | None = None  # this process's end of the event channel
 
 
 def process_rank() -> int:
@@ -75,6 +76,11 @@ def install() -> None:
                 os.kill(os.getpid(), signal.SIGTERM)
 
     client = EventClient(path, on_command)
+    global _CLIENT
+    _CLIENT = client
+    import atexit
+
+    atexit.register(client.drain)  # registered first, so it runs after the adapters' own
     _SESSION = session = session_from_config(cfg, client, t0)
     session_module.CURRENT = session  # StepTimer / ProbeCallback in the program join it
 
@@ -201,6 +207,11 @@ def _finish_quietly(code: int) -> None:
             elif not session.trained:
                 session.mark_done("stopped", "cancelled")
         except Exception:  # noqa: BLE001 - never let the hook turn an exit into a crash
+            pass
+    if _CLIENT is not None:
+        try:
+            _CLIENT.drain()  # os._exit runs no atexit: the waiting steps go now
+        except OSError:
             pass
     sys.stderr.flush()
     os._exit(code)
