@@ -102,12 +102,24 @@ def remote_leftovers(user: str) -> list[str]:
     return sshd_mod.our_processes("probecast-agent.pyz", user)
 
 
-def new_agent_dirs(before: set[Path]) -> set[Path]:
-    """Agent directories in /tmp made since ``before`` that no running agent uses: a directory
-    of ours left behind (another suite's, made meanwhile, has its agent running)."""
-    running = subprocess.run(["ps", "-e", "-o", "args="], capture_output=True, text=True).stdout
-    return {p for p in set(Path("/tmp").glob("probecast-*/probecast-agent.pyz")) - before
-            if p.exists() and str(p) not in running}
+def new_agent_dirs(before: set[Path], settle: float = 30.0) -> set[Path]:
+    """Agent directories in /tmp made since ``before`` that no running agent uses, and that stay
+    so: a directory of ours left behind. Another suite's (made meanwhile) has its agent running,
+    or is between its upload and its agent's start, or between its agent's exit and its removal:
+    those come and go within moments, so a directory counts only if it is still there, unused,
+    after ``settle`` seconds (a deadline for a leak, not a timing of the run)."""
+    def unused() -> set[Path]:
+        running = subprocess.run(["ps", "-e", "-o", "args="], capture_output=True,
+                                 text=True).stdout
+        return {p for p in set(Path("/tmp").glob("probecast-*/probecast-agent.pyz")) - before
+                if p.exists() and str(p) not in running}
+
+    deadline = time.monotonic() + settle
+    left = unused()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.5)
+        left &= unused()  # only what stayed unused all along
+    return left
 
 
 async def test_two_hosts_in_parallel_root_and_non_root(world, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -222,7 +234,7 @@ async def test_sshd_killed_mid_stream_keeps_data_and_others_finish(world, tmp_pa
     await until(lambda: not remote_leftovers("root"), "no agent process left", 60)
     # The kill took the agent too (SIGKILL to the session's processes): its directory stays
     # until the next connection to the host sweeps it (no agent running from it any more).
-    left = new_agent_dirs(agents_before)
+    left = new_agent_dirs(agents_before, settle=0)  # ours, expected: the sweep takes it
     conn = await connect(host(world, "a", "a"))
     async with conn:
         await SshRunner._sweep(conn, min_age_minutes=0)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sshd import free_port
 
 from probecast.core.model.estimate.runtime import estimate_runtime
 from probecast.core.model.events import Done, End, Log, Plan, Start, Step, Val, read_log
@@ -110,8 +111,10 @@ def test_a_step_wrapped_in_except_exception_is_still_stopped(tmp_path: Path) -> 
 
 
 def test_torchrun_two_ranks_stop_together_and_rank_0_is_timed(tmp_path: Path) -> None:
-    log, output = agent(tmp_path, TORCHRUN, "--nproc_per_node", "2", "--master_port", "29531",
-                        str(SCRIPTS / "ddp.py"))
+    # a free port: another suite on this machine runs this test too (a fixed one collided)
+    port = str(free_port("127.0.0.1"))
+    log, output = agent(tmp_path, TORCHRUN, "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+                        "--master_port", port, str(SCRIPTS / "ddp.py"))
     events, _ = read_log(log)
     start = next(e for e in events if isinstance(e, Start))
     assert start.steps_per_epoch == 4096 // 2 // 32  # each rank's share (DistributedSampler)
