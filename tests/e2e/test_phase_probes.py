@@ -83,6 +83,17 @@ def assert_every_phase_counted(row: dict[str, Any], phases: int) -> list[float]:
     return shares
 
 
+def agent_run(tmp: Path, script: Path, *flags: str, timeout: int = 300) -> tuple[list[Any], str]:
+    """The agent run on ``script`` as a probe (its defaults, ``flags`` added): the log's events
+    and the program's own output. The run must end with status 0."""
+    log = tmp / "probe.jsonl"
+    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", *flags, "--out", str(log),
+                        "--output", str(tmp / "out.txt"), "--", PY, str(script)],
+                       cwd=tmp, capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return read_log(log)[0], (tmp / "out.txt").read_text()
+
+
 def check_two_phases(tmp: Path, script: str, per_epoch: tuple[int, int]) -> None:
     row, events = probe(tmp, script)
     seen = phases_of(events)
@@ -160,12 +171,7 @@ def test_post_training_work_past_the_budget_is_cut_after_the_last_loop(tmp_path:
         'print("post-training work done", flush=True)',
         'time.sleep(120)  # an evaluation far longer than the budget\n'
         'print("post-training work done", flush=True)'))
-    log = tmp_path / "probe.jsonl"
-    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--post-budget", "3",
-                        "--out", str(log), "--", PY, str(script)],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=110)
-    assert r.returncode == 0, r.stderr[-3000:]
-    events, _ = read_log(log)
+    events, _ = agent_run(tmp_path, script, "--post-budget", "3", timeout=110)
     assert any(isinstance(ev, Phase) for ev in events)  # both loops probed first
     done = [ev for ev in events if type(ev).__name__ == "Done"]
     end = events[-1]
@@ -177,17 +183,10 @@ def test_post_training_work_past_the_budget_is_cut_after_the_last_loop(tmp_path:
 @pytest.mark.tensorflow
 def test_a_loop_that_draws_with_next_is_unwound_not_crashed(tmp_path: Path) -> None:
     pytest.importorskip("tensorflow")
-    log = tmp_path / "probe.jsonl"
-    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--out", str(log),
-                        "--output", str(tmp_path / "out.txt"), "--", PY,
-                        str(SCRIPTS / "keras_next_loop.py")],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    events, _ = read_log(log)
+    events, output = agent_run(tmp_path, SCRIPTS / "keras_next_loop.py")
     end = events[-1]
     assert isinstance(end, End) and end.status == "probe-done" and end.exit_code == 0
     assert "no-post" in {ev.code for ev in events if isinstance(ev, Log)}
-    output = (tmp_path / "out.txt").read_text()
     assert "StopIteration" not in output and "never printed" not in output
 
 
@@ -196,12 +195,7 @@ def test_a_later_fit_is_not_cut_by_the_post_training_budget(tmp_path: Path) -> N
     """fit()'s `done` starts the post-training budget; a later fit() - a phase - stops that
     clock, so a small budget cuts the work after the last phase, not the phase."""
     pytest.importorskip("tensorflow")
-    log = tmp_path / "probe.jsonl"
-    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--post-budget", "1",
-                        "--out", str(log), "--", PY, str(SCRIPTS / "keras_fit_twice.py")],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    events, _ = read_log(log)
+    events, _ = agent_run(tmp_path, SCRIPTS / "keras_fit_twice.py", "--post-budget", "1")
     seen = phases_of(events)
     assert sorted(seen) == [1, 2] and seen[2]["stopped"]  # phase 2 probed to its own stop
     assert seen[2]["steps"] >= 30
@@ -210,14 +204,7 @@ def test_a_later_fit_is_not_cut_by_the_post_training_budget(tmp_path: Path) -> N
 @pytest.mark.tensorflow
 def test_a_traced_loop_over_numpy_slices_is_interrupted_quietly(tmp_path: Path) -> None:
     pytest.importorskip("tensorflow")
-    log = tmp_path / "probe.jsonl"
-    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--out", str(log),
-                        "--output", str(tmp_path / "out.txt"), "--", PY,
-                        str(SCRIPTS / "keras_numpy_slices.py")],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    events, _ = read_log(log)
+    events, output = agent_run(tmp_path, SCRIPTS / "keras_numpy_slices.py")
     end = events[-1]
     assert isinstance(end, End) and end.status == "probe-done" and end.exit_code == 0
-    output = (tmp_path / "out.txt").read_text()
     assert "Traceback" not in output and "never printed" not in output
