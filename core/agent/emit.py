@@ -46,6 +46,31 @@ def process_start_monotonic() -> float:
     return now
 
 
+_encode_str = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_INF = float("inf")
+
+
+def _flat_line(obj: dict[str, Any]) -> str | None:
+    """The JSON line of an event whose values are all ints, floats, strings, bools or None -
+    every step event - written as ``json.dumps(_finite(obj), separators=(",", ":"))`` would,
+    in a third of its time (a step event is written per optimizer step; this was ~0.02 ms of the
+    agent's ~0.05 ms a step). None for anything else (the caller falls back to json)."""
+    parts = []
+    for k, v in obj.items():
+        t = type(v)
+        if t is int or t is bool or v is None:
+            text = "true" if v is True else "false" if v is False else "null" if v is None \
+                else int.__repr__(v)
+        elif t is float:
+            text = "null" if v != v or v == _INF or v == -_INF else float.__repr__(v)
+        elif t is str:
+            text = _encode_str(v)
+        else:
+            return None
+        parts.append(f"{_encode_str(k)}:{text}")
+    return "{" + ",".join(parts) + "}\n"
+
+
 def _finite(value: Any) -> Any:
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return None
@@ -125,10 +150,13 @@ class Emitter:
 
     def _write(self, obj: dict[str, Any]) -> dict[str, Any]:
         # JSON has no NaN/Infinity: a diverged loss is written as null, never as a bad line
-        written = _finite(obj)
-        if self.strict:
-            schema.check(written)
-        self._write_raw(json.dumps(written, separators=(",", ":"), allow_nan=False) + "\n")
+        line = _flat_line(obj)
+        if line is None or self.strict:
+            written = _finite(obj)
+            if self.strict:
+                schema.check(written)
+            line = json.dumps(written, separators=(",", ":"), allow_nan=False) + "\n"
+        self._write_raw(line)
         return obj
 
     def _write_raw(self, line: str) -> None:
