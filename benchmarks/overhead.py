@@ -140,6 +140,12 @@ VARIANTS: dict[str, dict[str, str] | None] = {
 }
 
 
+def _pythonpath() -> str:
+    """The repository, after what the caller's PYTHONPATH names (a host without the package
+    installed names a folder where ``probecast`` links to the checkout)."""
+    return os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(ROOT)) if p)
+
+
 @dataclass
 class Run:
     variant: str
@@ -175,7 +181,7 @@ def run_once(variant: str, job: Path, work: Path, ns: argparse.Namespace) -> Run
     log, output = work / "probe.jsonl", work / "output.txt"
     for path in (log, output):
         path.unlink(missing_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **(switches or {})}
+    env = {**os.environ, "PYTHONPATH": _pythonpath(), **(switches or {})}
     if switches is not None:
         command = agent_command(command, log, output)
     cpu0, launched = children_cpu(), time.monotonic()
@@ -250,7 +256,7 @@ def client_cpu(job: Path, work: Path, ns: argparse.Namespace) -> dict[str, Any]:
     command = [PY, "-c", CLIENT, str(report), "probe", "--local", "--json", "--full",
                "-b", str(ns.batch_size), "--", *job_command(job, ns)[:-6],
                "--batch-size", "{batch_size}", "--device", ns.device, "--threads", str(ns.threads)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(work), "XDG_CONFIG_HOME": str(work)}
+    env = {**os.environ, "PYTHONPATH": _pythonpath(), "HOME": str(work), "XDG_CONFIG_HOME": str(work)}
     r = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True,
                        timeout=ns.timeout)
     if r.returncode != 0 or not report.exists():

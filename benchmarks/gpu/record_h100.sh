@@ -7,12 +7,17 @@
 #   PART=2: the nanoGPT-shaped plain loop, the built-in PyTorch CNN, Lightning and the HF
 #           Trainer - probe, whole run under the agent, and (for three of them) the same whole
 #           run without probecast: the agent's cost on the job
+#   PART=3: the agent as it is now (steps timed by CUDA events, no per-step synchronize): its
+#           cost (benchmarks/overhead.py on CUDA), and probes and whole runs in both orders -
+#           the plain loop probe/full/probe/full, the others one each way - to tell a probe's
+#           mode from its turn when its steps run faster than its whole run's (RESULTS §11)
 # Needs, in .gpu/ (ignored by git, carried to the device): probecast-agent.pyz (built here by
 #   python -c "from probecast.core.agent.bundle import build_zipapp; build_zipapp('.gpu/probecast-agent.pyz')")
 # and nanogpt/ (train.py, model.py, configurator.py, config/ from karpathy/nanoGPT; its
 # data/shakespeare_char/ made here with synthetic characters of the real data set's sizes - the
 # device cannot download). DEV=cpu runs the same plan tiny, here, to check the script.
 set -u
+GN=0
 OUT=${OUT:-/tmp/gpu-out}; DEV=${DEV:-cuda}; PART=${PART:-1}; mkdir -p "$OUT"
 AG="python3 $PWD/.gpu/probecast-agent.pyz"
 S=$PWD/benchmarks/corpus/scripts
@@ -21,13 +26,39 @@ INSTANCE=${INSTANCE:-gpu-h100}
 if [ "$DEV" = cuda ]; then
   NANO=""; GPT="--device=cuda --dtype=bfloat16 --n_layer=6 --n_head=6 --n_embd=384 --block_size=256 --max_iters=800 --eval_interval=200 --eval_iters=20 --lr_decay_iters=800"
   CNN="--train-size 400000 --val-size 20000 --epochs 3"; SAMPLES=60000; HFS=40000; EP=3; T=120
+  SHORT="--max_iters=1500 --lr_decay_iters=1500"; OSTEPS=1500
   gpu_watch
 else
   NANO="--device=cpu --dtype=float32 --n_layer=1 --n_head=2 --n_embd=32 --block_size=32 --batch_size=8 --max_iters=40 --lr_decay_iters=40 --eval_interval=20 --eval_iters=2"
   GPT="--device=cpu --n_layer=2 --n_head=2 --n_embd=32 --block_size=32 --max_iters=60 --eval_interval=20 --eval_iters=2 --lr_decay_iters=60"
   CNN="--train-size 2000 --val-size 500 --epochs 2"; SAMPLES=600; HFS=300; EP=2; T=120
+  SHORT=""; OSTEPS=20
 fi
-if [ "$PART" = 1 ]; then
+if [ "$PART" = 3 ]; then
+  mkdir -p /tmp/pp && ln -sfn "$PWD" /tmp/pp/probecast
+  PYTHONPATH=/tmp/pp timeout 150 python3 benchmarks/overhead.py --device "$DEV" --steps "$OSTEPS" \
+    --reps 3 --variants plain agent --no-client --json "$OUT/overhead.json" > "$OUT/overhead.txt" 2>&1
+  echo "overhead rc=$?" | tee -a "$OUT/jobs.txt"
+  LABEL=gpt_loop; BS=64
+  for kind in probe full probe full; do
+    job gpt-b64-$kind-$((++GN)) "$kind" -- python3 $S/shapes/gpt_loop.py $GPT --batch_size=64
+  done
+  LABEL=lightning_cnn; BS=256
+  L=(python3 $S/lightning_cnn.py --device $DEV --batch-size 256 --samples $SAMPLES --epochs $EP)
+  job lightning-b256 full -- "${L[@]}"; job lightning-b256 probe -- "${L[@]}"
+  LABEL=hf_trainer; BS=64
+  H=(python3 $S/hf_trainer.py --device $DEV --batch-size 64 --samples $HFS --epochs $EP)
+  job hf-b64 full -- "${H[@]}"; job hf-b64 probe -- "${H[@]}"
+  cd .gpu/nanogpt || exit 1
+  LABEL=nanogpt_shakespeare_char_1500; BS=64
+  N=(python3 train.py config/train_shakespeare_char.py --compile=False $NANO $SHORT)
+  job nanogpt-eager-1500 probe -- "${N[@]}"; job nanogpt-eager-1500 full -- "${N[@]}"
+  job nanogpt-eager-1500-plain plain -- "${N[@]}"
+  LABEL=nanogpt_shakespeare_char_compile_1500
+  N=(python3 train.py config/train_shakespeare_char.py $NANO $SHORT)
+  job nanogpt-compile-1500 full -- "${N[@]}"; job nanogpt-compile-1500 probe -- "${N[@]}"
+  cd - > /dev/null
+elif [ "$PART" = 1 ]; then
   cd .gpu/nanogpt || exit 1
   LABEL=nanogpt_shakespeare_char; BS=64
   job nanogpt-eager-b64 probe -- python3 train.py config/train_shakespeare_char.py --compile=False $NANO
