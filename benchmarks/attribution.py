@@ -60,7 +60,8 @@ from probecast.core.model.state import ProbeState  # noqa: E402
 TERMS = ("startup", "steady", "drift", "length", "periodic", "boundaries", "validation", "end",
          "residual")
 CORPORA = ("runs", "runs-torch", "runs-long", "runs-fresh", "runs-shapes", "runs-gpu-h200",
-           "runs-gpu-h100", "runs-gpu-h100-events")
+           "runs-gpu-h100", "runs-gpu-h100-events", "runs-interleaved", "runs-torch-interleaved",
+           "runs-shapes-interleaved")
 
 
 @dataclass

@@ -19,6 +19,11 @@ exactly as a user types it (``python gpt_loop.py --batch_size=12 --max_iters=100
 ``torchrun --standalone --nproc_per_node 2 ddp_gloo.py ...``, ``accelerate launch ...``) from
 that folder, under the agent.
 
+``--interleave`` records each setting's default probe and its full run back to back (the probe
+first for every other setting; ``order.txt`` keeps the order): a pass of full runs and a later
+pass of ``--probes`` each carry the shared machine's state of their moment, which then reads as
+the method's error (RESULTS §11). New corpora are recorded this way.
+
 Run it on a quiet machine: other load skews timings (which is also why it runs one at a time).
 """
 
@@ -217,6 +222,11 @@ def main() -> int:
                          "core, about 35 minutes in all)")
     ap.add_argument("--probes", action="store_true",
                     help="record probes (default stop policy) of the settings instead of full runs")
+    ap.add_argument("--interleave", action="store_true",
+                    help="record each setting's probe and full run back to back, the probe first "
+                         "for every other setting (order.txt says which): the machine's state "
+                         "then cancels between them, where a pass of probes and a pass of full "
+                         "runs recorded hours apart each carry their own (RESULTS §11)")
     ns = ap.parse_args()
     names = (SHAPE_RUNS if ns.shapes else LONG_RUNS if ns.long else TORCH_RUNS if ns.torch
              else [n for n in RUNS if n not in TORCH_RUNS and n not in LONG_RUNS
@@ -227,14 +237,22 @@ def main() -> int:
     out = Path(ns.out).resolve()  # the runs' cwd is the scripts' folder (workdir())
     out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
-    for name in ns.only or names:
-        tag = f"probe-{name}" if ns.probes else name
+    if ns.interleave:
+        tasks = [(n, probe) for i, n in enumerate(ns.only or names)
+                 for probe in ((True, False) if i % 2 == 0 else (False, True))]
+    else:
+        tasks = [(n, ns.probes) for n in ns.only or names]
+    for name, probe in tasks:
+        tag = f"probe-{name}" if probe else name
         done = out / f"{tag}.jsonl.gz"
         if done.exists() and ns.only is None:
             continue
+        if ns.interleave:
+            with open(out / "order.txt", "a") as fh:
+                fh.write(f"{tag}\n")
         (out / f"{tag}.jsonl").unlink(missing_ok=True)
         t0 = time.monotonic()
-        r = subprocess.run(command(name, out, ns.probes), cwd=workdir(name), env=env,
+        r = subprocess.run(command(name, out, probe), cwd=workdir(name), env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         wall = time.monotonic() - t0
         for suffix in (".jsonl", ".output"):
