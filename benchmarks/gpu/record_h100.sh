@@ -11,6 +11,10 @@
 #           cost (benchmarks/overhead.py on CUDA), and probes and whole runs in both orders -
 #           the plain loop probe/full/probe/full, the others one each way - to tell a probe's
 #           mode from its turn when its steps run faster than its whole run's (RESULTS §11)
+#   PART=4: three public scripts, each probed first then run whole - the user's order on a fresh
+#           host: pytorch/examples word_language_model (the README's "medium" LSTM, 3 epochs;
+#           synthetic text of wikitext-2's sizes in .gpu/wlm), minGPT's chargpt (2 000 iterations;
+#           synthetic input.txt in .gpu/mingpt), nanoGPT eager (1 500 iterations)
 # Needs, in .gpu/ (ignored by git, carried to the device): probecast-agent.pyz (built here by
 #   python -c "from probecast.core.agent.bundle import build_zipapp; build_zipapp('.gpu/probecast-agent.pyz')")
 # and nanogpt/ (train.py, model.py, configurator.py, config/ from karpathy/nanoGPT; its
@@ -26,15 +30,29 @@ INSTANCE=${INSTANCE:-gpu-h100}
 if [ "$DEV" = cuda ]; then
   NANO=""; GPT="--device=cuda --dtype=bfloat16 --n_layer=6 --n_head=6 --n_embd=384 --block_size=256 --max_iters=800 --eval_interval=200 --eval_iters=20 --lr_decay_iters=800"
   CNN="--train-size 400000 --val-size 20000 --epochs 3"; SAMPLES=60000; HFS=40000; EP=3; T=120
-  SHORT="--max_iters=1500 --lr_decay_iters=1500"; OSTEPS=1500
+  SHORT="--max_iters=1500 --lr_decay_iters=1500"; OSTEPS=1500; WSIZE=650; WEP=3; CIT=2000
   gpu_watch
 else
   NANO="--device=cpu --dtype=float32 --n_layer=1 --n_head=2 --n_embd=32 --block_size=32 --batch_size=8 --max_iters=40 --lr_decay_iters=40 --eval_interval=20 --eval_iters=2"
   GPT="--device=cpu --n_layer=2 --n_head=2 --n_embd=32 --block_size=32 --max_iters=60 --eval_interval=20 --eval_iters=2 --lr_decay_iters=60"
   CNN="--train-size 2000 --val-size 500 --epochs 2"; SAMPLES=600; HFS=300; EP=2; T=120
-  SHORT=""; OSTEPS=20
+  SHORT=""; OSTEPS=20; WSIZE=16; WEP=1; CIT=40
 fi
-if [ "$PART" = 3 ]; then
+if [ "$PART" = 4 ]; then
+  cd .gpu/wlm || exit 1
+  LABEL=word_language_model_medium; BS=20
+  W=(python3 main.py --accel --emsize $WSIZE --nhid $WSIZE --dropout 0.5 --epochs $WEP)
+  job wlm-medium probe -- "${W[@]}"; job wlm-medium full -- "${W[@]}"
+  cd ../mingpt || exit 1
+  LABEL=mingpt_chargpt; BS=64
+  C=(python3 chargpt.py --trainer.max_iters=$CIT)
+  job chargpt probe -- "${C[@]}"; job chargpt full -- "${C[@]}"
+  cd ../nanogpt || exit 1
+  LABEL=nanogpt_shakespeare_char_1500; BS=64
+  N=(python3 train.py config/train_shakespeare_char.py --compile=False $NANO $SHORT)
+  job nanogpt-eager-1500-b probe -- "${N[@]}"; job nanogpt-eager-1500-b full -- "${N[@]}"
+  cd ../.. || exit 1
+elif [ "$PART" = 3 ]; then
   mkdir -p /tmp/pp && ln -sfn "$PWD" /tmp/pp/probecast
   PYTHONPATH=/tmp/pp timeout 150 python3 benchmarks/overhead.py --device "$DEV" --steps "$OSTEPS" \
     --reps 3 --variants plain agent --no-client --json "$OUT/overhead.json" > "$OUT/overhead.txt" 2>&1

@@ -46,7 +46,7 @@ def process_start_monotonic() -> float:
     return now
 
 
-_encode_str = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_encode_str = json.encoder.encode_basestring_ascii
 _INF = float("inf")
 
 
