@@ -61,7 +61,7 @@ TERMS = ("startup", "steady", "drift", "length", "periodic", "boundaries", "vali
          "residual")
 CORPORA = ("runs", "runs-torch", "runs-long", "runs-fresh", "runs-shapes", "runs-gpu-h200",
            "runs-gpu-h100", "runs-gpu-h100-events", "runs-interleaved", "runs-torch-interleaved",
-           "runs-shapes-interleaved")
+           "runs-shapes-interleaved", "runs-gpu-h100-public")
 
 
 @dataclass
