@@ -84,12 +84,64 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
                   ) -> tuple[list[Loop], tuple[int, str] | None]:
     loops: list[Loop] = []
     every: tuple[int, str] | None = None
+    files: list[FrameType] = []
     for user, around in user_frames(frame):
+        files.append(user)
         for node in around:
             if not loops:  # the step's own loop: an `if step % K` there counts steps
                 every = _periodic(node, user)
             loops.append(_count(node, user, loader_loop))
+    if every is None and loops:
+        every = _periodic_in_callbacks(files)
     return loops, every
+
+
+# A counter of steps, as a callback reads it off its trainer: `trainer.iter_num % 500`
+_COUNTER_WORDS = ("iter", "step")
+
+
+def _periodic_in_callbacks(frames: list[FrameType]) -> tuple[int, str] | None:
+    """Periodic work written outside the step's loop - in a callback the loop calls each step
+    (minGPT's ``trainer.add_callback('on_batch_end', ...)``): an ``if <...iter/step...> % K
+    == 0:`` that evaluates, samples or saves, in a function of the program's own files on the
+    stack. Only a counter named like one (``iter_num``, ``global_step``) counts here: the step's
+    own loop is read without that condition (``_periodic``)."""
+    best: tuple[int, str] | None = None
+    seen: set[str] = set()
+    for frame in frames:
+        filename = frame.f_code.co_filename
+        tree = _tree(filename) if filename not in seen else None
+        seen.add(filename)
+        if tree is None:
+            continue
+        ev = _Evaluator(frame)
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in _outside_loops(fn.body):
+                if isinstance(node, ast.If) and _counts_steps(node.test):
+                    hit = _periodic_if(node, ev, frame)
+                    if hit is not None and (best is None or hit[0] < best[0]):
+                        best = hit
+    return best
+
+
+def _outside_loops(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The statements of a function's body and their parts, not inside a loop of its own (an
+    ``if`` in another loop is that loop's periodic work, not a callback's) nor a nested scope."""
+    skip = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+            ast.ClassDef)
+    todo: list[ast.AST] = [n for n in body if not isinstance(n, skip)]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, skip))
+
+
+def _counts_steps(test: ast.expr) -> bool:
+    names = [n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(test)
+             if isinstance(n, (ast.Attribute, ast.Name))]
+    return any(w in name.lower() for name in names for w in _COUNTER_WORDS)
 
 
 def _enclosing_loops(tree: ast.Module, line: int, code: Any,
@@ -266,17 +318,22 @@ def _periodic(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] | 
     for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
         if not isinstance(node, ast.If):
             continue
-        k = _modulo(node.test, ev)
-        if k is None or k <= 1:
-            continue
-        calls = [_call_name(c).lower() for b in node.body for c in ast.walk(b)
-                 if isinstance(c, ast.Call)]
-        if not any(w in c for c in calls for w in PERIODIC_WORDS):
-            continue
-        text = f"if {ast.unparse(node.test)[:80]} ({os.path.basename(frame.f_code.co_filename)}:{node.lineno})"
-        if best is None or k < best[0]:
-            best = (k, text)
+        hit = _periodic_if(node, ev, frame)
+        if hit is not None and (best is None or hit[0] < best[0]):
+            best = hit
     return best
+
+
+def _periodic_if(node: ast.If, ev: _Evaluator, frame: FrameType) -> tuple[int, str] | None:
+    """``if ... % K == 0:`` whose body evaluates or saves: (K, where it is written)."""
+    k = _modulo(node.test, ev)
+    if k is None or k <= 1:
+        return None
+    calls = [_call_name(c).lower() for b in node.body for c in ast.walk(b)
+             if isinstance(c, ast.Call)]
+    if not any(w in c for c in calls for w in PERIODIC_WORDS):
+        return None
+    return k, f"if {ast.unparse(node.test)[:80]} ({os.path.basename(frame.f_code.co_filename)}:{node.lineno})"
 
 
 def _modulo(test: ast.expr, ev: _Evaluator) -> int | None:

@@ -287,3 +287,50 @@ def test_a_trainer_is_stopped_through_its_own_flag() -> None:
     assert made.accumulation() == 4 and made.planned_epochs() == 2 and made.batches() is None
     made.stop()
     assert hf.control.should_training_stop is True and lightning.should_stop is True
+
+
+CALLBACK_TRAINER = """
+    class Trainer:
+        iter_num = 0
+        max_iters = 2000
+        callbacks = []
+        def run(self):
+            while True:
+                step()
+                for cb in self.callbacks:
+                    cb(self)
+                self.iter_num += 1
+                if self.iter_num >= self.max_iters:
+                    break
+                break
+    def generate(): pass
+    def save(): pass
+    def evaluate(): pass
+    def batch_end_callback(trainer):
+        if trainer.iter_num % 10 == 0:
+            print("loss")
+        if trainer.iter_num % WORK == 0:
+            generate()
+            save()
+    def another_phase():
+        for step_ in range(100):
+            if step_ % 7 == 0:
+                evaluate()
+    t = Trainer()
+    t.callbacks.append(batch_end_callback)
+    t.run()
+"""
+
+
+def test_periodic_work_in_a_callback_the_loop_calls_is_read_off_its_step_counter(
+        tmp_path: Path) -> None:
+    """minGPT's chargpt: the loop is the library's, the sample-and-save every 500 iterations is
+    a callback of the program's; a print every 10 is not work, and another loop's `if` is that
+    loop's."""
+    (found,) = run_program(tmp_path, CALLBACK_TRAINER.replace("WORK", "500"))
+    assert found.steps == 2000 and found.every == 500
+    assert "trainer.iter_num % 500 == 0" in found.every_source
+    (tmp_path / "b").mkdir()  # another file: the reader caches a file's tree by its name
+    (found,) = run_program(tmp_path / "b", CALLBACK_TRAINER.replace(
+        "            generate()\n            save()\n", "            print()\n").replace("WORK", "500"))
+    assert found.every is None  # no work in it (and the other loop's every 7 is not this one's)
