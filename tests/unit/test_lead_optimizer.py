@@ -1,0 +1,59 @@
+"""Several optimizers in one loop: the first to step leads, and the others' steps belong to its
+iteration - a GAN's discriminator and generator step once each a batch, one training step (the
+public DCGAN example was estimated at half its time when each counted) - unless another one
+steps again before the lead does: then it trains alone and leads. Through the real PyTorch
+loops adapter and ProbeSession, the optimizers' post-step hook called as torch calls it."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import pytest
+
+from probecast.core.agent.adapters.torch_loops import TorchLoopsAdapter
+from probecast.core.agent.emit import Emitter
+from probecast.core.agent.policy import StopPolicy
+from probecast.core.agent.probe_session import ProbeMeta, ProbeSession
+
+pytestmark = pytest.mark.unit
+
+
+class Optimizer:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def steps_told(sequence: list[Optimizer]) -> int:
+    out = io.StringIO()
+    session = ProbeSession(Emitter(out=out, t0=time.monotonic()), StopPolicy(full=True),
+                           ProbeMeta(probe="t"), sample_interval=None)
+    adapter = TorchLoopsAdapter(session, steps_per_epoch=1000)
+    adapter.sync_cuda = False
+    for optimizer in sequence:
+        adapter._after_optimizer_step(optimizer, (), {})
+    return sum(json.loads(line)["ev"] == "step" for line in out.getvalue().splitlines())
+
+
+D, G, A, B = Optimizer("D"), Optimizer("G"), Optimizer("A"), Optimizer("B")
+
+
+def test_a_gan_steps_once_a_batch() -> None:
+    assert steps_told([D, G] * 10) == 10
+
+
+def test_one_optimizer_every_step_counts() -> None:
+    assert steps_told([A] * 7) == 7
+
+
+def test_a_critic_stepped_five_times_a_generator_step_leads() -> None:
+    assert steps_told(([D] * 5 + [G]) * 3) == 15
+    # the generator stepped first: the critic, stepping again before it, leads from then on
+    assert steps_told([G] + ([D] * 5 + [G]) * 3) == 1 + 14
+
+
+def test_a_later_phase_with_its_own_optimizer_is_timed() -> None:
+    """Pretraining with one optimizer, fine-tuning with another: the second leads from its
+    second step (its first might have been a GAN's other half)."""
+    assert steps_told([A] * 5 + [B] * 5) == 5 + 4
