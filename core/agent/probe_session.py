@@ -73,6 +73,7 @@ class ProbeSession(Phases):
         self._waiting_since = 0.0
         self.every: int | None = None  # periodic work every K steps (the program's `plan`)
         self._periodic_said = False
+        self._end_by: float | None = None  # going on for the program's own end, until then
         self.planned_steps: int | None = None
         self._pending_plan: dict[str, Any] = {}
         self.memory_said = False  # a does-not-fit wrote its own `memory` event (hook.py)
@@ -152,7 +153,8 @@ class ProbeSession(Phases):
         if self.waiting_for_boundary:
             if first_of_epoch:
                 self._after_boundary()
-        elif self.policy.should_stop() and not self._wait_for_periodic():
+        elif self.policy.should_stop() and not self._wait_for_periodic() \
+                and not self._wait_for_end():
             left = self.steps_per_epoch - step - 1 if self.steps_per_epoch else -1
             wanted = self.policy.boundaries_wanted
             if self.planned_steps and self.planned_steps <= self.steps_per_epoch:
@@ -184,6 +186,32 @@ class ProbeSession(Phases):
             self.emitter.log("info", f"probe: {self.policy.reason}; going on to step {k + 1} "
                              f"(~{cost:.0f}s) to time the periodic work every {k} steps")
         return True
+
+    def _wait_for_end(self) -> bool:
+        """Nothing says how long the job is - no steps, no epochs, in the program or its
+        settings (a loop that trains until its loss is small enough): go on a while in case the
+        program ends by itself, since a run seen whole is its own answer where a stopped one can
+        only be ranked per 1 000 steps. A while: as long again as the probe took so far (at
+        least 5 s), within the boundary budget - a short job is seen whole, a long one costs
+        the probe at most twice its length."""
+        if self.planned_steps or self.planned_epochs or self.policy.began is None:
+            return False
+        now = time.monotonic()
+        if self._end_by is None:
+            budget = self._boundary_budget()
+            if budget <= 0:
+                return False
+            more = min(budget, max(5.0, self.emitter.now()))
+            self._end_by = now + more
+            self.emitter.log("info", f"probe: {self.policy.reason}; the job's length is not in "
+                             f"the program: going on up to {more:.0f} s in case it ends by "
+                             "itself")
+        if now < self._end_by:
+            return True
+        if "its own end" not in self.policy.reason:
+            self.policy.reason += "; went on for the program's own end (its length is not in " \
+                                  "the program), which did not come"
+        return False
 
     def _boundary_budget(self) -> float:
         """Seconds the probe may spend reaching epoch boundaries: the configured budget, or 5 %

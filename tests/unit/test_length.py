@@ -245,6 +245,20 @@ def test_a_run_the_probe_saw_whole_is_its_own_answer() -> None:
     assert row.runtime_low_s < 5.5 < row.runtime_high_s
 
 
+def test_a_run_of_unknown_length_the_probe_saw_whole_is_its_own_answer() -> None:
+    """pytorch/examples' regression trains until its loss is small enough: no length anywhere
+    in the program, but a probe that saw it end by itself knows it - and its runtime."""
+    whole = state_of(log(0, [0.01] * 562, end={"status": "complete", "exit_code": 0}))
+    length = resolve(whole)
+    assert not length.unknown and length.steps == 562 and "seen by the probe" in length.source
+    row = estimate_row(Candidate("r", "r", whole), Pricing(Catalog.embedded()), RankOptions())
+    assert not row.per_steps and row.equation == "measured" and row.steps == 562
+    assert row.runtime_s == pytest.approx(2.0 + 5.62 + 0.5)
+    # stopped by the probe, or failed: still unknown (nothing says how far it would have gone)
+    for end in ({"status": "probe-done", "exit_code": 0}, {"status": "failed", "exit_code": 1}):
+        assert resolve(state_of(log(0, [0.01] * 30, end=end))).unknown
+
+
 def test_a_trainers_settings_are_its_length() -> None:
     from types import SimpleNamespace
 

@@ -45,11 +45,23 @@ def steps_per_epoch(state: ProbeState) -> tuple[int, str]:
     return n_it, ""
 
 
+def steps_seen_whole(state: ProbeState) -> int:
+    """The training steps of a probe that saw the whole run - its training ended by itself and
+    the program exited 0 - else 0: a length no program text needs to say (a loop that trains
+    until its loss is small enough)."""
+    end, done = state.end, state.done
+    if end is None or done is None or end.status != "complete" or end.exit_code != 0 \
+            or done.status != "complete":
+        return 0
+    return state.steps
+
+
 def resolve(state: ProbeState, epochs: float | None = None, steps: int | None = None,
             planned: tuple[float, str] | None = None) -> JobLength:
     """The job's length for this probe: ``epochs`` / ``steps`` from the user win, then
     ``planned`` (full runs of it: methodology 1), the program's plan, the log's planned epochs,
-    then the default epochs (when N_it is known)."""
+    then the default epochs (when N_it is known); failing all, the steps of a run the probe saw
+    whole."""
     n_it, note = steps_per_epoch(state)
     plan = state.plan
     source = ""
@@ -77,6 +89,9 @@ def resolve(state: ProbeState, epochs: float | None = None, steps: int | None = 
         return JobLength(1.0, total, source, steps=total, note=note)
     if n_ep is not None and n_it:
         return JobLength(n_ep, n_it, source, note=note)
+    seen = steps_seen_whole(state)
+    if seen:  # nothing says the length, but the probe saw the program train to its own end
+        return JobLength(1.0, seen, "the whole run, seen by the probe", steps=seen, note=note)
     if n_ep is not None:
         missing = (f"{n_ep:g} epochs ({source}), but not the steps in one: "
                    + ("its passes are not epochs" if note else "no DataLoader or loop of known "
