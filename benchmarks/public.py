@@ -1,0 +1,233 @@
+"""Public training scripts nobody here wrote, probed as a user probes them and run plainly for
+the truth: the check a newcomer's own job gets.
+
+    .venv/bin/python benchmarks/public.py record SPEC OUT [--only NAME ...]
+    .venv/bin/python benchmarks/public.py judge OUT [--markdown]
+
+SPEC is a JSON list of settings, each ``{"name", "cwd", "argv", "env"}``: the folder the
+command runs from (relative to SPEC's folder), the user's command line (``python`` is this
+venv's interpreter) and extra environment (``PYTHONPATH`` entries relative to SPEC's folder).
+The scripts themselves are public code and stay out of this repository:
+benchmarks/corpus/runs-public/README.md names each one's repository, commit and the data it was
+given, and how to lay them out.
+
+``record`` runs each setting twice, back to back, the probe first for every other setting
+(``order.txt`` keeps the order; RESULTS §11 says why): once under the agent with the default
+stop policy and nothing configured - what ``probecast --local -- CMD`` runs - into
+``probe-NAME.jsonl.gz``, and once plainly, no agent, launch to exit timed here, into
+``NAME.truth.json`` (with the program's output beside it). Run it on a quiet machine.
+
+``judge`` asks of every probe what the product answers (``probecast rank`` on the probe: the
+length read from the program, the shipped constants - none measured on these scripts) and
+compares it with the plain run: answered or not, the error, inside the bounds or not; then the
+signed median, the median and largest |error| and the share inside, against the targets of
+issue #37's check on public scripts (every case answered, |signed median| <= 5 %, median |error|
+<= 10 %, max <= 35 %, >= 14 of 16 inside).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gzip
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from probecast.core.model.logstore import load_probe  # noqa: E402
+from probecast.core.model.pricing import Catalog  # noqa: E402
+from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row  # noqa: E402
+from probecast.core.model.rows import Candidate, RankedRow  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    cwd: Path
+    argv: tuple[str, ...]
+    env: dict[str, str]
+
+
+def load_spec(path: Path) -> list[Setting]:
+    base = path.resolve().parent
+    out = []
+    for item in json.loads(path.read_text()):
+        env = dict(item.get("env", {}))
+        if "PYTHONPATH" in env:
+            env["PYTHONPATH"] = os.pathsep.join(str(base / p) for p in env["PYTHONPATH"].split(":"))
+        out.append(Setting(item["name"], base / item["cwd"], tuple(item["argv"]), env))
+    return out
+
+
+def _argv(words: tuple[str, ...]) -> list[str]:
+    first, *rest = words
+    return [sys.executable, *rest] if first == "python" else [first, *rest]
+
+
+def _gzip(path: Path) -> None:
+    if path.exists():
+        with open(path, "rb") as src, gzip.open(f"{path}.gz", "wb", compresslevel=9) as dst:
+            shutil.copyfileobj(src, dst)
+        path.unlink()
+
+
+def _run_probe(s: Setting, out: Path) -> tuple[int, float]:
+    tag = f"probe-{s.name}"
+    (out / f"{tag}.jsonl").unlink(missing_ok=True)
+    env = {**os.environ, **s.env, "TF_CPP_MIN_LOG_LEVEL": "3", "MPLBACKEND": "Agg"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), s.env.get("PYTHONPATH"))
+                                        if p)
+    cmd = [sys.executable, "-m", "probecast.core.agent", "run", "--probe", tag,
+           "--instance", "cpu-2core", "--out", str(out / f"{tag}.jsonl"),
+           "--output", str(out / f"{tag}.output"), "--first-step-timeout", "900",
+           "--workload-label", s.name, "--", *_argv(s.argv)]
+    t0 = time.monotonic()
+    r = subprocess.run(cmd, cwd=s.cwd, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False)
+    wall = time.monotonic() - t0
+    _gzip(out / f"{tag}.jsonl")
+    _gzip(out / f"{tag}.output")
+    return r.returncode, wall
+
+
+def _run_plain(s: Setting, out: Path) -> tuple[int, float]:
+    env = {**os.environ, **s.env, "TF_CPP_MIN_LOG_LEVEL": "3", "MPLBACKEND": "Agg"}
+    raw = out / f"{s.name}.output"
+    with open(raw, "wb") as fh:
+        t0 = time.monotonic()
+        r = subprocess.run(_argv(s.argv), cwd=s.cwd, env=env, stdout=fh,
+                           stderr=subprocess.STDOUT, check=False)
+        wall = time.monotonic() - t0
+    _gzip(raw)
+    (out / f"{s.name}.truth.json").write_text(json.dumps(
+        {"wall_s": round(wall, 3), "exit": r.returncode, "argv": list(s.argv),
+         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+         "machine": f"{platform.node()} ({os.cpu_count()} CPUs)"}, indent=1) + "\n")
+    return r.returncode, wall
+
+
+def record(spec: Path, out: Path, only: list[str] | None) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    settings = [s for s in load_spec(spec) if not only or s.name in only]
+    for i, s in enumerate(settings):
+        for probe in ((True, False) if i % 2 == 0 else (False, True)):
+            tag = f"probe-{s.name}" if probe else s.name
+            with open(out / "order.txt", "a") as fh:
+                fh.write(f"{tag}\n")
+            rc, wall = (_run_probe if probe else _run_plain)(s, out)
+            print(f"{tag:<40} exit {rc:>3}  {wall:7.1f}s", flush=True)
+    return 0
+
+
+@dataclass
+class Judged:
+    name: str
+    truth: float
+    row: RankedRow | None
+    why: str = ""
+
+    @property
+    def err(self) -> float | None:
+        if self.row is None or self.row.per_steps:
+            return None
+        return (self.row.runtime_s - self.truth) / self.truth
+
+    @property
+    def inside(self) -> bool | None:
+        if self.row is None or self.row.per_steps:
+            return None
+        return self.row.runtime_low_s <= self.truth <= self.row.runtime_high_s
+
+
+def judge(out: Path) -> list[Judged]:
+    pricing = Pricing(Catalog.embedded())
+    judged = []
+    for truth_file in sorted(out.glob("*.truth.json")):
+        name = truth_file.name[: -len(".truth.json")]
+        truth = json.loads(truth_file.read_text())
+        probe = out / f"probe-{name}.jsonl.gz"
+        if truth["exit"] != 0 or not probe.exists():
+            print(f"{name}: plain run exit {truth['exit']}, probe "
+                  f"{'found' if probe.exists() else 'missing'}", file=sys.stderr)
+            continue
+        record_ = load_probe(probe)
+        candidate = Candidate(name, name, record_.state, path=str(probe))
+        try:
+            row, why = estimate_row(candidate, pricing, RankOptions()), ""
+        except Exception as exc:  # noqa: BLE001 - a benchmark reports every failure
+            row, why = None, f"{type(exc).__name__}: {exc}"
+        judged.append(Judged(name, float(truth["wall_s"]), row, why))
+    return judged
+
+
+def report(judged: list[Judged], markdown: bool) -> list[str]:
+    errs = [e for j in judged if (e := j.err) is not None]
+    ins = [i for j in judged if (i := j.inside) is not None]
+    answered = sum(j.row is not None and not j.row.per_steps for j in judged)
+    lines = []
+    head = "| script | real (s) | estimate (s) | bounds (s) | error | inside | equation |"
+    lines += [head, "|" + "---|" * 7] if markdown else [head]
+    for j in judged:
+        r = j.row
+        if r is None or r.per_steps:
+            what = j.why if r is None else f"per {r.per_steps} steps: {r.length_unknown}"
+            lines.append(f"| {j.name} | {j.truth:.1f} | - | - | - | - | {what} |")
+            continue
+        lines.append(f"| {j.name} | {j.truth:.1f} | {r.runtime_s:.1f} | "
+                     f"{r.runtime_low_s:.1f}-{r.runtime_high_s:.1f} | {j.err:+.1%} | "
+                     f"{'yes' if j.inside else 'NO'} | {r.equation} |")
+    lines.append("")
+    if errs:
+        signed = statistics.median(errs)
+        med = statistics.median(abs(e) for e in errs)
+        mx = max(abs(e) for e in errs)
+        share = sum(ins) / len(ins)
+        lines.append(f"{len(judged)} scripts: {answered} answered; signed median {signed:+.1%}, "
+                     f"median |error| {med:.1%}, max {mx:.1%}; inside {sum(ins)}/{len(ins)} "
+                     f"({share:.0%}); over the truth {sum(e > 0 for e in errs)}, under "
+                     f"{sum(e < 0 for e in errs)}")
+        checks = [("every case answered", answered == len(judged)),
+                  ("|signed median| <= 5 %", abs(signed) <= 0.05),
+                  ("median |error| <= 10 %", med <= 0.10), ("max <= 35 %", mx <= 0.35),
+                  (">= 14 of 16 inside (87.5 %)", share >= 14 / 16)]
+        lines.append("targets: " + "; ".join(f"{what}: {'met' if ok else 'MISSED'}"
+                                             for what, ok in checks))
+    return lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="what", required=True)
+    rec = sub.add_parser("record")
+    rec.add_argument("spec")
+    rec.add_argument("out")
+    rec.add_argument("--only", nargs="*", default=None)
+    jud = sub.add_parser("judge")
+    jud.add_argument("out")
+    jud.add_argument("--markdown", action="store_true")
+    ns = ap.parse_args()
+    if ns.what == "record":
+        return record(Path(ns.spec), Path(ns.out).resolve(), ns.only)
+    judged = judge(Path(ns.out))
+    if not judged:
+        print("no probe/plain-run pairs found", file=sys.stderr)
+        return 1
+    print(f"public scripts: {ns.out} - {dt.date.today()} on {platform.node()} "
+          f"({platform.machine()}, {os.cpu_count()} CPUs)")
+    print("\n".join(report(judged, ns.markdown)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
