@@ -1,15 +1,16 @@
 """Public training scripts nobody here wrote, probed as a user probes them and run plainly for
 the truth: the check a newcomer's own job gets.
 
-    .venv/bin/python benchmarks/public.py record SPEC OUT [--only NAME ...]
+    .venv/bin/python benchmarks/public.py record SPEC OUT [--root DIR] [--only NAME ...]
     .venv/bin/python benchmarks/public.py judge OUT [--markdown]
 
 SPEC is a JSON list of settings, each ``{"name", "cwd", "argv", "env"}``: the folder the
-command runs from (relative to SPEC's folder), the user's command line (``python`` is this
-venv's interpreter) and extra environment (``PYTHONPATH`` entries relative to SPEC's folder).
+command runs from (relative to ``--root``, default SPEC's folder), the user's command line
+(``python`` is this venv's interpreter) and extra environment (``PYTHONPATH`` entries relative
+to the same folder).
 The scripts themselves are public code and stay out of this repository:
-benchmarks/corpus/runs-public/README.md names each one's repository, commit and the data it was
-given, and how to lay them out.
+benchmarks/corpus/public/README.md names each one's repository, commit and the data it was
+given, and how to lay them out (its spec.json is the one recorded).
 
 ``record`` runs each setting twice, back to back, the probe first for every other setting
 (``order.txt`` keeps the order; RESULTS §11 says why): once under the agent with the default
@@ -58,8 +59,8 @@ class Setting:
     env: dict[str, str]
 
 
-def load_spec(path: Path) -> list[Setting]:
-    base = path.resolve().parent
+def load_spec(path: Path, root: Path | None = None) -> list[Setting]:
+    base = (root or path.parent).resolve()
     out = []
     for item in json.loads(path.read_text()):
         env = dict(item.get("env", {}))
@@ -116,9 +117,9 @@ def _run_plain(s: Setting, out: Path) -> tuple[int, float]:
     return r.returncode, wall
 
 
-def record(spec: Path, out: Path, only: list[str] | None) -> int:
+def record(spec: Path, out: Path, only: list[str] | None, root: Path | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    settings = [s for s in load_spec(spec) if not only or s.name in only]
+    settings = [s for s in load_spec(spec, root) if not only or s.name in only]
     for i, s in enumerate(settings):
         for probe in ((True, False) if i % 2 == 0 else (False, True)):
             tag = f"probe-{s.name}" if probe else s.name
@@ -213,12 +214,15 @@ def main() -> int:
     rec.add_argument("spec")
     rec.add_argument("out")
     rec.add_argument("--only", nargs="*", default=None)
+    rec.add_argument("--root", default=None,
+                     help="the folder the spec's paths are relative to (default: the spec's)")
     jud = sub.add_parser("judge")
     jud.add_argument("out")
     jud.add_argument("--markdown", action="store_true")
     ns = ap.parse_args()
     if ns.what == "record":
-        return record(Path(ns.spec), Path(ns.out).resolve(), ns.only)
+        return record(Path(ns.spec), Path(ns.out).resolve(), ns.only,
+                      Path(ns.root) if ns.root else None)
     judged = judge(Path(ns.out))
     if not judged:
         print("no probe/plain-run pairs found", file=sys.stderr)
