@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from probecast.core.agent.adapters.lead import LeadOptimizer
 from probecast.core.agent.adapters.torch_loops import TorchLoopsAdapter
 from probecast.core.agent.emit import Emitter
 from probecast.core.agent.policy import StopPolicy
@@ -57,3 +58,14 @@ def test_a_later_phase_with_its_own_optimizer_is_timed() -> None:
     """Pretraining with one optimizer, fine-tuning with another: the second leads from its
     second step (its first might have been a GAN's other half)."""
     assert steps_told([A] * 5 + [B] * 5) == 5 + 4
+
+
+def test_another_optimizers_first_step_in_another_phase_leads_at_once() -> None:
+    """The adapter says the step is outside the lead's loop: the fine-tuning's first step counts."""
+    lead = LeadOptimizer()
+    told = [lead.leads(k, stopped=False, another_phase=lambda: True) for k in [1] * 5 + [2] * 5]
+    assert sum(told) == 10
+    # inside the lead's loop (a GAN's generator), even after the probe stopped it: not a step
+    lead = LeadOptimizer()
+    told = [lead.leads(k, stopped=k == 2, another_phase=lambda: False) for k in [1, 2] * 4]
+    assert told == [True, False] * 4

@@ -2,8 +2,8 @@
 Face Trainer and Accelerate, started by python, torchrun or accelerate launch.
 
 - A training step is an optimizer step: torch's global optimizer post-step hook (``step(closure)``
-  is one step however many passes its closure makes). With several optimizers, the first to step
-  leads and the others' steps are part of its iteration (a GAN's two per batch are one step). A program that made no optimizer at all
+  is one step however many passes its closure makes); with several optimizers, one leads (lead.py:
+  a GAN's two steps a batch are one). A program that made no optimizer at all
   (weights updated by hand: ``p.data.add_(p.grad, alpha=-lr)``) steps at each backward pass
   (``Tensor.backward`` / ``torch.autograd.backward``). On CUDA a step ends when the device has
   run it, not when the host queued it: each step records a CUDA event and is told once the
@@ -42,9 +42,10 @@ import time
 from typing import Any
 
 from .. import compat
-from ..anchors import loop_anchor
+from ..anchors import inside, loop_anchor
 from ..probe_session import ProbeSession, ProbeStop
 from .base import Trainers
+from .lead import LeadOptimizer
 from .torch_phases import TorchPhases
 from .torch_devices import (CudaStepClock, agree, cuda_in_use, cuda_step_clock, in_a_for_loop,
                             on_cuda)
@@ -81,9 +82,7 @@ class TorchLoopsAdapter(TorchPhases):
         self.clock: CudaStepClock | None = None  # their device clock (None: the host's)
         self.framework = ""
         self.optimizers = 0  # torch.optim optimizers the program made
-        self.lead: int | None = None  # id() of the optimizer whose steps are the steps
-        self.lead_steps = 0
-        self.others: dict[int, int] = {}  # another optimizer: lead_steps at its last step
+        self.lead = LeadOptimizer()  # whose steps are the steps, with several optimizers
         self.by_backward: bool | None = None  # decided at the first step: no optimizer, backward
         self.loop_epoch = 0  # N_it of a loop without a DataLoader (read at the first step)
         self.unwind = False  # stop by unwinding the loop, not by running its loader dry
@@ -244,26 +243,19 @@ class TorchLoopsAdapter(TorchPhases):
     def _after_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if self.by_backward:
             return  # steps were backward passes from the first: they stay so
-        if not self._leads(id(optimizer)):
+        if not self.lead.leads(id(optimizer), self.stopped, self._another_phase):
             return  # another optimizer's step inside the lead's iteration (a GAN's generator)
         self._after_step(optimizer, "optimizer")
 
-    def _leads(self, key: int) -> bool:
-        """Whether this optimizer's step ends a training step. The first optimizer to step
-        leads; another one's step is part of the lead's iteration (a GAN steps its discriminator
-        and its generator on each batch: one step, not two) - unless it steps again before the
-        lead does: then it trains alone (a later phase with an optimizer of its own, a critic
-        stepped more often) and leads from then on."""
-        if self.lead is None or key == self.lead:
-            self.lead = key
-            self.lead_steps += 1
-            return True
-        previous = self.others.get(key)
-        self.others[key] = self.lead_steps
-        if previous is None or previous != self.lead_steps:
+    def _another_phase(self) -> bool:
+        """A step outside the lead's loop: the probe stopped that loop and this one is
+        elsewhere (or a trainer was made since), or that loop ran to its end."""
+        s = self.session
+        if not s.started or not s.phases_enabled:
             return False
-        self.lead, self.lead_steps, self.others = key, 1, {}
-        return True
+        if self.stopped and len(self.trainers.made) > self.trainers_at_stop:
+            return True
+        return s.anchor is not None and not inside(s.anchor, sys._getframe())
 
     def _after_step(self, optimizer: Any, kind: str) -> None:
         s = self.session

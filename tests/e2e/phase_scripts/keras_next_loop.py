@@ -14,7 +14,7 @@ def step(xb, yb):
         loss = loss_fn(yb, model(xb, training=True))
     opt.apply_gradients(zip(t.gradient(loss, model.trainable_variables), model.trainable_variables))
 it = iter(ds)
-for i in range(2000):
+for i in range(1_000_000):  # longer than the probe waits for a program's own end
     xb, yb = next(it)
     step(xb, yb)
 print("never printed after a probe", flush=True)

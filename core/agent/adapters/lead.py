@@ -1,0 +1,38 @@
+"""Several optimizers in one loop: which one's steps are the training steps.
+
+The first optimizer to step leads; another one's step is part of the lead's iteration - a GAN
+steps its discriminator and its generator on each batch: one step, not two (pytorch/examples'
+DCGAN was estimated at half its time when each counted). Another optimizer leads from then on
+when it trains alone: it steps again before the lead does (a critic stepped more often than its
+generator), or its first step comes in another phase (pretraining with one optimizer, then
+fine-tuning with another: the adapter says so).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+
+class LeadOptimizer:
+    def __init__(self) -> None:
+        self.key: int | None = None  # id() of the optimizer whose steps are the steps
+        self.steps = 0  # its steps so far
+        self.others: dict[int, int] = {}  # another optimizer: the lead's steps at its last step
+
+    def leads(self, key: int, stopped: bool, another_phase: Callable[[], bool]) -> bool:
+        """Whether this optimizer's step (``key``: its id()) ends a training step. ``stopped``:
+        the probe stopped the lead's loop; ``another_phase()``: this step is outside it (asked
+        only for another optimizer's first step, or after a stop - it walks frames)."""
+        if self.key is None or key == self.key:
+            self.key = key
+            self.steps += 1
+            return True
+        previous = self.others.get(key)
+        self.others[key] = self.steps
+        alone = previous is not None and previous == self.steps
+        if not alone and (previous is None or stopped) and another_phase():
+            alone = True  # in another phase: the lead's training is over
+        if not alone:
+            return False
+        self.key, self.steps, self.others = key, 1, {}
+        return True
