@@ -48,7 +48,8 @@ sys.path.insert(0, str(ROOT))
 from probecast.core.model.logstore import load_probe  # noqa: E402
 from probecast.core.model.pricing import Catalog  # noqa: E402
 from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row  # noqa: E402
-from probecast.core.model.rows import Candidate, RankedRow  # noqa: E402
+from probecast.core.model.rows import Candidate  # noqa: E402
+from shapes import Judged  # noqa: E402 - benchmarks/shapes.py, beside this script: err, inside
 
 
 @dataclass(frozen=True)
@@ -130,26 +131,6 @@ def record(spec: Path, out: Path, only: list[str] | None, root: Path | None = No
     return 0
 
 
-@dataclass
-class Judged:
-    name: str
-    truth: float
-    row: RankedRow | None
-    why: str = ""
-
-    @property
-    def err(self) -> float | None:
-        if self.row is None or self.row.per_steps:
-            return None
-        return (self.row.runtime_s - self.truth) / self.truth
-
-    @property
-    def inside(self) -> bool | None:
-        if self.row is None or self.row.per_steps:
-            return None
-        return self.row.runtime_low_s <= self.truth <= self.row.runtime_high_s
-
-
 def judge(out: Path) -> list[Judged]:
     pricing = Pricing(Catalog.embedded())
     judged = []
@@ -167,7 +148,7 @@ def judge(out: Path) -> list[Judged]:
             row, why = estimate_row(candidate, pricing, RankOptions()), ""
         except Exception as exc:  # noqa: BLE001 - a benchmark reports every failure
             row, why = None, f"{type(exc).__name__}: {exc}"
-        judged.append(Judged(name, float(truth["wall_s"]), row, why))
+        judged.append(Judged(name, name, 0, float(truth["wall_s"]), 0, row, why))
     return judged
 
 
