@@ -45,15 +45,19 @@ def steps_per_epoch(state: ProbeState) -> tuple[int, str]:
     return n_it, ""
 
 
+def ended_by_itself(state: ProbeState) -> bool:
+    """The probe saw the whole run: training ended and the program exited 0, unstopped."""
+    end = state.end
+    return end is not None and end.status == "complete" and end.exit_code == 0 \
+        and state.done is not None
+
+
 def steps_seen_whole(state: ProbeState) -> int:
-    """The training steps of a probe that saw the whole run - its training ended by itself and
-    the program exited 0 - else 0: a length no program text needs to say (a loop that trains
-    until its loss is small enough)."""
-    end, done = state.end, state.done
-    if end is None or done is None or end.status != "complete" or end.exit_code != 0 \
-            or done.status != "complete":
-        return 0
-    return state.steps
+    """The training steps of a run the probe saw whole (its training ran to its own end), else
+    0: a length no program text needs to say (a loop that trains until its loss is small)."""
+    done = state.done
+    return state.steps if ended_by_itself(state) and done is not None \
+        and done.status == "complete" else 0
 
 
 def resolve(state: ProbeState, epochs: float | None = None, steps: int | None = None,

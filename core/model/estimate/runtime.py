@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, replace
 
 from .bounds import Calibration, Uncertainty, interval
+from .length import ended_by_itself
 from .phases import with_phases
 from .stalls import BoundaryForecast, forecast
 from ...agent.steady import DEFAULT_STATISTIC
@@ -110,7 +111,7 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
     own answer: the measured runtime, launch to exit, with bounds from how much a repeat of it
     varies (the run-to-run drift of its steps and the noise floor)."""
     end = state.end
-    if end is None or end.status != "complete" or end.exit_code != 0 or state.done is None:
+    if end is None or not ended_by_itself(state):
         return est
     cal = Calibration.for_state(state)
     total = end.t
