@@ -156,6 +156,17 @@ def _totals_from_loops(found: Length) -> None:
     found.source = " x ".join(lp.text for lp in reversed(loops[: at + 1] + outer))
 
 
+def one_pass(found: Length) -> Length:
+    """The length of one pass of the step's innermost loop, as one epoch: a phase that is one
+    iteration of a loop around it (a layer-wise trainer trains each layer in a loop of its own,
+    called once per layer)."""
+    out = Length(every=found.every, every_source=found.every_source, loops=found.loops[:1])
+    _totals_from_loops(out)
+    if out.steps:
+        out.epochs = 1
+    return out
+
+
 def _by_name(found: Length) -> None:
     """Settings by name where the loops did not say: parsed arguments, then module globals."""
     sources: list[tuple[str, Callable[[str], Any]]] = []

@@ -149,16 +149,53 @@ def test_two_lightning_trainers_are_two_phases(tmp_path: Path) -> None:
 @pytest.mark.torch
 def test_loops_the_probe_can_only_unwind_say_the_estimate_covers_the_first(
         tmp_path: Path) -> None:
-    """No loader to run dry: the probe unwinds the first loop, the second never runs. The log
-    says training was written after it; the estimate covers phase 1 and widens its bounds."""
+    """No loader to run dry and no line after the loop in its function: the probe unwinds the
+    first loop, the second never runs. The log says training was written after it; the
+    estimate covers phase 1 and widens its bounds."""
     pytest.importorskip("torch")
     row, events = probe(tmp_path, "torch_unwound.py")
     assert not any(isinstance(ev, Phase) for ev in events)
     said = [ev for ev in events if isinstance(ev, Log) and ev.code == "more-phases"]
-    assert len(said) == 1 and "torch_unwound.py:20" in said[0].msg
+    assert len(said) == 1 and "torch_unwound.py:25" in said[0].msg
     assert any("covers phase 1 of at least 2" in note for note in row["notes"])
     assert row["uncertainty"]["unseen_high"] > 0
     assert row["runtime_high_s"] - row["runtime_s"] >= row["uncertainty"]["unseen_high"]
+
+
+@pytest.mark.torch
+def test_loops_with_no_loader_are_left_at_their_next_line_and_both_probed(
+        tmp_path: Path) -> None:
+    """No loader to run dry: the probe leaves each loop as a break would, so the second loop
+    is a phase of its own and the post-training code runs."""
+    pytest.importorskip("torch")
+    check_two_phases(tmp_path, "torch_range_loops.py", (400, 300))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("flags", [(), ("--max-steps", "20", "--boundary-budget", "0")],
+                         ids=["defaults", "stopped-in-each-layer"])
+def test_a_layer_wise_trainer_probes_each_layer_as_a_phase(tmp_path: Path,
+                                                            flags: tuple[str, ...]) -> None:
+    """One optimizer and one loop per layer, called from a loop over the layers (pytorch/
+    examples' forward-forward): layer 1's optimizer first steps after layer 0's loop ran a whole
+    pass, or after the probe left it - a phase of its own, each as long as its own loop (300
+    and 200 steps, not the layers times 300; a cheaper layer is not timed at layer 0's step).
+    Stopped in each layer, the probe leaves each loop at its next line; the post-training
+    evaluation runs."""
+    pytest.importorskip("torch")
+    events, output = agent_run(tmp_path, SCRIPTS / "torch_layerwise.py", *flags)
+    seen = phases_of(events)
+    assert sorted(seen) == [1, 2], seen
+    for index, steps in ((1, 300), (2, 200)):
+        phase = seen[index]
+        assert (phase["plan"].steps, phase["plan"].epochs) == (steps, 1)
+        if flags:  # stopped early in each layer
+            assert phase["stopped"] and phase["steps"] == 20
+    assert seen[2]["previous"] == ("probe-done" if flags else "complete")
+    assert output.count("training a layer") == 2 and "post-training evaluation" in output
+    end = events[-1]
+    assert isinstance(end, End) and end.status == "probe-done" and end.exit_code == 0
+    assert "no-post" not in {ev.code for ev in events if isinstance(ev, Log)}
 
 
 @pytest.mark.torch

@@ -71,7 +71,7 @@ def test_gradient_accumulation_divides_the_loader_into_optimizer_steps(tmp_path:
     assert "saved" in output
 
 
-def test_a_loop_with_no_dataloader_is_read_from_its_loops_and_unwound(tmp_path: Path) -> None:
+def test_a_loop_with_no_dataloader_is_read_from_its_loops_and_left(tmp_path: Path) -> None:
     log, output = agent(tmp_path, PY, str(SCRIPTS / "no_loader.py"))
     events, _ = read_log(log)
     start = next(e for e in events if isinstance(e, Start))
@@ -81,26 +81,48 @@ def test_a_loop_with_no_dataloader_is_read_from_its_loops_and_unwound(tmp_path: 
     assert {e.epoch for e in events if isinstance(e, Step)} >= {0, 1}  # its boundary, counted
     logs = {e.code: e.msg for e in events if isinstance(e, Log)}
     assert "for i in range(0, len(x), 32)" in logs["torch-loop"]
-    assert "no-post" in logs  # stopped by unwinding: the post-training code did not run
-    assert "never printed" not in output
+    # no loader to run dry: both loops left at the step's next line, as a break would; the
+    # post-training code ran (and was timed), nothing was unwound
+    assert "no-post" not in logs
+    assert any("loop left at its next line" in e.msg for e in events if isinstance(e, Log))
+    assert "post-training code ran" in output
+    steps = [e for e in events if isinstance(e, Step)]
+    assert steps[-1].epoch < 50 - 1  # stopped early: it did not train on unobserved
     assert isinstance(events[-1], End) and events[-1].status == "probe-done"
 
 
+# The loop ends its function: no line to go on from, the probe can only unwind it
+GUARDED = """import torch
+from torch import nn
+
+torch.manual_seed(0)
+x = torch.randn(8192, 32); y = (x[:, 0] > 0).long()
+model = nn.Sequential(nn.Linear(32, 128), nn.ReLU(), nn.Linear(128, 2))
+opt = torch.optim.Adam(model.parameters(), 1e-3)
+
+
+def train():
+    for epoch in range(50):
+        for i in range(0, len(x), 32):
+            try:
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(x[i:i + 32]), y[i:i + 32]).backward()
+                opt.step()
+            except Exception:  # a bad batch is skipped
+                pass
+
+
+train()
+print("never printed")
+"""
+
+
 def test_a_step_wrapped_in_except_exception_is_still_stopped(tmp_path: Path) -> None:
-    """ProbeStop leaves through the program's own `except Exception:` around its step (it is a
-    BaseException): the loop does not train on, unobserved, for all its 50 epochs."""
+    """A loop the probe can only unwind (it ends its function): ProbeStop leaves through the
+    program's own `except Exception:` around its step (it is a BaseException), and the loop
+    does not train on, unobserved, for all its 50 epochs."""
     script = tmp_path / "guarded.py"
-    script.write_text((SCRIPTS / "no_loader.py").read_text().replace(
-        "        opt.zero_grad()\n"
-        "        nn.functional.cross_entropy(model(x[i:i + 32]), y[i:i + 32]).backward()\n"
-        "        opt.step()\n",
-        "        try:\n"
-        "            opt.zero_grad()\n"
-        "            nn.functional.cross_entropy(model(x[i:i + 32]), y[i:i + 32]).backward()\n"
-        "            opt.step()\n"
-        "        except Exception:  # a bad batch is skipped\n"
-        "            pass\n"))
-    assert "except Exception" in script.read_text()
+    script.write_text(GUARDED)
     log, output = agent(tmp_path, PY, str(script), extra=("--max-steps", "20",
                                                           "--boundary-budget", "0"), timeout=120)
     events, _ = read_log(log)

@@ -69,3 +69,34 @@ def test_another_optimizers_first_step_in_another_phase_leads_at_once() -> None:
     lead = LeadOptimizer()
     told = [lead.leads(k, stopped=k == 2, another_phase=lambda: False) for k in [1, 2] * 4]
     assert told == [True, False] * 4
+
+
+def events_told(sequence: list[Optimizer], steps_per_epoch: int) -> list[dict[str, object]]:
+    """The log of an agent-run session (phases on) fed ``sequence`` through the real adapter."""
+    out = io.StringIO()
+    session = ProbeSession(Emitter(out=out, t0=time.monotonic()), StopPolicy(full=True),
+                           ProbeMeta(probe="t"), sample_interval=None, under_agent=True)
+    adapter = TorchLoopsAdapter(session, steps_per_epoch=steps_per_epoch)
+    adapter.sync_cuda = False
+    for optimizer in sequence:
+        adapter._after_optimizer_step(optimizer, (), {})
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_an_optimizer_first_stepping_after_a_whole_pass_is_a_phase_of_its_own() -> None:
+    """A layer-wise trainer: A's loop ran its whole pass (8 steps), then B - never stepped -
+    takes over: another part trained, a phase (every step counted); its first step inside A's
+    first pass would have been a GAN's other half (not a step)."""
+    events = events_told([A] * 8 + [B] * 6, steps_per_epoch=8)
+    phases = [e for e in events if e["ev"] == "phase"]
+    assert len(phases) == 1 and phases[0]["previous"] == "complete"
+    steps = [e for e in events if e["ev"] == "step"]
+    assert len(steps) == 8 + 6 and [e.get("phase", 1) for e in steps] == [1] * 8 + [2] * 6
+    # B inside A's pass: no phase, and B leads only from its second step (5 + 4)
+    events = events_told([A] * 5 + [B] * 5, steps_per_epoch=8)
+    assert not [e for e in events if e["ev"] == "phase"]
+    assert len([e for e in events if e["ev"] == "step"]) == 5 + 4
+    # a GAN: D then G each batch, one step a batch, however short the pass
+    events = events_told([D, G] * 6, steps_per_epoch=1)
+    assert not [e for e in events if e["ev"] == "phase"]
+    assert len([e for e in events if e["ev"] == "step"]) == 6

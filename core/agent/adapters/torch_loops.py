@@ -26,8 +26,9 @@ stops (StopIteration), and every loader iterated during training yields nothing 
 the program's own loops run out and its post-training code runs (and is timed); a loader first
 iterated after the stop (a test set) runs as usual. The trainers are stopped through their own
 flags as well (Trainers.stop), so those frameworks end their fit through their own exit. A
-program that steps an optimizer after the stop anyway is stopped with ProbeStop (a BaseException:
-``except Exception`` does not swallow it).
+loop with no loader to run dry is left at its next line, as a ``break`` would (torch_phases.py).
+A program that steps an optimizer after the stop anyway is stopped with ProbeStop (a
+BaseException: ``except Exception`` does not swallow it).
 
 Under torch.distributed (torchrun, accelerate launch) rank 0 decides: each step ends with an
 all_reduce of its stop flag (torch_devices.agree), so every rank leaves at the same step and no
@@ -43,6 +44,7 @@ from typing import Any
 
 from .. import compat
 from ..anchors import inside, loop_anchor
+from ..length import one_pass
 from ..probe_session import ProbeSession, ProbeStop
 from .base import Trainers
 from .lead import LeadOptimizer
@@ -87,8 +89,7 @@ class TorchLoopsAdapter(TorchPhases):
         self.loop_epoch = 0  # N_it of a loop without a DataLoader (read at the first step)
         self.unwind = False  # stop by unwinding the loop, not by running its loader dry
         self.per_pass: tuple[int, int] | None = None  # (batches a pass, per step) at the start
-        self.phase_pending = False  # a new phase begins at this step
-        self.trainers_at_stop = 0
+        self.init_torch_phases()
         self.generation = 0  # probe stops so far: an iterator made before the latest one ends
         self._synchronize: Any = None  # torch.cuda.synchronize, resolved at install
         self._installed = False
@@ -243,7 +244,12 @@ class TorchLoopsAdapter(TorchPhases):
     def _after_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if self.by_backward:
             return  # steps were backward passes from the first: they stay so
-        if not self.lead.leads(id(optimizer), self.stopped, self._another_phase):
+        key = id(optimizer)
+        # a first step after a pass of the lead's loop: a phase of its own (torch_phases.py)
+        self.fresh = key not in self.stepped and self.lead.steps > 1 and (
+            (self.stopped and self.left_pass) or (not self.stopped and self._pass_done()))
+        self.stepped.add(key)
+        if not self.lead.leads(key, self.stopped, lambda: self.fresh or self._another_phase()):
             return  # another optimizer's step inside the lead's iteration (a GAN's generator)
         self._after_step(optimizer, "optimizer")
 
@@ -259,7 +265,7 @@ class TorchLoopsAdapter(TorchPhases):
 
     def _after_step(self, optimizer: Any, kind: str) -> None:
         s = self.session
-        if self.stopped or (s.started and self._left_the_loop()):
+        if self.stopped or self.fresh or (s.started and self._left_the_loop()):
             self._next_phase()  # or ProbeStop: the stopped loop trains on without data
         if s.ended:
             return
@@ -292,6 +298,8 @@ class TorchLoopsAdapter(TorchPhases):
             self.trainers_at_stop = len(self.trainers.made)
             if s.phases_enabled:
                 s.end_phase(at_exit=False)  # _at_exit ends training; its loaders run dry; a later loop is the next phase
+                if self.train_loader is None or self.unwind:
+                    self._leave_loops()  # no loader to run dry
             else:
                 s.mark_done("probe-done", s.policy.reason or "stopped with rank 0")
 
@@ -352,7 +360,8 @@ class TorchLoopsAdapter(TorchPhases):
               " is a training step; "
               + (f"{n} steps per epoch ({how})" if n else f"steps per epoch unknown ({how})"),
               code="torch-loop")
-        s.plan(**found.fields())
+        self.found = found
+        s.plan(**(one_pass(found) if self.per_pass_phase else found).fields())
         if endless:
             s.log("warning", f"the training DataLoader has {batches} batches per pass (a "
                   "sampler's num_samples far past its data?): that is not an epoch"

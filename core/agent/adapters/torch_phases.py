@@ -3,7 +3,13 @@ one after another (phases.py): the probe ends a phase by running its loaders dry
 stopped a loop, so the loop ends through its own exit and the program goes on - to its
 post-training work, or to its next loop, the next phase. Only the loop the probe stopped gets
 empty passes (``inside`` its anchor): the next loop iterates its loaders, the same objects
-included. A loop with no loader to run dry can only be unwound (ProbeStop), as before.
+included. A loop with no loader to run dry is left at its next line, as a ``break`` would
+(loop_exit.py); where it cannot be, it is unwound (ProbeStop) at its next step.
+
+A loop that trains a part at a time - one optimizer per layer, each layer's loop called from a
+loop over the layers (pytorch/examples' forward-forward) - is a phase per part: an optimizer's
+first step after a whole pass of the lead's loop, or after the probe left one, begins a phase as
+long as that pass (length.one_pass), and the probe leaves only that pass's loop.
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ from __future__ import annotations
 import sys
 
 from ..anchors import inside
+from ..length import Length, one_pass
+from ..loop_exit import LoopExit, arm, loop_exits
 from ..probe_session import ProbeSession, ProbeStop
 from .base import Trainers
 
@@ -33,6 +41,21 @@ class TorchPhases:
     per_pass: tuple[int, int] | None
     unwind: bool
     phase_pending: bool
+    fresh: bool
+    left_pass: bool
+    per_pass_phase: bool
+    found: Length | None
+    stepped: set[int]
+    optimizers: int
+
+    def init_torch_phases(self) -> None:
+        self.phase_pending = False  # a new phase begins at this step
+        self.trainers_at_stop = 0
+        self.stepped = set()  # id() of every optimizer that stepped
+        self.fresh = False  # this step is an optimizer's first after a pass of an outer loop
+        self.left_pass = False  # the probe left only a pass of an outer loop (loop_exit.py)
+        self.per_pass_phase = False  # this phase is such a pass: its length is the pass's
+        self.found = None  # the length read at this phase's first step
 
     def _drain(self) -> None:
         raise NotImplementedError  # the adapter's
@@ -58,7 +81,7 @@ class TorchPhases:
         data and is unwound."""
         s = self.session
         anchor = s.anchor
-        if not s.phases_enabled or (self.stopped and (
+        if not s.phases_enabled or (self.stopped and not self.fresh and (
                 anchor is None or inside(anchor, sys._getframe()))):
             raise ProbeStop(s.policy.reason or "the probe stopped")
         if not s.more_phases():
@@ -70,6 +93,12 @@ class TorchPhases:
         if len(made) > self.trainers_at_stop:
             del made[:self.trainers_at_stop]
         self._drain()  # the last phase's steps are in the log before the new phase
+        # An optimizer's first step after the probe left one pass of an outer loop: that loop
+        # trains a part at a time (one optimizer per layer), each pass a phase of its own, as
+        # long as its own loops (the outer loop's count is the passes, not this one's epochs).
+        self.per_pass_phase = self.fresh
+        if self.fresh and self.found is not None:
+            s.plan(**one_pass(self.found).fields())
         if self.val is not None and self.val[0] == self.last_loader:
             self.val = None  # no validation: the new phase's training loader, its first pass
         self._end_val()
@@ -77,5 +106,34 @@ class TorchPhases:
         self.epoch = self.index = self.batches_since_step = self.loop_epoch = 0
         self.train_loader = None  # the loader this phase's steps consume: read at its step
         self.val = self.per_pass = None
-        self.unwind = False
+        self.unwind = self.fresh = self.left_pass = False
         self.phase_pending = True
+
+    def _pass_done(self) -> bool:
+        """The lead's loop ran a whole pass: its steps per epoch, as its loop or the loader it
+        iterates says them (not a loader drawn from by next(): its length may be no pass of
+        the loop at all - a full batch drawn once). An optimizer's first step after that (or
+        after the probe left a pass) trains something not seen yet - a layer-wise trainer's
+        next layer. A GAN's second optimizer first steps inside the lead's first pass."""
+        n = self.loop_epoch or (self.session.steps_per_epoch if not self.unwind else 0)
+        return self.session.started and self.session.phases_enabled and 0 < n <= self.index
+
+    def _leave_loops(self) -> None:
+        """The stopped loop has no loader to run dry: the program leaves it at its next line,
+        as a ``break`` would (loop_exit.py), and goes on to its post-training work or its next
+        phase. With optimizers made that have not stepped yet, only the innermost loop's pass
+        is left - the loop around it may go on to train them (one optimizer per layer) - and
+        so for the phases that began so. Where no loop can be left, the next step unwinds."""
+        s = self.session
+        innermost = self.per_pass_phase or self.optimizers > len(self.stepped)
+        exits = loop_exits(sys._getframe(), innermost=innermost)
+        if exits is None:
+            return
+
+        def left(exit_: LoopExit) -> None:
+            s.loop_left()  # training was over when the step's line ended
+            s.log("info", f"probe: phase {s.phase}'s loop left at its next line, as a break "
+                  f"would ({exit_.text}): the program goes on")
+
+        if arm(exits, left, lambda: ProbeStop(s.policy.reason or "the probe stopped")):
+            self.left_pass = innermost

@@ -1,4 +1,5 @@
-"""Batches sliced by hand, no DataLoader: the probe can stop it only by unwinding."""
+"""Batches sliced by hand, no DataLoader to run dry: the probe leaves the loop at its next line,
+as a break would, and the post-training code runs."""
 import torch
 from torch import nn
 
@@ -11,4 +12,4 @@ for epoch in range(50):
         opt.zero_grad()
         nn.functional.cross_entropy(model(x[i:i + 32]), y[i:i + 32]).backward()
         opt.step()
-print("never printed when probed")
+print("post-training code ran", flush=True)
