@@ -155,3 +155,17 @@ def test_a_one_loop_log_is_left_as_it_was() -> None:
     state = fold_all(events[:at])  # type: ignore[arg-type]
     est = first_phase(state, n_ep(state))
     assert with_phases(state, est) is est
+
+
+@pytest.mark.parametrize("name", TWO_PHASE_PROBES)
+def test_a_job_ranked_per_steps_says_the_rate_is_the_first_phases(name: str) -> None:
+    """Its length unknown, a phased job is ranked per 1 000 steps at phase 1's step; the
+    estimate says so, with each later phase's own step time."""
+    from probecast.core.model.estimate.runtime import per_steps_estimate
+
+    state = state_of(name)
+    est = per_steps_estimate(state, 1000)
+    note = next(n for n in est.notes if "trains in 2 phases" in n)
+    t2 = state.phases[0].steady.interval(DEFAULT_STATISTIC)[0]
+    assert f"phase 2 {t2 * 1e3:.3g} ms" in note
+    assert est.terms.t_it == state.step_time(DEFAULT_STATISTIC)[0]  # phase 1's rate

@@ -157,6 +157,11 @@ def per_steps_estimate(state: ProbeState, n: int, statistic: str = DEFAULT_STATI
     notes = []
     if periodic is not None and t_per is None:
         notes.append(f"periodic work every {every} steps: not reached by the probe, not included")
+    later = [(p.index, p.steady.interval(statistic)[0]) for p in state.phases if p.steady.n >= 2]
+    if state.phases:  # the rate is phase 1's: each later phase steps at its own
+        rates = ", ".join(f"phase {i} {t * 1e3:.3g} ms" for i, t in later) or "not timed"
+        notes.append(f"the program trains in {len(state.phases) + 1} phases: time per {n:,} "
+                     f"steps at phase 1's step ({t_it * 1e3:.3g} ms); later phases' own: {rates}")
     terms = Terms(n_it=n, n_ep=1.0, t_init=state.t_init or 0.0, t_it1=state.t_it1, t_it=t_it,
                   t_it_low=t_low, t_it_high=t_high, steady_steps=state.steady.n,
                   statistic=statistic, every=every, t_per=t_per, n_per=n_per or None)
