@@ -160,6 +160,10 @@ class ProbeJob:
                 raise JobError(str(exc)) from exc
             self.quotes.append(q)
             say(q.describe())
+            if self.settings.contenders and not self.full:
+                say("  only the contenders are probed: a type is launched when its probe is "
+                    "handed out, the rest are predicted and never launched - the worst case "
+                    "above is every type")
             for note in q.notes:
                 (warn or say)(note)
             if q.problem:

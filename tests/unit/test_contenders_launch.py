@@ -107,3 +107,22 @@ def test_a_sweep_is_planned_per_batch_size_and_every_pair_ranked(tmp_path: Path)
     assert {(r.instance, r.batch_size) for r in rows if not r.predicted} == done
     assert 0 < len(done) < 2 * len(STEP_S)
     assert set(launch.came_up) == {n for n, _ in done}
+
+
+def test_the_launch_quote_says_only_the_contenders_are_launched(tmp_path: Path) -> None:
+    """The quote is the worst case - every type - said before any host is known; with
+    contenders it says that the predicted types are never launched."""
+    from probecast.core.cloud.provision import LaunchQuote
+
+    class Quoting(RecordedProvider):
+        def quote(self, names: list[str]) -> Any:
+            return LaunchQuote("us-east-1", tuple(names), 12.5, (), 60, 100.0)
+
+    for contenders in (True, False):
+        settings = ProbeSettings(command="python3 train.py", contenders=contenders)
+        session = Session(Board(Pricing(Catalog.embedded())), settings=settings)
+        said: list[str] = []
+        ProbeJob(session, [], tmp_path, [(Quoting(), list(STEP_S))]).quote(  # type: ignore[list-item]
+            said.append)
+        assert said[0].startswith(f"will launch {len(STEP_S)} instance(s)")
+        assert any("only the contenders are probed" in line for line in said) == contenders
