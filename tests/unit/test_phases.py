@@ -169,3 +169,18 @@ def test_a_job_ranked_per_steps_says_the_rate_is_the_first_phases(name: str) -> 
     t2 = state.phases[0].steady.interval(DEFAULT_STATISTIC)[0]
     assert f"phase 2 {t2 * 1e3:.3g} ms" in note
     assert est.terms.t_it == state.step_time(DEFAULT_STATISTIC)[0]  # phase 1's rate
+
+
+@pytest.mark.parametrize("name", TWO_PHASE_PROBES)
+def test_a_length_given_by_the_user_is_said_to_be_the_first_phases(name: str) -> None:
+    from probecast.core.model.pricing import Catalog
+    from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row
+    from probecast.core.model.rows import Candidate
+
+    state = state_of(name)
+    pricing = Pricing(Catalog.embedded())
+    said = "the length given is phase 1's; the 1 later phase(s) keep"
+    given = estimate_row(Candidate("c", "c", state), pricing, RankOptions(epochs=3))
+    assert any(said in note for note in given.notes)
+    own = estimate_row(Candidate("c", "c", state), pricing, RankOptions())
+    assert not any(said in note for note in own.notes)

@@ -154,6 +154,9 @@ def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
     if n_ep is None and options.epochs is None and options.steps is None:
         est = measured_run(state, est)  # a run that completed is its own answer
     notes = [length.note] if length.note else []
+    if state.phases and (n_ep is not None or length.source == "user"):
+        notes.append(f"the length given is phase 1's; the {len(state.phases)} later phase(s) "
+                     "keep the lengths the program gives them")
     return _row(candidate, pricing, options, est, length, notes)
 
 
