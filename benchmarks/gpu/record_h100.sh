@@ -15,6 +15,12 @@
 #           host: pytorch/examples word_language_model (the README's "medium" LSTM, 3 epochs;
 #           synthetic text of wikitext-2's sizes in .gpu/wlm), minGPT's chargpt (2 000 iterations;
 #           synthetic input.txt in .gpu/mingpt), nanoGPT eager (1 500 iterations)
+#   PART=5, PART=6: six pytorch/examples scripts (.gpu/pub/pt: mnist, vae, dcgan | siamese_network,
+#           mnist_forward_forward, super_resolution), unchanged, at GPU settings, each probed
+#           first with the agent's defaults and then run plainly (no agent: the truth a user
+#           gets) - benchmarks/public.py's check on a GPU; MNIST (60 000 + 10 000 synthetic) and
+#           BSDS300-sized JPEGs made on the device (benchmarks/corpus/public/make_mnist.py, PIL);
+#           torchvision from the image, else .gpu/pub/site (the 0.28.0 wheel: torch 2.13 only)
 # Needs, in .gpu/ (ignored by git, carried to the device): probecast-agent.pyz (built here by
 #   python -c "from probecast.core.agent.bundle import build_zipapp; build_zipapp('.gpu/probecast-agent.pyz')")
 # and nanogpt/ (train.py, model.py, configurator.py, config/ from karpathy/nanoGPT; its
@@ -38,7 +44,43 @@ else
   CNN="--train-size 2000 --val-size 500 --epochs 2"; SAMPLES=600; HFS=300; EP=2; T=120
   SHORT=""; OSTEPS=20; WSIZE=16; WEP=1; CIT=40
 fi
-if [ "$PART" = 4 ]; then
+if [ "$PART" = 5 ] || [ "$PART" = 6 ]; then
+  P=$PWD/.gpu/pub
+  python3 -c "import torchvision" 2> /dev/null || export PYTHONPATH=$P/site
+  if [ "$DEV" = cuda ]; then
+    NTRAIN=60000; NTEST=10000; EPM=3; EPV=10; NITER=25; EPS=5; FFE=1000; FFN=50000; SRE=30; ACC=""
+  else
+    NTRAIN=2000; NTEST=500; EPM=1; EPV=1; NITER=1; EPS=1; FFE=20; FFN=1000; SRE=1; ACC="--no-accel"
+  fi
+  [ -f "$P/data/MNIST/raw/train-labels-idx1-ubyte" ] || python3 "$PWD/benchmarks/corpus/public/make_mnist.py" "$P/data/MNIST/raw" $NTRAIN $NTEST
+  ln -sfn ../data "$P/pt/data"; ln -sfn ../../data "$P/pt/mnist_forward_forward/data"
+  python3 - "$P/pt/super_resolution/dataset/BSDS300/images" <<'PY'
+import sys, numpy as np
+from pathlib import Path
+from PIL import Image
+rng = np.random.default_rng(0)
+for part, n in (("train", 200), ("test", 100)):
+    d = Path(sys.argv[1]) / part; d.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        if not (d / f"{i}.jpg").exists():
+            Image.fromarray(rng.integers(0, 255, (321, 481, 3), dtype=np.uint8)).save(d / f"{i}.jpg")
+PY
+  BS=64; T=240
+  pub() {  # pub NAME FOLDER ARGS...: probed first, then run plainly
+    local name=$1; cd "$P/pt/$2" || return; shift 2
+    LABEL=$name; job "$name" probe -- python3 main.py "$@"; job "$name-plain" plain -- python3 main.py "$@"
+    cd - > /dev/null || exit 1
+  }
+  if [ "$PART" = 5 ]; then
+    pub pt-mnist mnist --epochs $EPM $ACC
+    pub pt-vae vae --epochs $EPV $ACC
+    pub pt-dcgan dcgan --dataset fake --niter $NITER $([ "$DEV" = cuda ] && echo --accel)
+  else
+    pub pt-siamese siamese_network --epochs $EPS $ACC
+    pub pt-forward_forward mnist_forward_forward --epochs $FFE --train_size $FFN --test_size 1000 $([ "$DEV" = cpu ] && echo --no_accel)
+    pub pt-super_resolution super_resolution --upscale_factor 3 --batchSize 4 --testBatchSize 100 --nEpochs $SRE --lr 0.001 $([ "$DEV" = cuda ] && echo --accel)
+  fi
+elif [ "$PART" = 4 ]; then
   cd .gpu/wlm || exit 1
   LABEL=word_language_model_medium; BS=20
   W=(python3 main.py --accel --emsize $WSIZE --nhid $WSIZE --dropout 0.5 --epochs $WEP)
