@@ -25,6 +25,7 @@ from ...agent.steady import DEFAULT_STATISTIC
 from ..phase_state import PhaseTiming
 from ..state import ProbeState
 from .bounds import Calibration
+from .stalls import forecast
 from .training import Estimate
 
 STEP_CI_Z = 1.96  # a phase's step-time interval is a 95 % one
@@ -67,10 +68,18 @@ def estimate_phase(phase: PhaseTiming, cal: Calibration, state: ProbeState,
     t_val = _mean(phase.vals)
     n_val = math.ceil(epochs) if phase.vals else 0
     train = max(0, n - 1) * t_it
+    boundaries_sigma = math.sqrt(n_b) * _spread([max(0.0, b - t_it) for b in phase.boundary_steps])
+    if n_b and n_it and cal.stalls:
+        # tf.data's boundaries stall on the autotuner's next wake-up (stalls.py) in this phase as
+        # in the first: forecast for this phase's epochs, with the odds the run showed - the
+        # phase's own two or three boundaries are a coin toss or two (a keras.io autoencoder's
+        # second fit() saw 0.016 s a boundary, its whole run 0.067 s)
+        fc = forecast(state, t_it, n_it * t_it + t_val, n_b, cal, with_fit_end=False,
+                      train_s=train)
+        boundary, boundaries_sigma = fc.per_boundary, fc.sigma
     seconds = start + train + n_b * boundary + n_val * t_val
     drift = cal.noise(state, train)[0] * train
     steps_sigma = max(0, n - 1) * max(0.0, t_high - t_it) / STEP_CI_Z
-    boundaries_sigma = math.sqrt(n_b) * _spread([max(0.0, b - t_it) for b in phase.boundary_steps])
     val_sigma = n_val * cal.val_rel * t_val
     sigma = math.sqrt(steps_sigma ** 2 + drift ** 2 + boundaries_sigma ** 2 + val_sigma ** 2
                       + (cal.floor * seconds) ** 2 + (cal.init_rel * start) ** 2)
