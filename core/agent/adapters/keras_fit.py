@@ -8,6 +8,7 @@ has imported it (the agent runs on hosts with PyTorch only, too).
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
 from typing import TYPE_CHECKING, Any
@@ -209,25 +210,33 @@ class KerasFitAdapter:
         kwargs[_CALLBACKS] = [*list(kwargs.pop(_CALLBACKS, None) or []), callback]
         if self.loops is not None:
             self.loops.in_fit += 1
+        stopped: str | None = None
         try:
             history = original(model, *args, **kwargs)
         except ProbeStop as stop:
+            stopped = str(stop)
+        finally:
+            if self.loops is not None:
+                self.loops.in_fit -= 1
+        if stopped is not None:
+            # The stopped epoch's tf.data iterator sits in the frames ProbeStop left through (a
+            # cycle): torn down now, as a plain fit tears down its last epoch's at its end - not
+            # at some later collection, where destroying it waits for its autotuner's next
+            # wake-up, up to 60 s away (keras.io's VAE sat 34 s idle in its post-training).
+            gc.collect()
             if not session.under_agent:  # in-process use: time validation, then leave
                 try:
                     time_validation(model, session, info, self.val_batches)
                 finally:
-                    session.finish("probe-done", str(stop))
+                    session.finish("probe-done", stopped)
                 raise SystemExit(0) from None
             if session.phases_enabled:  # the program goes on: maybe to another fit (a phase)
                 session.end_phase()
-                session.phase_done(str(stop))  # its dt: the fit's teardown
+                session.phase_done(stopped)  # its dt: the fit's teardown
             else:
-                session.mark_done("probe-done", str(stop))  # its dt: the fit's teardown
+                session.mark_done("probe-done", stopped)  # its dt: the fit's teardown
             time_validation(model, session, info, self.val_batches)
             return _history(model, session.last_metrics)
-        finally:
-            if self.loops is not None:
-                self.loops.in_fit -= 1
         if session.policy.full and not session.emitter.ended:
             session.mark_done("complete")
         return history
