@@ -135,9 +135,12 @@ class RankedRow:
         program: ...)", or "per 1,000 steps" when it is unknown."""
         if self.per_steps:
             return f"per {self.per_steps:,} steps (start-up apart)"
+        phases = self.terms.get("phases")
+        later = int(phases) - 1 if isinstance(phases, (int, float)) and phases > 1 else 0
+        more = f" in phase 1, + {later} later phase{'s' if later > 1 else ''}" if later else ""
         if self.steps:
-            return f"{self.steps:,} steps ({self.epochs_source})"
-        return f"{self.epochs:g} epochs ({self.epochs_source})"
+            return f"{self.steps:,} steps ({self.epochs_source}){more}"
+        return f"{self.epochs:g} epochs ({self.epochs_source}){more}"
 
     @property
     def name(self) -> str:

@@ -207,3 +207,15 @@ def test_a_later_fit_forecasts_its_boundary_stalls_as_the_first_does() -> None:
     assert seen < 0.02  # the two boundaries the probe saw in this phase: no stall
     assert later.seconds > 52.2 + 3  # the stalls those two did not show
     assert abs(later.seconds - truth) / truth < 0.08, (later.seconds, truth)
+
+
+@pytest.mark.parametrize("name", TWO_PHASE_PROBES)
+def test_the_rows_length_says_it_is_phase_ones_and_counts_the_later_phases(name: str) -> None:
+    """What the ranking's header and the views print: the length read is phase 1's."""
+    from probecast.core.model.pricing import Catalog
+    from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row
+    from probecast.core.model.rows import Candidate
+
+    row = estimate_row(Candidate("c", "c", state_of(name)), Pricing(Catalog.embedded()),
+                       RankOptions())
+    assert row.length.endswith(" in phase 1, + 1 later phase")
