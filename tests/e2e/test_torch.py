@@ -148,6 +148,20 @@ def test_torchrun_two_ranks_stop_together_and_rank_0_is_timed(tmp_path: Path) ->
     no_process_left(str(SCRIPTS / "ddp.py"))
 
 
+def test_torchrun_ranks_leave_a_range_loop_together_and_meet_after_it(tmp_path: Path) -> None:
+    """No DataLoader to run dry: every rank leaves its loop at the same step (the stop flag's
+    all_reduce), at its next line, and the collective after training finds them all."""
+    port = str(free_port("127.0.0.1"))
+    log, output = agent(tmp_path, TORCHRUN, "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+                        "--master_port", port, str(SCRIPTS / "ddp_range.py"), timeout=180)
+    events, _ = read_log(log)
+    assert len([e for e in events if isinstance(e, Step)]) < 20000  # stopped early
+    assert "rank 0 after training: 2 ranks" in output and "rank 1 after training: 2 ranks" in output
+    assert any("loop left at its next line" in e.msg for e in events if isinstance(e, Log))
+    assert isinstance(events[-1], End) and events[-1].exit_code == 0
+    no_process_left(str(SCRIPTS / "ddp_range.py"))
+
+
 def test_lightning_is_stopped_through_its_trainer_and_gives_its_epochs(tmp_path: Path) -> None:
     pytest.importorskip("lightning")
     log, output = agent(tmp_path, PY, str(SCRIPTS / "lit.py"))
