@@ -11,7 +11,7 @@ def step(xb, yb):
     with tf.GradientTape() as t:
         loss = loss_fn(yb, model(xb, training=True))
     opt.apply_gradients(zip(t.gradient(loss, model.trainable_variables), model.trainable_variables))
-for epoch in range(200):
+for epoch in range(100_000):  # longer than any machine runs it before the watchdog (10 s)
     for i in range(0, 4096, 32):
         step(x[i:i + 32], y[i:i + 32])
 print("never printed", flush=True)
