@@ -69,6 +69,9 @@ class ProbeSession(Phases):
         self.planned_epochs: int | None = None
         self.stop_requested = False
         self.boundaries = 0
+        # seconds since the last step the program spent between a fit() call's return and the
+        # next call (fit() in a loop): the next step's `outside`, not its boundary's cost
+        self.outside = 0.0
         self.waiting_for_boundary = False
         self._waiting_since = 0.0
         self.every: int | None = None  # periodic work every K steps (the program's `plan`)
@@ -136,7 +139,9 @@ class ProbeSession(Phases):
         first_of_epoch = self.epoch is not None and epoch != self.epoch
         first_ever = self.total_steps == 0
         self.epoch = epoch
-        ev = self.emitter.timed("step", at=at, epoch=epoch, step=step, **self._phase_field())
+        outside, self.outside = self.outside, 0.0
+        ev = self.emitter.timed("step", at=at, epoch=epoch, step=step, **self._phase_field(),
+                                **({"outside": round(outside, 6)} if outside > 0 else {}))
         self.total_steps += 1
         # The run's first step and each later epoch's first step are not steady state: the first
         # carries tracing/compilation, the others the epoch-boundary cost (estimated separately).

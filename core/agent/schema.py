@@ -18,7 +18,8 @@ from typing import Any
 # only in blocks between evaluations: logs imported from MLPerf Training). Older logs read as
 # before. Still v4, with optional additions only (readers ignore unknown kinds and fields): the
 # `phase` kind and the `phase` field of `step` and `val` - a program that trains in several
-# phases, one loop after another (pretrain then fine-tune, fit() then fit() again).
+# phases, one loop after another (pretrain then fine-tune, fit() then fit() again); the `outside`
+# field of `step` - the program's own work between two fit() calls of a loop.
 SCHEMA_VERSION = 4
 
 # How a run ended (`end.status`), and how training ended (`done.status`). `does-not-fit`: the
@@ -121,7 +122,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("init", timed=True),
     Kind("step", timed=True, fields=(
         Field("epoch", COUNT, required=True), Field("step", COUNT, required=True),
-        Field("phase", COUNT))),  # from the second phase on (see `phase`): its number
+        Field("phase", COUNT),  # from the second phase on (see `phase`): its number
+        # seconds of this dt the program spent between a fit() call's return and the next
+        # call (fit() in a loop: predictions, printing) - its own work, not the boundary's
+        Field("outside", DURATION))),
     Kind("val", timed=True, fields=(
         Field("epoch", COUNT, required=True), Field("steps", COUNT, required=True),
         Field("metrics", METRICS, required=True), Field("phase", COUNT))),

@@ -79,6 +79,7 @@ class Step(_Event, tag="step"):
     epoch: Count = 0
     step: Count = 0
     phase: Count = 0  # from the second phase on: its number (0: the log's first phase)
+    outside: Duration = 0.0  # of dt: the program's work between two fit() calls (fit() in a loop)
 
 
 class Val(_Event, tag="val"):

@@ -63,10 +63,11 @@ class ProbeState:
     t_init: float | None = None
     t_it1: float | None = None
     steady: StepSeries = field(default_factory=StepSeries)
-    # dt of the first step of each later epoch: steady step + the epoch-boundary cost.
-    boundary_steps: list[float] = field(default_factory=list)
-    # ... of which the time between two fit() calls (fit() in a loop: evaluate, checkpoints)
+    # dt of the first step of each later epoch: steady step + the epoch-boundary cost; of which
+    # fit()'s `done` (a loop's fit() returning); and the program's own work between two fit()
+    boundary_steps: list[float] = field(default_factory=list)  # calls (`outside`: no cost)
     boundary_gaps: list[float] = field(default_factory=list)
+    boundary_outside: list[float] = field(default_factory=list)
     steps: int = 0
     steps_by_epoch: dict[int, int] = field(default_factory=dict)
     time_by_epoch: dict[int, float] = field(default_factory=dict)
@@ -107,7 +108,7 @@ class ProbeState:
     def fold(self, ev: Event) -> None:
         """Take one event into account."""
         if type(ev) is Step:
-            self.fold_step(ev.t, ev.dt, ev.epoch)
+            self.fold_step(ev.t, ev.dt, ev.epoch, ev.outside)
             return
         if self.phases and self._fold_phase(ev):
             self.last_t = ev.t
@@ -171,7 +172,7 @@ class ProbeState:
             self.elapsed += ev.dt
         return folded
 
-    def fold_step(self, t: float, dt: float, e: int) -> None:
+    def fold_step(self, t: float, dt: float, e: int, outside: float = 0.0) -> None:
         """A step event, from its values (the hot path: no record needed)."""
         self.last_t = t
         if self.phases:  # a later phase's step
@@ -208,6 +209,7 @@ class ProbeState:
             # fit() called in a loop: the previous call's teardown belongs to this boundary
             self.boundary_steps.append(dt + pending)
             self.boundary_gaps.append(pending)
+            self.boundary_outside.append(min(outside, dt))
         else:
             self.steady.add(dt)
         self._epoch = e
@@ -379,15 +381,13 @@ class ProbeState:
 
 def fold_lines(lines: Iterable[str], state: ProbeState, reader: EventReader) -> None:
     """Parse and fold a stream of log lines (steps, most of a log, take the short path)."""
-    fold_step = state.fold_step
-    feed = reader.feed_line
-    fold = state.fold
+    fold_step, feed, fold = state.fold_step, reader.feed_line, state.fold
     for line in lines:
         ev = feed(line)
         if ev is None:
             continue
         if type(ev) is Step:
-            fold_step(ev.t, ev.dt, ev.epoch)
+            fold_step(ev.t, ev.dt, ev.epoch, ev.outside)
         else:
             fold(ev)
 

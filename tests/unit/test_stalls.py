@@ -75,3 +75,37 @@ def test_a_dataloader_never_stalls() -> None:
     t_it = st.step_time("trimmed")[0]
     fc = forecast(st, t_it, st.steps_per_epoch * t_it, 9, cal)
     assert fc.p_stall == 0.0 and fc.per_boundary < 0.05
+
+
+def test_the_programs_work_between_two_fit_calls_is_not_read_as_a_stall() -> None:
+    """keras.io's addition_rnn calls fit(epochs=1) 29 times in a loop, with 10 predict calls
+    after each. The two boundaries its probe crossed cost 1.00 and 0.56 s, of which 0.74 and
+    0.50 s were those predictions (the steps' `outside`). Read whole, both matched the stall its
+    9 s epochs can wait (2.0 s): odds 72 %, 1.46 s a boundary, 330 s against its plain run's
+    312 s (blind, before the field: +32.3 %). Without them, neither stalled: 309 s; and the
+    predictions are counted once, in T_post, where the 27 rounds after the probe's stop ran."""
+    import json
+
+    import msgspec
+
+    from probecast.core.model.estimate.runtime import estimate_runtime
+    from probecast.core.model.events import Step, read_log
+    from probecast.core.model.state import fold_all
+
+    log = CORPUS / "runs-public" / "probe-keras-addition_rnn.jsonl.gz"
+    truth = json.loads((CORPUS / "runs-public" / "keras-addition_rnn.truth.json").read_text())
+    st = load_probe(log).state
+    assert [round(s, 2) for s in st.boundary_outside] == [0.74, 0.50]
+    t_it = st.step_time("trimmed")[0]
+    seen = observe(st, t_it, stalls=True)
+    assert (seen.stalled, seen.cheap) == (0, 2) and seen.outside == tuple(st.boundary_outside)
+    est = estimate_runtime(st, 29)
+    assert est.terms.t_post == pytest.approx(st.post_time + sum(st.boundary_outside))
+    assert abs(est.runtime_s / truth["wall_s"] - 1) < 0.05
+    assert est.low_s < truth["wall_s"] < est.high_s
+
+    events, _ = read_log(log)  # the same probe as the agent wrote it before `outside`
+    whole = fold_all([msgspec.structs.replace(e, outside=0.0) if type(e) is Step else e
+                      for e in events])
+    assert observe(whole, t_it, stalls=True).stalled == 2
+    assert estimate_runtime(whole, 29).runtime_s > est.runtime_s + 15

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import math
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 from .. import compat
@@ -171,6 +172,9 @@ class KerasFitAdapter:
         self.calls = 0
         self.said: set[str] = set()
         self.loops = loops
+        # when this phase's last fit() returned (its teardown done): the program's own work from
+        # there to its next fit() call is that call's first step's `outside`
+        self._returned_at: float | None = None
 
     def _say(self, code: str, level: str, msg: str) -> None:
         if code not in self.said:
@@ -205,6 +209,9 @@ class KerasFitAdapter:
             self._say("skipped-fit", "info", "fit() called again in the loop the probe stopped: "
                       "it returned at once (no training); the program's other work runs")
             return _history(model, session.last_metrics)
+        if self._returned_at is not None:
+            session.outside += time.monotonic() - self._returned_at
+            self._returned_at = None
         info = self._fit_info(args, kwargs)
         callback = ProbeCallback(session, raise_on_stop=not session.policy.full, fit_info=info)
         kwargs[_CALLBACKS] = [*list(kwargs.pop(_CALLBACKS, None) or []), callback]
@@ -239,6 +246,7 @@ class KerasFitAdapter:
             return _history(model, session.last_metrics)
         if session.policy.full and not session.emitter.ended:
             session.mark_done("complete")
+        self._returned_at = time.monotonic()
         return history
 
     def _phase(self, frame: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -260,6 +268,7 @@ class KerasFitAdapter:
             return False
         new = loop_anchor(frame)
         info = fit_arguments(args, kwargs)
+        self._returned_at = None  # a new phase's first step is its start-up, all of it
         session.new_phase(steps_per_epoch=int(info["steps_per_epoch"] or 0),
                           loop=new.text if new is not None else "fit()", anchor=new)
         session.epochs_begun = session.epochs_done = 0

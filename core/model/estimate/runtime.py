@@ -239,6 +239,12 @@ def _post_training(state: ProbeState, cal: Calibration,
                                "recorded programs took")
         return math.hypot(cal.post_rel * post, cal.post_spread_s) + 0.1, max(post, typical)
     if post is not None:
+        away = [s for s in state.boundary_outside if s > 0]
+        if away:  # fit() in a loop: the rest of that work is in `post`, after the stop
+            tally.notes.append(f"fit() in a loop: the program's own work between the calls is "
+                               f"in T_post - {sum(away):.2f} s of it before the probe's stop "
+                               f"(after {len(away)} call(s)), the rest after it")
+            post += sum(away)
         tally.total += post
         code = state.end.exit_code if state.end is not None else None
         if code not in (0, None):

@@ -138,7 +138,8 @@ class Observed:
     cheap: int = 0  # boundaries whose predicted stall did not come
     untold: int = 0  # boundaries too short a predicted stall to tell
     plain: tuple[float, ...] = ()  # each seen boundary's own cost besides a stall and a gap
-    gaps: tuple[float, ...] = ()  # ... and the work between two fit() calls before it
+    gaps: tuple[float, ...] = ()  # ... and the last fit() call's teardown, as its `done` timed it
+    outside: tuple[float, ...] = ()  # the program's own work between two fit() calls before it
 
     @property
     def seen(self) -> int:
@@ -146,14 +147,16 @@ class Observed:
 
 
 def epoch_lifetimes(state: ProbeState, t_it: float) -> list[tuple[float, float, float]]:
-    """(lifetime of the epoch's iterator, cost of the boundary after it, of which the work
-    between two fit() calls) for every boundary the probe crossed. The lifetime is the epoch's
-    wall time with its first step counted as a steady one (that step's excess is the previous
-    boundary's, or the first step's tracing) - the iterator's first element starts the
-    autotuner's clock."""
+    """(lifetime of the epoch's iterator, cost of the boundary after it, of which the last
+    fit() call's teardown as its `done` timed it) for every boundary the probe crossed. The
+    lifetime is the epoch's wall time with its first step counted as a steady one (that step's
+    excess is the previous boundary's, or the first step's tracing) - the iterator's first
+    element starts the autotuner's clock. The program's own work between two fit() calls (the
+    steps' `outside`) is no part of the cost."""
     epochs = sorted(state.steps_by_epoch)
     firsts = [state.t_it1 or 0.0, *state.boundary_steps]
     gaps = [0.0, *state.boundary_gaps]
+    outside = [0.0, *state.boundary_outside]
     out = []
     for i, e in enumerate(epochs[:-1]):
         if i + 1 >= len(firsts):
@@ -161,7 +164,8 @@ def epoch_lifetimes(state: ProbeState, t_it: float) -> list[tuple[float, float, 
         first_step = firsts[i] - (gaps[i] if i < len(gaps) else 0.0)
         lifetime = state.time_by_epoch.get(e, 0.0) - first_step + t_it
         gap = gaps[i + 1] if i + 1 < len(gaps) else 0.0
-        out.append((lifetime, max(0.0, firsts[i + 1] - t_it), gap))
+        away = outside[i + 1] if i + 1 < len(outside) else 0.0
+        out.append((lifetime, max(0.0, firsts[i + 1] - t_it - away), gap))
     return out
 
 
@@ -193,7 +197,15 @@ def observe(state: ProbeState, t_it: float, stalls: bool) -> Observed:
         between = min(gap, rest)
         gaps.append(between)
         plain.append(rest - between)
-    return Observed(stalled, cheap, untold, tuple(plain), tuple(gaps))
+    return Observed(stalled, cheap, untold, tuple(plain), tuple(gaps),
+                    tuple(state.boundary_outside[:len(plain)]))
+
+
+def outside_runs_on(state: ProbeState) -> bool:
+    """The program's own work between fit() calls went on after the probe's stop, in the time
+    its log measured from the end of training to its exit (the loop ran on, each fit() returning
+    at once): counted there, not with the boundaries to come."""
+    return state.post_time is not None and "no-post" not in state.codes
 
 
 def cores_usable(state: ProbeState) -> int | None:
@@ -262,6 +274,10 @@ def forecast(state: ProbeState, t_it: float, epoch_s: float, n_boundaries: float
     # (tracing, one-off work) mostly does not - it carries over as far as the recorded runs say
     # (boundary_carry) - around a typical value
     gap_mean = sum(seen.gaps) / len(seen.gaps) if seen.gaps else 0.0
+    if seen.outside and not outside_runs_on(state):
+        # the program's work between fit() calls did not go on after the probe's stop (the
+        # program was stopped there): each boundary to come carries it as the probe saw it
+        gap_mean += sum(seen.outside) / len(seen.outside)
     own = sum(seen.plain) / len(seen.plain) if seen.plain else cal.free_boundary_s
     plain_mean = gap_mean + cal.free_boundary_s + cal.boundary_carry * (own - cal.free_boundary_s)
     plain_sd = cal.boundary_abs_s
