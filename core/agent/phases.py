@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 # Phases the probe times before it stops the program: a program that starts loops without end
 # (a sweep written as separate loops) is not probed whole.
-MAX_PHASES = 8
+MAX_PHASES = 16
 
 
 class Phases:

@@ -277,3 +277,27 @@ def test_a_stopped_fit_leaves_no_tf_data_iterator_to_a_later_collection(tmp_path
     assert any(isinstance(ev, Log) and ev.code == "phase" for ev in events)  # stopped early
     assert "left after fit: []" in output, output[-2000:]
 
+
+
+@pytest.mark.torch
+def test_a_tutorials_loops_from_hand_written_updates_to_optimizers_are_each_probed(
+        tmp_path: Path) -> None:
+    """pytorch/tutorials' nn_tutorial trains in twelve loops, refactoring as it goes: the first
+    updates its weights by hand (a backward pass is a step), later ones make an optimizer. The
+    probe used to stay with backward passes - an optimizer's steps were no steps and its loader's
+    passes read as validation - and it took each new model's first step after a whole pass for
+    a layer-wise trainer's next layer (one pass long, the loop unwound). Each loop is a phase
+    of its own now, optimizer steps counted, each as long as it is written."""
+    pytest.importorskip("torch")
+    events, output = agent_run(tmp_path, SCRIPTS / "torch_refactored.py")
+    seen = phases_of(events)
+    assert sorted(seen) == [1, 2, 3], seen
+    for index in (1, 2, 3):
+        phase = seen[index]
+        assert phase["steps"] > 0 and (phase["plan"].epochs, phase["plan"].steps) == (2, 200)
+    codes = [ev.code for ev in events if isinstance(ev, Log)]
+    assert codes.count("backward-step") == 1 and "no-post" not in codes
+    assert not [ev for ev in events if type(ev).__name__ == "Val"]  # no training pass as one
+    assert "post-training work done" in output
+    end = events[-1]
+    assert isinstance(end, End) and end.exit_code == 0

@@ -242,12 +242,12 @@ class TorchLoopsAdapter(TorchPhases):
     # ---- the step clock ----------------------------------------------------------------------
 
     def _after_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        if self.by_backward:
-            return  # steps were backward passes from the first: they stay so
+        if self.by_backward:  # steps were backward passes (no optimizer made then): this
+            if not self.session.phases_enabled:  # optimizer's are a later phase's (torch_phases)
+                return
+            self.by_backward = False
         key = id(optimizer)
-        # a first step after a pass of the lead's loop: a phase of its own (torch_phases.py)
-        self.fresh = key not in self.stepped and self.lead.steps > 1 and (
-            (self.stopped and self.left_pass) or (not self.stopped and self._pass_done()))
+        self.fresh = self._next_part(key)  # a layer-wise trainer's next part (torch_phases.py)
         self.stepped.add(key)
         if not self.lead.leads(key, self.stopped, lambda: self.fresh or self._another_phase()):
             return  # another optimizer's step inside the lead's iteration (a GAN's generator)

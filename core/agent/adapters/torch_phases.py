@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import sys
 
-from ..anchors import inside
+from ..anchors import inside, loop_anchor
 from ..length import Length, one_pass
 from ..loop_exit import LoopExit, arm, loop_exits
 from ..probe_session import ProbeSession, ProbeStop
 from .base import Trainers
+from .lead import LeadOptimizer
 
 
 class TorchPhases:
@@ -47,6 +48,7 @@ class TorchPhases:
     found: Length | None
     stepped: set[int]
     optimizers: int
+    lead: LeadOptimizer
 
     def init_torch_phases(self) -> None:
         self.phase_pending = False  # a new phase begins at this step
@@ -117,6 +119,25 @@ class TorchPhases:
         next layer. A GAN's second optimizer first steps inside the lead's first pass."""
         n = self.loop_epoch or (self.session.steps_per_epoch if not self.unwind else 0)
         return self.session.started and self.session.phases_enabled and 0 < n <= self.index
+
+    def _next_part(self, key: int) -> bool:
+        """An optimizer's first step after the lead's loop ran a whole pass (or after the probe
+        left a pass), in that loop entered again: a layer-wise trainer's next part - a phase of
+        its own, one pass long. A GAN's second optimizer first steps inside the first pass; a
+        new model's optimizer in a loop written elsewhere is a phase as long as that loop."""
+        return key not in self.stepped and self.lead.steps > 1 and (
+            (self.stopped and self.left_pass) or (not self.stopped and self._pass_done())) \
+            and self._same_loop()
+
+    def _same_loop(self) -> bool:
+        """This step runs in the loop the current phase runs in, entered again - a layer-wise
+        trainer's loop over its layers - not in a loop written elsewhere (a new model and
+        optimizer in a loop of its own: a tutorial's next refactoring of its loop)."""
+        anchor = self.session.anchor
+        if anchor is None:
+            return True
+        here = loop_anchor(sys._getframe())
+        return here is not None and here.code is anchor.code and here.first == anchor.first
 
     def _leave_loops(self) -> None:
         """The stopped loop has no loader to run dry: the program leaves it at its next line,
