@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -87,10 +89,24 @@ def agent_run(tmp: Path, script: Path, *flags: str, timeout: int = 300) -> tuple
     """The agent run on ``script`` as a probe (its defaults, ``flags`` added): the log's events
     and the program's own output. The run must end with status 0."""
     log = tmp / "probe.jsonl"
-    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", *flags, "--out", str(log),
-                        "--output", str(tmp / "out.txt"), "--", PY, str(script)],
-                       cwd=tmp, capture_output=True, text=True, timeout=timeout)
-    assert r.returncode == 0, r.stderr[-3000:]
+    # on a timeout the agent is told to stop (SIGTERM: it stops the program's process group, in
+    # a session of its own) - killed with the test, it left a probe that could not stop its
+    # program (a broken hook) running a 100 000-epoch script under the rest of the suite
+    p = subprocess.Popen([PY, "-m", "probecast.core.agent", "run", *flags, "--out", str(log),
+                          "--output", str(tmp / "out.txt"), "--", PY, str(script)],
+                         cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        _, err = p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    assert p.returncode == 0, err[-3000:]
     return read_log(log)[0], (tmp / "out.txt").read_text()
 
 
