@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from probecast.core.model.events import End, Log, Phase, Plan, Start, Step, read_log
+from probecast.core.model.state import fold_all
 
 pytestmark = pytest.mark.e2e
 
@@ -197,11 +198,14 @@ def test_a_layer_wise_trainer_probes_each_layer_as_a_phase(tmp_path: Path,
     pass, or after the probe left it - a phase of its own, each as long as its own loop (300
     and 200 steps, not the layers times 300; a cheaper layer is not timed at layer 0's step).
     Stopped in each layer, the probe leaves each loop at its next line; the post-training
-    evaluation runs."""
+    evaluation runs. Its full batch, drawn once from a DataLoader of 2 batches a pass, makes no
+    epoch of 2 steps: each loop is one (forward-forward's 999 boundaries a layer, on an H200)."""
     pytest.importorskip("torch")
     events, output = agent_run(tmp_path, SCRIPTS / "torch_layerwise.py", *flags)
     seen = phases_of(events)
     assert sorted(seen) == [1, 2], seen
+    state = fold_all(events)
+    assert state.steps_per_epoch == 300 and state.phases[0].plan_steps_per_epoch == 200
     for index, steps in ((1, 300), (2, 200)):
         phase = seen[index]
         assert (phase["plan"].steps, phase["plan"].epochs) == (steps, 1)

@@ -16,7 +16,8 @@ Face Trainer and Accelerate, started by python, torchrun or accelerate launch.
   parsed arguments and settings by name; it goes out as a ``plan`` event with where it was read.
 - Epochs and steps per epoch come from the DataLoader the steps consume: a new pass over it is a
   new epoch; ``len(loader)`` batches, divided by the batches per optimizer step (gradient
-  accumulation), is N_it.
+  accumulation), is N_it - unless no batch comes between two steps (a full batch drawn once
+  before a loop of the program's own: that loop is the epoch).
 - Validation is a pass over another loader between training steps (Lightning's sanity check
   before training is not): timed as ``val``.
 - T_init ends when the program asks for its first batch.
@@ -367,18 +368,6 @@ class TorchLoopsAdapter(TorchPhases):
                   "sampler's num_samples far past its data?): that is not an epoch"
                   + (f"; the job's length: {found.source}" if found.steps else
                      " - give the job's length with --steps or --epochs"), code="endless-loader")
-
-    def _check_batches_per_step(self, per_step: int, batches: int, first: int) -> None:
-        """At the second step, the batches between two steps are the true batches per step: a
-        loader that fetches ahead (Accelerate's) made the first count one too many. N_it
-        corrected in a `plan`."""
-        if per_step < 1 or per_step == first or self.steps_per_epoch or self.loop_epoch:
-            return
-        n = batches // per_step
-        self.session.plan(steps_per_epoch=n)
-        self.session.log("info", f"PyTorch: {per_step} batch(es) per optimizer step, not {first} "
-                         f"as the first step suggested (a loader that fetches ahead): {n} steps "
-                         "per epoch", code="torch-loop")
 
     def _length(self, batches: int | None, per_step: int) -> Any:
         """The job's length as the program says it: a trainer's settings, else the loops around

@@ -9,7 +9,8 @@ included. A loop with no loader to run dry is left at its next line, as a ``brea
 A loop that trains a part at a time - one optimizer per layer, each layer's loop called from a
 loop over the layers (pytorch/examples' forward-forward) - is a phase per part: an optimizer's
 first step after a whole pass of the lead's loop, or after the probe left one, begins a phase as
-long as that pass (length.one_pass), and the probe leaves only that pass's loop.
+long as that pass (length.one_pass), and the probe leaves only that pass's loop. Each phase's
+epoch is checked at its second step (``_check_batches_per_step``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class TorchPhases:
     per_pass_phase: bool
     found: Length | None
     stepped: set[int]
+    steps_per_epoch: int | None
     optimizers: int
     lead: LeadOptimizer
 
@@ -158,3 +160,24 @@ class TorchPhases:
 
         if arm(exits, left, lambda: ProbeStop(s.policy.reason or "the probe stopped")):
             self.left_pass = innermost
+
+    def _check_batches_per_step(self, per_step: int, batches: int, first: int) -> None:
+        """At the second step, the batches between two steps are the true batches per step: a
+        loader that fetches ahead (Accelerate's) made the first count one too many; none at all
+        (a full batch drawn once, before a loop of the program's own) makes no epoch of it - the
+        loop does. N_it corrected in a `plan`."""
+        if per_step == first or self.steps_per_epoch or self.loop_epoch:
+            return
+        if per_step < 1:
+            if self.found is not None and self.found.steps_per_epoch:
+                n = self.loop_epoch = self.session.steps_per_epoch = self.found.steps_per_epoch
+                self.session.plan(steps_per_epoch=n)
+                self.session.log("info", f"PyTorch: no batch from its DataLoader between two "
+                                 f"steps (drawn before the loop): {n} steps per epoch, the loop "
+                                 f"{self.found.loops[0].text}", code="torch-loop")
+            return
+        n = batches // per_step
+        self.session.plan(steps_per_epoch=n)
+        self.session.log("info", f"PyTorch: {per_step} batch(es) per optimizer step, not {first} "
+                         f"as the first step suggested (a loader that fetches ahead): {n} steps "
+                         "per epoch", code="torch-loop")

@@ -2,9 +2,12 @@
 optimizer and a loop of its own over the full batch, called once per layer from an outer loop.
 The probe leaves layer 0's loop at its next line; the outer loop goes on to layer 1, whose
 optimizer has not stepped yet: a phase of its own (a cheaper layer: not layer 0's step time),
-each as long as its own loop. Then the post-training evaluation runs."""
+each as long as its own loop. Then the post-training evaluation runs. The full batch is drawn
+once from a DataLoader of two batches a pass, before the loops, as forward-forward draws it: no
+epoch of the steps (each layer's loop is one)."""
 import torch
 from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
 
 torch.manual_seed(0)
 torch.set_num_threads(1)
@@ -26,7 +29,8 @@ class Layer(nn.Linear):
 
 
 layers = [Layer(256, 512, 300), Layer(512, 32, 200)]
-x = torch.randn(512, 256)
+loader = DataLoader(TensorDataset(torch.randn(1000, 256)), batch_size=512, shuffle=True)
+(x,) = next(iter(loader))
 h = x
 for layer in layers:
     print("training a layer", flush=True)
