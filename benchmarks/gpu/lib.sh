@@ -5,6 +5,14 @@
 job() {
   local name=$1 kind=$2; shift 3
   local d="$OUT/$name"; mkdir -p "$d"
+  # DEADLINE (epoch seconds, optional): the device call's end - a job never runs past it, and
+  # none starts with under 30 s left (a cut run is written down as cut, rc 124)
+  local tp=$T tf=$((T*2))
+  if [ -n "${DEADLINE:-}" ]; then
+    local left=$((DEADLINE - $(date +%s)))
+    if [ "$left" -lt 30 ]; then echo "$name $kind skipped: ${left}s left" | tee -a "$OUT/jobs.txt"; return; fi
+    [ "$tp" -gt "$left" ] && tp=$left; [ "$tf" -gt "$left" ] && tf=$left
+  fi
   # a fresh compile cache for every job: a real full run, like its probe, starts on a fresh host
   export TORCHINDUCTOR_CACHE_DIR=/tmp/probecast-cache/$name-$kind TRITON_CACHE_DIR=/tmp/probecast-cache/$name-$kind/triton
   local t0 t1 rc
@@ -13,9 +21,9 @@ job() {
   local what=(run --workload-label "$LABEL" --batch-size "$BS" -- "$@")
   [ "$1" = WORKLOAD ] && { shift; what=(workload "$@"); }
   case $kind in
-    probe) timeout "$T" $AG "${what[0]}" "${rec[@]}" --out "$d/probe.jsonl" "${what[@]:1}" > /dev/null 2> "$d/agent-probe.err" ;;
-    full)  timeout $((T*2)) $AG "${what[0]}" --full "${rec[@]}" --out "$d/full.jsonl" "${what[@]:1}" > /dev/null 2> "$d/agent-full.err" ;;
-    plain) timeout $((T*2)) "$@" > "$d/output.txt" 2>&1 ;;
+    probe) timeout "$tp" $AG "${what[0]}" "${rec[@]}" --out "$d/probe.jsonl" "${what[@]:1}" > /dev/null 2> "$d/agent-probe.err" ;;
+    full)  timeout "$tf" $AG "${what[0]}" --full "${rec[@]}" --out "$d/full.jsonl" "${what[@]:1}" > /dev/null 2> "$d/agent-full.err" ;;
+    plain) timeout "$tf" "$@" > "$d/output.txt" 2>&1 ;;
   esac
   rc=$?; t1=$(date +%s.%N)
   echo "$name $kind rc=$rc wall=$(python3 -c "print(round($t1-$t0,3))")" | tee -a "$OUT/jobs.txt"

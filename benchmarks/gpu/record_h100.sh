@@ -20,7 +20,10 @@
 #           first with the agent's defaults and then run plainly (no agent: the truth a user
 #           gets) - benchmarks/public.py's check on a GPU; MNIST (60 000 + 10 000 synthetic) and
 #           BSDS300-sized JPEGs made on the device (benchmarks/corpus/public/make_mnist.py, PIL);
-#           torchvision from the image, else .gpu/pub/site (the 0.28.0 wheel: torch 2.13 only)
+#           torchvision from the image, else .gpu/pub/site (the 0.28.0 wheel: torch 2.13 only);
+#           PART=56: both lists in one call (benchmarks/corpus/runs-gpu-h200-public)
+# DEADLINE (epoch seconds): the device call's end - no job runs past it (lib.sh), no pair starts
+#   with under 60 s left; pack $OUT into one tar after it
 # Needs, in .gpu/ (ignored by git, carried to the device): probecast-agent.pyz (built here by
 #   python -c "from probecast.core.agent.bundle import build_zipapp; build_zipapp('.gpu/probecast-agent.pyz')")
 # and nanogpt/ (train.py, model.py, configurator.py, config/ from karpathy/nanoGPT; its
@@ -44,11 +47,11 @@ else
   CNN="--train-size 2000 --val-size 500 --epochs 2"; SAMPLES=600; HFS=300; EP=2; T=120
   SHORT=""; OSTEPS=20; WSIZE=16; WEP=1; CIT=40
 fi
-if [ "$PART" = 5 ] || [ "$PART" = 6 ]; then
+if [ "$PART" = 5 ] || [ "$PART" = 6 ] || [ "$PART" = 56 ]; then
   P=$PWD/.gpu/pub
   python3 -c "import torchvision" 2> /dev/null || export PYTHONPATH=$P/site
   if [ "$DEV" = cuda ]; then
-    NTRAIN=60000; NTEST=10000; EPM=3; EPV=10; NITER=25; EPS=5; FFE=1000; FFN=50000; SRE=30; ACC=""
+    NTRAIN=60000; NTEST=10000; EPM=5; EPV=10; NITER=25; EPS=5; FFE=2000; FFN=50000; SRE=30; ACC=""
   else
     NTRAIN=2000; NTEST=500; EPM=1; EPV=1; NITER=1; EPS=1; FFE=20; FFN=1000; SRE=1; ACC="--no-accel"
   fi
@@ -68,18 +71,24 @@ PY
   BS=64; T=240
   pub() {  # pub NAME FOLDER ARGS...: probed first, then run plainly
     local name=$1; cd "$P/pt/$2" || return; shift 2
+    if [ -n "${DEADLINE:-}" ] && [ $((DEADLINE - $(date +%s))) -lt 60 ]; then
+      echo "$name skipped: under 60 s left" | tee -a "$OUT/jobs.txt"; cd - > /dev/null; return
+    fi
     LABEL=$name; job "$name" probe -- python3 main.py "$@"; job "$name-plain" plain -- python3 main.py "$@"
     cd - > /dev/null || exit 1
   }
-  if [ "$PART" = 5 ]; then
+  # PART=56: both lists in one call, the shortest and most telling first, under DEADLINE
+  five() {
     pub pt-mnist mnist --epochs $EPM $ACC
     pub pt-vae vae --epochs $EPV $ACC
     pub pt-dcgan dcgan --dataset fake --niter $NITER $([ "$DEV" = cuda ] && echo --accel)
-  else
+  }
+  six() {
+    pub pt-super_resolution super_resolution --upscale_factor 3 --batchSize 4 --testBatchSize 100 --nEpochs $SRE --lr 0.001 $([ "$DEV" = cuda ] && echo --accel)
     pub pt-siamese siamese_network --epochs $EPS $ACC
     pub pt-forward_forward mnist_forward_forward --epochs $FFE --train_size $FFN --test_size 1000 $([ "$DEV" = cpu ] && echo --no_accel)
-    pub pt-super_resolution super_resolution --upscale_factor 3 --batchSize 4 --testBatchSize 100 --nEpochs $SRE --lr 0.001 $([ "$DEV" = cuda ] && echo --accel)
-  fi
+  }
+  case $PART in 5) five ;; 6) six ;; *) five; six ;; esac
 elif [ "$PART" = 4 ]; then
   cd .gpu/wlm || exit 1
   LABEL=word_language_model_medium; BS=20
