@@ -16,7 +16,7 @@ import pytest
 
 from probecast.core.agent import length as agent_length
 from probecast.core.agent.length import calls_around, read_length
-from probecast.core.model.events import EventReader
+from probecast.core.model.events import EventReader, read_log
 from probecast.core.model.estimate.length import resolve
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.rank.ranking import Pricing, RankOptions, build_ranking, estimate_row
@@ -206,6 +206,34 @@ def test_a_step_budgeted_job_with_periodic_evaluation() -> None:
     assert t["t_it"] == pytest.approx(0.1)  # the slow step is not a steady step
     assert row.runtime_s == pytest.approx(2.0 + 0.1 + 999 * 0.1 + 24 * 1.0, rel=0.02)
     assert "24 x 1.000" in row.formula
+
+
+def test_periodic_work_is_timed_past_step_0_and_a_quiet_occurrence_costs_nothing() -> None:
+    """Step 0's occurrence is the program's start as well (a second step still warming up):
+    where the probe saw a later one, the later one is the cost; one that took no longer than a
+    step is an occurrence that cost nothing - not left out of the mean."""
+    dts = [0.1] * 45
+    dts[1] = 1.3  # warm-up in the second step, where `it % 40 == 0` at it=0 also lands
+    st = state_of(log(0, dts, plan={"steps": 1000, "every": 40, "every_source": "if it % 40"}))
+    row = estimate_row(Candidate("k", "k", st), Pricing(Catalog.embedded()), RankOptions())
+    assert row.terms["t_per"] == pytest.approx(0.0)
+    dts[40] = 0.6  # a real occurrence at 40, and none at 80 (not reached): 0.5 s each
+    st = state_of(log(0, dts, plan={"steps": 1000, "every": 40, "every_source": "if it % 40"}))
+    assert st.periodic(0.1).extra_s == pytest.approx((0.5,))
+    st = state_of(log(0, dts[:2] + [0.1] * 36, plan={"steps": 1000, "every": 40}))
+    assert st.periodic(0.1).extra_s == pytest.approx((1.2,))  # step 0's alone: what was seen
+
+
+def test_dcgan_on_an_h200_is_charged_no_warm_up_as_periodic_work() -> None:
+    """pytorch/examples' DCGAN (`if i % 100 == 0` on an epoch's batch index: at each epoch's
+    start, 16 batches an epoch), probed on an H200: its second step (1.36 s: cuDNN autotuning)
+    had been its periodic work, 3 x 1.34 s more than its run (+9.5 %); step 101 took 0.016 s."""
+    corpus = Path(__file__).resolve().parents[2] / "benchmarks" / "corpus" / "runs-gpu-h200-public"
+    st = fold_all(read_log(corpus / "probe-pt-dcgan.jsonl.gz")[0])
+    row = estimate_row(Candidate("k", "k", st), Pricing(Catalog.embedded()), RankOptions())
+    truth = json.loads((corpus / "pt-dcgan.truth.json").read_text())["wall_s"]
+    assert row.terms["t_per"] == pytest.approx(0.0)
+    assert abs(row.runtime_s / truth - 1) < 0.08 and row.runtime_low_s <= truth <= row.runtime_high_s
 
 
 def test_steps_with_epochs_make_fractional_epochs_and_users_win() -> None:
