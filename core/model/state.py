@@ -334,18 +334,14 @@ class ProbeState:
     @property
     def vals_are_periodic(self) -> bool:
         """Validation runs every K steps within a pass (a step-budgeted job), not per epoch."""
-        k = self._every
-        return bool(k) and (not self.steps_per_epoch or k < self.steps_per_epoch)
+        return bool(k := self._every) and (not self.steps_per_epoch or k < self.steps_per_epoch)
 
     def periodic(self, t_it: float) -> Periodic | None:
         """The program's periodic work (the `plan`'s every K steps): each occurrence the probe
         saw, as a slow step at step K·j (or just after), or as a validation pass inside one
-        long pass (a step-budgeted job evaluates on its own schedule, not per epoch). A step K·j
-        the probe saw with no work past a step's is an occurrence that cost nothing (the
-        condition holds at fewer steps than its K says: ``i % 100 == 0`` on an epoch's batch
-        index of 16 holds at each epoch's start). Step 0's, where a later one was seen, is left
-        out: the program's start is there too (cuDNN's autotuning of a second shape: 1.36 s in
-        DCGAN's second step on an H200, against 0.016 s at its step 101)."""
+        long pass (a step-budgeted job evaluates on its own schedule, not per epoch). One seen
+        with no slow step cost nothing; step 0's is left out where a later one was seen (the
+        start is there too: DCGAN's 2nd step, 1.36 s of cuDNN autotuning; its step 101, 0.016 s)."""
         k = self._every
         if not k:
             return None
@@ -378,8 +374,7 @@ class ProbeState:
         if s.gpu_mem_mb and s.gpu_mem_total_mb and self.steps > 5:
             used = sum(s.gpu_mem_mb) / max(1.0, sum(s.gpu_mem_total_mb))
             if used < 0.5:
-                # Kroutikov, Cost of Machine Learning (2016): the batch size that fills GPU memory was
-                # the cheapest per epoch
+                # the batch size that fills GPU memory was the cheapest per epoch (Kroutikov, 2016)
                 return f"GPU memory {used:.0%} used: a larger batch size may be faster per epoch"
         return ""
 
