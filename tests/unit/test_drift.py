@@ -1,6 +1,6 @@
 """The step time's trend (core/model/estimate/drift.py) on real recorded series: a GPU run that
-settles (torch.compile on an H200), a flat CPU run of half an hour, and a noisy CPU series with
-outliers a hundred times its median step."""
+settles (torch.compile on an H200), a flat CPU run of half an hour, a noisy CPU series with
+outliers a hundred times its median step, and a pattern every epoch repeats (mnist on an H200)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from probecast.core.model.calibrate.runs import read
-from probecast.core.model.estimate.drift import detect, probe_trend, settled_window
+from probecast.core.model.estimate.drift import detect, probe_trend, settled_window, whole_epochs
+from probecast.core.model.pricing import Catalog
+from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row
+from probecast.core.model.rows import Candidate
 from probecast.core.model.state import fold_all
 
 CORPUS = Path(__file__).resolve().parents[2] / "benchmarks" / "corpus"
@@ -79,3 +82,31 @@ def test_too_few_steps_say_nothing() -> None:
     values = steady("runs-gpu-h200", "probe-gpt_loop_compile-b64")
     assert detect(values[:12]) is None
     assert probe_trend(values[:12]) == (None, "")
+
+
+def test_a_pattern_each_epoch_repeats_is_no_trend_over_whole_epochs() -> None:
+    """pytorch/examples' mnist on an H200, probed over two whole epochs: each epoch's first
+    batches ran at 7-8 ms, the rest at 11.8 ms (one DataLoader worker). Read straight through,
+    the second epoch's fast start looked like the steps speeding up as the probe ended; epoch
+    against epoch at the same places, there is no trend - and the estimate says none."""
+    st = fold_all(read(CORPUS / "runs-gpu-h200-public" / "probe-pt-mnist.jsonl.gz"))
+    values = list(st.steady.values)
+    epochs = whole_epochs(st.steps_by_epoch, st.steps_per_epoch, bool(st.periodic_steps))
+    assert epochs == [937, 937]
+    assert probe_trend(values)[1] == "speeding up"  # the straight reading's false alarm
+    trend, moving = probe_trend(values, epochs)
+    assert trend is not None and trend.direction == "flat" and moving == ""
+    row = estimate_row(Candidate("m", "m", st), Pricing(Catalog.embedded()), RankOptions())
+    assert row.terms["drift"] == "flat" and not any("still" in n for n in row.notes)
+
+
+def test_epochs_that_each_run_slower_are_a_trend_whatever_their_own_pattern() -> None:
+    saw = [0.010] * 20 + [0.016] * 80  # fast first batches, then slower: every epoch alike
+    assert probe_trend(saw * 3, [100, 100, 100])[0].direction == "flat"
+    slower = [v * 1.08 ** e for e in range(3) for v in saw]  # each epoch 8 % slower
+    trend, moving = probe_trend(slower, [100, 100, 100])
+    assert trend is not None and trend.direction == "slowing down" and moving == "slowing down"
+    assert trend.change == pytest.approx(1.08 ** 2 - 1, rel=0.01)
+    assert whole_epochs({0: 101, 1: 101, 2: 40}, 101, False) == [100, 100]
+    assert whole_epochs({0: 101, 1: 40}, 101, False) == []  # one whole epoch: no alignment
+    assert whole_epochs({0: 101, 1: 101}, 101, True) == []  # periodic work took steps out

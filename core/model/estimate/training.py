@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ...agent.steady import DEFAULT_STATISTIC
-from .drift import probe_trend
+from .drift import probe_trend, whole_epochs
 from .length import steps_per_epoch
 from ..state import ProbeState
 
@@ -199,7 +199,8 @@ def with_drift(est: Estimate, state: ProbeState) -> Estimate:
     recorded corpora neither the settled window alone nor a longer probe while the trend moves
     came closer to the full runs (benchmarks/RESULTS.md §11)."""
     values = state.steady.values
-    trend, moving = probe_trend(values)
+    trend, moving = probe_trend(values, whole_epochs(state.steps_by_epoch, state.steps_per_epoch,
+                                                     bool(state.periodic_steps)))
     terms = replace(est.terms, window_first=0, window_last=len(values),
                     drift=trend.direction if trend is not None else "",
                     drift_per_100=trend.per_100_steps if trend is not None else None,
