@@ -22,6 +22,8 @@
 #           BSDS300-sized JPEGs made on the device (benchmarks/corpus/public/make_mnist.py, PIL);
 #           torchvision from the image, else .gpu/pub/site (the 0.28.0 wheel: torch 2.13 only);
 #           PART=56: both lists in one call (benchmarks/corpus/runs-gpu-h200-public)
+#   PART=7: the agent's turn against the host's - mnist and vae alternating plain, probe and
+#           whole runs under the agent; forward-forward probed again (the next lent GPU's check)
 # DEADLINE (epoch seconds): the device call's end - no job runs past it (lib.sh), no pair starts
 #   with under 60 s left; pack $OUT into one tar after it
 # Needs, in .gpu/ (ignored by git, carried to the device): probecast-agent.pyz (built here by
@@ -47,7 +49,7 @@ else
   CNN="--train-size 2000 --val-size 500 --epochs 2"; SAMPLES=600; HFS=300; EP=2; T=120
   SHORT=""; OSTEPS=20; WSIZE=16; WEP=1; CIT=40
 fi
-if [ "$PART" = 5 ] || [ "$PART" = 6 ] || [ "$PART" = 56 ]; then
+if [ "$PART" = 5 ] || [ "$PART" = 6 ] || [ "$PART" = 56 ] || [ "$PART" = 7 ]; then
   P=$PWD/.gpu/pub
   python3 -c "import torchvision" 2> /dev/null || export PYTHONPATH=$P/site
   if [ "$DEV" = cuda ]; then
@@ -88,7 +90,21 @@ PY
     pub pt-siamese siamese_network --epochs $EPS $ACC
     pub pt-forward_forward mnist_forward_forward --epochs $FFE --train_size $FFN --test_size 1000 $([ "$DEV" = cpu ] && echo --no_accel)
   }
-  case $PART in 5) five ;; 6) six ;; *) five; six ;; esac
+  # PART=7: is a probed job's slower step the agent's or the host's turn? (runs-gpu-h200-public:
+  # every probe ran first, and its steps were 8-17 % slower than the plain run after it, which a
+  # repeat minutes later ran 11-19 % faster still.) mnist alternates plain, probe, plain, whole
+  # run under the agent (--full), plain; vae the same from a probe; forward-forward probed again
+  # with a full batch drawn once read as no epoch (328e028)
+  seven() {
+    local e3=$([ "$DEV" = cuda ] && echo 3 || echo 1)
+    cd "$P/pt/mnist" || return; LABEL=pt-mnist
+    for k in plain probe plain full plain; do job "pt-mnist-$k-$((++GN))" $k -- python3 main.py --epochs $e3 $ACC; done
+    cd "$P/pt/vae" || return; LABEL=pt-vae
+    for k in probe plain full plain; do job "pt-vae-$k-$((++GN))" $k -- python3 main.py --epochs $((e3 * 2)) $ACC; done
+    cd - > /dev/null || exit 1
+    pub pt-forward_forward mnist_forward_forward --epochs $FFE --train_size $FFN --test_size 1000 $([ "$DEV" = cpu ] && echo --no_accel)
+  }
+  case $PART in 5) five ;; 6) six ;; 7) seven ;; *) five; six ;; esac
 elif [ "$PART" = 4 ]; then
   cd .gpu/wlm || exit 1
   LABEL=word_language_model_medium; BS=20
