@@ -88,9 +88,12 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
     for user, around in user_frames(frame):
         files.append(user)
         for node in around:
+            loop = _count(node, user, loader_loop)
             if not loops:  # the step's own loop: an `if step % K` there counts steps
                 every = _periodic(node, user)
-            loops.append(_count(node, user, loader_loop))
+                if every is not None and _once_a_pass(node, user, every[0], loop.count):
+                    every = None
+            loops.append(loop)
     if every is None and loops:
         every = _periodic_in_callbacks(files)
     return loops, every
@@ -308,6 +311,28 @@ def _maybe_int(expr: ast.expr, ev: _Evaluator) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         return None
     return int(value) if abs(value) < 1e15 else None
+
+
+def _once_a_pass(loop: ast.For | ast.While, frame: FrameType, k: int, count: int | None) -> bool:
+    """``if i % K == 0`` on the loop's own index, K no less than a pass (DCGAN's ``i % 100``
+    over 16 batches): it holds at each pass's start only - the pass's work, not every K steps."""
+    if not isinstance(loop, ast.For) or not count or count > k:
+        return False
+    target, it = loop.target, loop.iter
+    if isinstance(it, ast.Call) and _call_name(it) == "enumerate" and isinstance(target, ast.Tuple):
+        target = target.elts[0] if target.elts else target
+    elif not (isinstance(it, ast.Call) and _call_name(it) == "range"):
+        return False
+    if not isinstance(target, ast.Name):
+        return False
+    ev = _Evaluator(frame)
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            left = node.left.left if isinstance(node.left, ast.BinOp) else node.left
+            if isinstance(left, ast.Name) and left.id == target.id \
+                    and _maybe_int(node.right, ev) == k:
+                return True
+    return False
 
 
 def _periodic(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] | None:

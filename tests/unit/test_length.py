@@ -90,6 +90,34 @@ def test_while_loops_count_steps_and_an_if_every_k_is_periodic_work(tmp_path: Pa
     assert found[1].steps == 500
 
 
+def test_an_if_on_a_pass_index_past_the_pass_is_no_periodic_work(tmp_path: Path) -> None:
+    """pytorch/examples' DCGAN saves samples `if i % 100 == 0`, i its batch index: over a
+    FakeData pass of 16 batches that holds at each pass's start only - the pass's own work (its
+    boundary), not work every 100 steps the probe goes on to time; over 300 batches it is."""
+    small, large = [1] * 16, [1] * 300
+    found = run_program(tmp_path, """
+        save = lambda: None
+        def train(loader):
+            for epoch in range(25):
+                for i, data in enumerate(loader, 0):
+                    step(lambda obj: len(obj) if obj is loader else None)
+                    if i % 100 == 0:
+                        save()
+                    break
+                break
+        train(small)
+        train(large)
+        for i in range(16):
+            step()
+            if (i + 1) % 50 == 0:
+                save()
+            break
+    """, small=small, large=large)
+    assert (found[0].steps, found[0].every) == (400, None)
+    assert (found[1].steps, found[1].every) == (7500, 100)
+    assert (found[2].steps, found[2].every) == (16, None)
+
+
 def test_a_loop_over_the_training_loader_makes_the_epoch(tmp_path: Path) -> None:
     loader = [1, 2, 3]
     (found,) = run_program(tmp_path, """
