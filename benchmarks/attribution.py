@@ -62,6 +62,9 @@ TERMS = ("startup", "steady", "drift", "length", "periodic", "boundaries", "vali
 CORPORA = ("runs", "runs-torch", "runs-long", "runs-fresh", "runs-shapes", "runs-gpu-h200",
            "runs-gpu-h100", "runs-gpu-h100-events", "runs-interleaved", "runs-torch-interleaved",
            "runs-shapes-interleaved", "runs-gpu-h100-public")
+# public scripts run plainly for the truth (benchmarks/public.py): a plain run has no log to
+# split, so these are judged whole - their rows say how far, and the terms stay empty
+WHOLE_ONLY = ("runs-public", "runs-gpu-h200-public")
 
 
 @dataclass
@@ -349,6 +352,23 @@ def table(splits: list[Split], markdown: bool) -> list[str]:
     return [" ".join(f"{v:>{w}}" for v, w in zip(r, widths)) for r in [head, *rows]]
 
 
+def whole_only(markdown: bool) -> list[str]:
+    """The public corpora's rows: n, the signed median and the median |error| against their
+    plain runs; no term (a plain run logs no steps)."""
+    from public import judge  # benchmarks/public.py, beside this script
+
+    out = []
+    for c in WHOLE_ONLY:
+        d = ROOT / "benchmarks" / "corpus" / c
+        errs = [e for j in judge(d) if (e := j.err) is not None] if d.is_dir() else []
+        if not errs:
+            continue
+        cells = [c, str(len(errs)), f"{statistics.median(errs):+.1%}",
+                 f"{statistics.median(abs(e) for e in errs):.1%}", *["-"] * (len(TERMS) + 1)]
+        out.append("| " + " | ".join(cells) + " |" if markdown else " ".join(cells))
+    return out
+
+
 def means(splits: list[Split]) -> list[str]:
     """The mean of each term (as % of the real runtime): these do add up to the mean error."""
     out = []
@@ -405,6 +425,8 @@ def main() -> int:
     print(f"attribution - {dt.date.today()} on {platform.node()} ({platform.machine()}); "
           "terms: median signed contribution, % of the real runtime")
     print("\n".join(table(splits, ns.markdown)))
+    if not ns.corpora:
+        print("\n".join(whole_only(ns.markdown)))
     print()
     print("\n".join(means(splits)))
     if by_corpus:
