@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Sparkline
 
-from probecast.core.model.estimate.drift import probe_trend, whole_epochs
+from probecast.core.model.estimate.training import trend_of
 from probecast.core.model.memory.forecast import does_not_fit, fit_reason
 from probecast.core.run.board import Board, ProbeEntry
 from probecast.core.report.fmt import fmt_ms
@@ -115,8 +115,7 @@ class ProbePanel(Vertical):
         if st.boundary_steps:
             head.append(f"  boundary {fmt_ms(st.boundary_steps[-1])}", "dim")
         if not e.active and st.steps:  # an ended probe: did it end while its steps still moved?
-            trend, moving = probe_trend(st.steady.values, whole_epochs(
-                st.steps_by_epoch, st.steps_per_epoch, bool(st.periodic_steps)))
+            trend, moving = trend_of(st)
             if moving and trend is not None:
                 head.append(f"  still {moving} ({100 * trend.per_100_steps:+.0f} %/100 steps)",
                             "yellow")

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ...agent.steady import DEFAULT_STATISTIC
-from .drift import probe_trend, whole_epochs
+from .drift import Drift, probe_trend, whole_epochs
 from .length import steps_per_epoch
 from ..state import ProbeState
 
@@ -193,14 +193,20 @@ def training_estimate(
     return with_drift(est, state)
 
 
+def trend_of(state: ProbeState) -> tuple[Drift | None, str]:
+    """The trend of the probe's steady steps and where it was still going (drift.probe_trend),
+    epoch against epoch where the probe saw two whole epochs or more."""
+    return probe_trend(state.steady.values, whole_epochs(
+        state.steps_by_epoch, state.steps_per_epoch, bool(state.periodic_steps)))
+
+
 def with_drift(est: Estimate, state: ProbeState) -> Estimate:
     """The estimate with the trend of the probe's steady steps in its terms, and a note where
     the probe ended while they still moved. The step time stays the whole window's: on the
     recorded corpora neither the settled window alone nor a longer probe while the trend moves
     came closer to the full runs (benchmarks/RESULTS.md §11)."""
     values = state.steady.values
-    trend, moving = probe_trend(values, whole_epochs(state.steps_by_epoch, state.steps_per_epoch,
-                                                     bool(state.periodic_steps)))
+    trend, moving = trend_of(state)
     terms = replace(est.terms, window_first=0, window_last=len(values),
                     drift=trend.direction if trend is not None else "",
                     drift_per_100=trend.per_100_steps if trend is not None else None,
