@@ -74,6 +74,7 @@ class ProbeSession(Phases):
         self.outside = 0.0
         self.waiting_for_boundary = False
         self._waiting_since = 0.0
+        self._boundary_by = 0  # the step count by which the boundary waited for must have come
         self.every: int | None = None  # periodic work every K steps (the program's `plan`)
         self._periodic_said = False
         self._end_by: float | None = None  # going on for the program's own end, until then
@@ -158,6 +159,9 @@ class ProbeSession(Phases):
         if self.waiting_for_boundary:
             if first_of_epoch:
                 self._after_boundary()
+            elif self.total_steps > self._boundary_by:  # not where the epoch's length put it
+                self.stop_requested, self.waiting_for_boundary = True, False
+                self.policy.reason += "; went on for an epoch boundary that did not come"
         elif self.policy.should_stop() and not self._wait_for_periodic() \
                 and not self._wait_for_end():
             left = self.steps_per_epoch - step - 1 if self.steps_per_epoch else -1
@@ -171,6 +175,7 @@ class ProbeSession(Phases):
             else:
                 self.waiting_for_boundary = True
                 self._waiting_since = time.monotonic()
+                self._boundary_by = self.total_steps + left + max(2, left // 2)
                 self.emitter.log("info", f"probe: {self.policy.reason}; going on {left} steps "
                                  f"(~{cost:.0f}s) to time an epoch boundary")
         return self.stop_requested
@@ -238,6 +243,7 @@ class ProbeSession(Phases):
         if self.boundaries < self.policy.boundaries_wanted and self.steps_per_epoch:
             more = self.policy.boundary_affordable(self.steps_per_epoch,
                                                    self._boundary_budget() - spent)
+        self._boundary_by = self.total_steps + self.steps_per_epoch + max(2, self.steps_per_epoch // 2)
         if more is None:
             self.stop_requested = True
             self.waiting_for_boundary = False
