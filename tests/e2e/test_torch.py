@@ -63,6 +63,27 @@ def test_a_plain_loop_is_timed_stopped_and_its_post_training_code_runs(tmp_path:
     assert done.t < end.t
 
 
+def test_a_dataloader_made_again_each_epoch_is_the_next_epoch_and_the_probe_stops(
+        tmp_path: Path) -> None:
+    """A new DataLoader each epoch (through a wrapper that moves its batches): its pass was read
+    as validation, no epoch ever ended, and a probe going on for an epoch boundary went on to the
+    end of the job (Lightning Fabric's k-fold example, probed whole). Each new loader's pass is
+    the next epoch now, the boundary is timed where it comes, and the loop is run dry."""
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "loader_each_epoch.py"))
+    events, _ = read_log(log)
+    steps = [e for e in events if isinstance(e, Step)]
+    assert 30 <= len(steps) < 20 * 112  # stopped long before the 20 epochs
+    assert {e.epoch for e in steps} >= {0, 1}  # an epoch boundary, timed
+    assert [s.step for s in steps if s.epoch == 0] == list(range(112))
+    assert all(e.steps == 2 for e in events if isinstance(e, Val))  # no training pass as one
+    plan = next(e for e in events if isinstance(e, Plan))
+    assert plan.epochs == 20 and "range(20)" in plan.source
+    end = events[-1]
+    assert isinstance(end, End) and end.status == "probe-done" and end.exit_code == 0
+    assert "post-training work done" in output  # run dry through its wrapper, not unwound
+    assert "no-post" not in [e.code for e in events if isinstance(e, Log)]
+
+
 def test_gradient_accumulation_divides_the_loader_into_optimizer_steps(tmp_path: Path) -> None:
     log, output = agent(tmp_path, PY, str(SCRIPTS / "accumulate.py"))
     events, _ = read_log(log)

@@ -249,8 +249,11 @@ class TorchLoopsAdapter(TorchPhases):
             self.by_backward = False
         key = id(optimizer)
         self.fresh = self._next_part(key)  # a layer-wise trainer's next part (torch_phases.py)
+        recur = self.fresh and self._parts_recur()  # no: a fold's, leading from its first step
+        self.fresh = self.fresh and not recur
         self.stepped.add(key)
-        if not self.lead.leads(key, self.stopped, lambda: self.fresh or self._another_phase()):
+        if not self.lead.leads(key, self.stopped,
+                               lambda: recur or self.fresh or self._another_phase()):
             return  # another optimizer's step inside the lead's iteration (a GAN's generator)
         self._after_step(optimizer, "optimizer")
 
@@ -281,6 +284,7 @@ class TorchLoopsAdapter(TorchPhases):
             self._synchronize()  # no device events: the host's clock, after the device's work
         if not s.started or self.phase_pending:
             self._begin()
+        self._adopt_loader()  # a new loader each pass (torch_phases.py)
         self._end_val()  # a validation pass the program left early
         if s.total_steps == 1 and self.per_pass:
             self._check_batches_per_step(self.batches_since_step, *self.per_pass)
@@ -362,6 +366,7 @@ class TorchLoopsAdapter(TorchPhases):
               + (f"{n} steps per epoch ({how})" if n else f"steps per epoch unknown ({how})"),
               code="torch-loop")
         self.found = found
+        self.began_at = self._loop_values()
         s.plan(**(one_pass(found) if self.per_pass_phase else found).fields())
         if endless:
             s.log("warning", f"the training DataLoader has {batches} batches per pass (a "
@@ -374,8 +379,10 @@ class TorchLoopsAdapter(TorchPhases):
         this step, else its settings by name (length.py)."""
         from ..length import read_length
 
-        def loader_loop(obj: Any) -> int | None:
-            if self.train_loader is not None and id(obj) == self.train_loader and batches:
+        def loader_loop(obj: Any) -> int | None:  # the DataLoader, or an object holding it
+            held = getattr(obj, "__dict__", None) or {}  # (Fabric's, a DeviceDataLoader)
+            if self.train_loader is not None and batches and (id(obj) == self.train_loader or any(
+                    id(v) == self.train_loader for v in list(held.values()))):
                 return max(1, batches // per_step)
             return None
 

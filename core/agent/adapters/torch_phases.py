@@ -16,6 +16,8 @@ epoch is checked at its second step (``_check_batches_per_step``).
 from __future__ import annotations
 
 import sys
+from types import FrameType
+from typing import Any
 
 from ..anchors import inside, loop_anchor
 from ..length import Length, one_pass
@@ -23,6 +25,9 @@ from ..loop_exit import LoopExit, arm, loop_exits
 from ..probe_session import ProbeSession, ProbeStop
 from .base import Trainers
 from .lead import LeadOptimizer
+
+
+_UNREAD = object()  # a loop variable not read
 
 
 class TorchPhases:
@@ -48,6 +53,7 @@ class TorchPhases:
     per_pass_phase: bool
     found: Length | None
     stepped: set[int]
+    began_at: list[Any]  # _loop_values() at the phase's first step
     steps_per_epoch: int | None
     optimizers: int
     lead: LeadOptimizer
@@ -60,6 +66,7 @@ class TorchPhases:
         self.left_pass = False  # the probe left only a pass of an outer loop (loop_exit.py)
         self.per_pass_phase = False  # this phase is such a pass: its length is the pass's
         self.found = None  # the length read at this phase's first step
+        self.began_at = []
 
     def _drain(self) -> None:
         raise NotImplementedError  # the adapter's
@@ -113,6 +120,19 @@ class TorchPhases:
         self.unwind = self.fresh = self.left_pass = False
         self.phase_pending = True
 
+    def _adopt_loader(self) -> None:
+        """The steps draw from a loader first iterated after training began, and not from the
+        training loader since the last step: a new DataLoader for each pass (a fold's, in a
+        k-fold loop; one rebuilt each epoch) - not validation, but the next pass of training."""
+        if not (self.session.started and self.val is not None and self.val[1] > 0
+                and self.val[0] == self.last_loader and self.batches_since_step == 0):
+            return
+        self.train_loader, self.batches_since_step = self.val
+        self.val = None
+        if self.index > 0:
+            self.epoch += 1
+            self.index = 0
+
     def _pass_done(self) -> bool:
         """The lead's loop ran a whole pass: its steps per epoch, as its loop or the loader it
         iterates says them (not a loader drawn from by next(): its length may be no pass of
@@ -130,6 +150,34 @@ class TorchPhases:
         return key not in self.stepped and self.lead.steps > 1 and (
             (self.stopped and self.left_pass) or (not self.stopped and self._pass_done())) \
             and self._same_loop()
+
+    def _loop_values(self) -> list[Any]:
+        """What each loop around the step's own binds now (its ``for`` target; _UNREAD where it
+        cannot be read): which iteration each is in."""
+        frames: dict[Any, FrameType] = {}
+        frame: FrameType | None = sys._getframe()
+        while frame is not None:
+            frames.setdefault(frame.f_code, frame)
+            frame = frame.f_back
+        out: list[Any] = []
+        for lp in self.found.loops[1:] if self.found is not None else []:
+            at = frames.get(lp.code)
+            out.append(at.f_locals.get(lp.target, _UNREAD) if at is not None and lp.target
+                       else _UNREAD)
+        return out
+
+    def _parts_recur(self) -> bool:
+        """A new part began in the innermost loop whose ``for`` moved on since the phase began;
+        a readable loop outside that one runs every part again - a model and optimizer per fold
+        in a loop over epochs (k-fold cross-validation): the job the plan read, not a part at a
+        time as a layer-wise trainer's."""
+        if self.found is None:
+            return False
+        for i, (was, now) in enumerate(zip(self.began_at, self._loop_values())):
+            if was is not _UNREAD and now is not _UNREAD and not (was is now or (
+                    isinstance(was, (int, str)) and was == now)):
+                return any(lp.count for lp in self.found.loops[i + 2:])
+        return False
 
     def _same_loop(self) -> bool:
         """This step runs in the loop the current phase runs in, entered again - a layer-wise
