@@ -18,8 +18,7 @@ from types import FrameType
 from typing import Any
 
 from .values import Evaluator as _Evaluator
-from .values import Unknown
-from .values import sized as _sized
+from .values import Unknown, folds as _folds, sized as _sized
 
 # The body of an `if step % K == 0:` is periodic work if it calls something named like this.
 PERIODIC_WORDS = ("eval", "valid", "test", "save", "checkpoint", "ckpt", "estimate_loss",
@@ -38,6 +37,8 @@ class Loop:
     count: int | None  # None: not readable
     text: str  # "for epoch in range(1, args.epochs + 1)  (train.py:120)"
     over_loader: bool = False  # iterates the training DataLoader: its passes are the epochs
+    code: Any = None  # the code whose frame runs it, and the first name its `for` binds:
+    target: str = ""  # which iteration it is in (torch_phases: the loop a new part began in)
 
 
 def user_code(filename: str) -> bool:
@@ -89,6 +90,8 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
         files.append(user)
         for node in around:
             loop = _count(node, user, loader_loop)
+            loop.code, loop.target = user.f_code, next((n.id for n in ast.walk(node.target) if isinstance(
+                n, ast.Name)), "") if isinstance(node, ast.For) else ""
             if not loops:  # the step's own loop: an `if step % K` there counts steps
                 every = _periodic(node, user)
                 if every is not None and _once_a_pass(node, user, every[0], loop.count):
@@ -104,11 +107,9 @@ _COUNTER_WORDS = ("iter", "step")
 
 
 def _periodic_in_callbacks(frames: list[FrameType]) -> tuple[int, str] | None:
-    """Periodic work written outside the step's loop - in a callback the loop calls each step
-    (minGPT's ``trainer.add_callback('on_batch_end', ...)``): an ``if <...iter/step...> % K
-    == 0:`` that evaluates, samples or saves, in a function of the program's own files on the
-    stack. Only a counter named like one (``iter_num``, ``global_step``) counts here: the step's
-    own loop is read without that condition (``_periodic``)."""
+    """Periodic work in a callback the loop calls each step (minGPT's ``add_callback``): an ``if
+    <...iter/step...> % K == 0:`` that evaluates, samples or saves, in the program's files on
+    the stack; only a counter named like one (``iter_num``) - the step's loop is ``_periodic``'s."""
     best: tuple[int, str] | None = None
     seen: set[str] = set()
     for frame in frames:
@@ -238,6 +239,8 @@ def _for_count(expr: ast.expr, frame: FrameType) -> int:
         name = _call_name(expr)
         if name in _TRANSPARENT and expr.args:
             return _for_count(expr.args[0], frame)
+        if (n := _folds(expr, _Evaluator(frame))) is not None:  # kfold.split(data)
+            return n
         if name == "zip" and expr.args:
             return min(_for_count(a, frame) for a in expr.args)
         if name == "range":
@@ -257,8 +260,7 @@ def _for_count(expr: ast.expr, frame: FrameType) -> int:
 
 
 def _while_count(node: ast.While, frame: FrameType) -> tuple[int, str]:
-    """``while x < N`` / ``while x <= N``, or ``while True`` with ``if x >= N: break`` (then
-    the break's condition, for the source)."""
+    """``while x < N`` / ``<= N``, or ``while True`` with ``if x >= N: break`` (and its test)."""
     ev = _Evaluator(frame)
     test = node.test
     if not (isinstance(test, ast.Constant) and test.value is True):
@@ -379,11 +381,7 @@ def _modulo(test: ast.expr, ev: _Evaluator) -> int | None:
 
 def _call_name(call: ast.Call) -> str:
     f = call.func
-    if isinstance(f, ast.Name):
-        return f.id
-    if isinstance(f, ast.Attribute):
-        return f.attr
-    return ""
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
 
 
 _LOOPS: dict[tuple[Any, int], list[ast.For | ast.While]] = {}

@@ -130,3 +130,20 @@ def _binop(op: ast.operator, a: Any, b: Any) -> Any:
     if isinstance(op, ast.Mod) and b:
         return a % b
     raise Unknown("operator")
+
+
+def folds(node: ast.expr, ev: Evaluator) -> int | None:
+    """``cv.split(...)`` of a scikit-learn cross-validator (KFold, StratifiedKFold, ...): the
+    folds a k-fold loop runs, as the library's own ``get_n_splits()`` counts them (pure, and
+    scikit-learn's, not the program's code); None for anything else."""
+    f = node.func if isinstance(node, ast.Call) else None
+    if not (isinstance(f, ast.Attribute) and f.attr == "split"):
+        return None
+    try:
+        cv = ev.value(f.value)
+        if not type(cv).__module__.startswith("sklearn.") or not hasattr(cv, "get_n_splits"):
+            return None
+        n = cv.get_n_splits()  # LeaveOneOut and the like need the data: no count
+    except Exception:  # noqa: BLE001 - Unknown, or a splitter that cannot count without data
+        return None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None

@@ -219,6 +219,30 @@ def test_a_layer_wise_trainer_probes_each_layer_as_a_phase(tmp_path: Path,
 
 
 @pytest.mark.torch
+def test_k_fold_cross_validation_is_one_job_of_epochs_times_folds_passes(tmp_path: Path) -> None:
+    """A model and optimizer per fold, a new DataLoader per fold, the folds inside a loop over
+    epochs (Lightning Fabric's k-fold example): fold 1's optimizer was taken for a layer-wise
+    trainer's next layer (a phase one pass long), each fold's loader for validation, and the
+    probe went on for a boundary that never came. One phase now: 6 x 4 passes of 150 steps,
+    each fold's pass an epoch, the boundary timed, the loop run dry."""
+    pytest.importorskip("torch")
+    events, output = agent_run(tmp_path, SCRIPTS / "torch_kfold.py")
+    seen = phases_of(events)
+    assert sorted(seen) == [1], seen
+    plan = seen[1]["plan"]
+    assert (plan.epochs, plan.steps) == (24, 3600) and "range(FOLDS)" in plan.source
+    steps = [ev for ev in events if isinstance(ev, Step)]
+    assert 30 <= len(steps) < 3600 and {ev.epoch for ev in steps} >= {0, 1}
+    assert [ev.step for ev in steps if ev.epoch == 1][:1] == [0]  # fold 1's first step counted
+    assert all(ev.steps == 5 for ev in events if type(ev).__name__ == "Val")
+    assert "post-training work done" in output
+    end = events[-1]
+    assert isinstance(end, End) and end.status == "probe-done" and end.exit_code == 0
+    state = fold_all(events)
+    assert state.steps_per_epoch == 150
+
+
+@pytest.mark.torch
 def test_post_training_work_past_the_budget_is_cut_after_the_last_loop(tmp_path: Path) -> None:
     """The hook's `done` comes at the exit now (a later phase may follow a stopped loop), so the
     launcher counts the post-training budget from the probe's end of the last loop."""

@@ -159,6 +159,53 @@ def test_islice_of_a_stream_counts_its_stop(tmp_path: Path) -> None:
     assert found.steps == 1200
 
 
+class KFold:
+    """scikit-learn's cross-validator protocol (the suite does not install scikit-learn): its
+    ``get_n_splits()`` is the library's own count, ``split()`` a generator of the folds."""
+
+    __module__ = "sklearn.model_selection._split"
+
+    def __init__(self, n_splits: int) -> None:
+        self.n_splits, self.splits = n_splits, 0
+
+    def get_n_splits(self, X: Any = None, y: Any = None, groups: Any = None) -> int:
+        return self.n_splits
+
+    def split(self, data: Any) -> Any:
+        self.splits += 1
+        return iter([((), ())] * self.n_splits)
+
+
+class NotAFold(KFold):
+    __module__ = "train"  # the same methods in the program's own code: not called
+
+
+def test_a_k_fold_loop_counts_its_folds_between_the_epochs_and_the_pass(tmp_path: Path) -> None:
+    """Lightning Fabric's k-fold example: for each epoch, for each fold of KFold(5).split(data),
+    a pass of that fold's loader - 2 x 5 passes, read as 10 epochs of 150 steps (the reader
+    fell back on --epochs = 2: 300 steps of a 1 500-step job)."""
+    body = """
+        def train(loader):
+            for batch_idx, batch in enumerate(loader):
+                step(lambda obj: 150 if obj is loader else None)
+                return
+        for epoch in range(1, args.epochs + 1):
+            for fold, (train_ids, val_ids) in enumerate(kfold.split(dataset)):
+                train(loader)
+                break
+            break
+    """
+    args = argparse.Namespace(epochs=2)
+    kfold = KFold(5)
+    (found,) = run_program(tmp_path, body, kfold=kfold, dataset=None, loader=[0], args=args)
+    assert (found.epochs, found.steps) == (10, 1500)
+    assert kfold.splits == 1  # the program's own call: the reader called no split()
+    assert "enumerate(kfold.split(dataset))" in found.source
+    (found,) = run_program(tmp_path, body, kfold=NotAFold(5), dataset=None, loader=[0],
+                           args=args)
+    assert found.steps != 1500  # a splitter of the program's own is not counted
+
+
 def test_nothing_of_the_program_is_called_to_read_a_bound(tmp_path: Path) -> None:
     calls: list[str] = []
 
