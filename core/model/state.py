@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from .events import (SCHEMA_VERSION, Block, Done, End, Epoch, Event, EventReader, Init, Log, Memory,
                      Phase, Plan, Sample, Start, Step, Val)
+from .linefit import line_fit
 from .phase_state import PhaseTiming, merge
 
 
@@ -305,12 +306,7 @@ class ProbeState:
         first, later = parts[0], parts[1:]
         sizes = {v.steps for v in later}
         if len(sizes) >= 2:
-            n = len(later)
-            mx = sum(v.steps for v in later) / n
-            my = sum(v.dt for v in later) / n
-            sxx = sum((v.steps - mx) ** 2 for v in later)
-            b = max(0.0, sum((v.steps - mx) * (v.dt - my) for v in later) / sxx)
-            a = max(0.0, my - b * mx)
+            a, b = line_fit([(v.steps, v.dt) for v in later])
             t_val = a + b * full
             return t_val + max(0.0, first.dt - (a + b * first.steps)), t_val
         scale = full / first.steps
