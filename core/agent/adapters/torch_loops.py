@@ -380,7 +380,10 @@ class TorchLoopsAdapter(TorchPhases):
         from ..length import read_length
 
         def loader_loop(obj: Any) -> int | None:  # the DataLoader, or an object holding it
-            held = getattr(obj, "__dict__", None) or {}  # (Fabric's, a DeviceDataLoader)
+            try:  # (Fabric's, a DeviceDataLoader)
+                held = vars(obj)
+            except TypeError:  # no __dict__
+                held = {}
             if self.train_loader is not None and batches and (id(obj) == self.train_loader or any(
                     id(v) == self.train_loader for v in list(held.values()))):
                 return max(1, batches // per_step)
