@@ -175,7 +175,7 @@ class ProbeSession(Phases):
             else:
                 self.waiting_for_boundary = True
                 self._waiting_since = time.monotonic()
-                self._boundary_by = self.total_steps + left + max(2, left // 2)
+                self._boundary_within(left)
                 self.emitter.log("info", f"probe: {self.policy.reason}; going on {left} steps "
                                  f"(~{cost:.0f}s) to time an epoch boundary")
         return self.stop_requested
@@ -236,6 +236,10 @@ class ProbeSession(Phases):
             budget = max(budget, self.policy.job_share * job)
         return budget
 
+    def _boundary_within(self, steps: int) -> None:
+        """The boundary waited for comes after ``steps`` more steps; half an epoch past that, not."""
+        self._boundary_by = self.total_steps + steps + max(2, steps // 2)
+
     def _after_boundary(self) -> None:
         """A boundary was crossed while the probe went on for it: another one if affordable."""
         spent = time.monotonic() - self._waiting_since
@@ -243,7 +247,7 @@ class ProbeSession(Phases):
         if self.boundaries < self.policy.boundaries_wanted and self.steps_per_epoch:
             more = self.policy.boundary_affordable(self.steps_per_epoch,
                                                    self._boundary_budget() - spent)
-        self._boundary_by = self.total_steps + self.steps_per_epoch + max(2, self.steps_per_epoch // 2)
+        self._boundary_within(self.steps_per_epoch)
         if more is None:
             self.stop_requested = True
             self.waiting_for_boundary = False

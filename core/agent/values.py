@@ -1,7 +1,8 @@
 """Reading a value in a running frame without running the program: names, plain attributes,
 arithmetic, ``len``/``range``/``min``/``max``, a tensor's ``size()``/``shape`` - nothing that
-calls the program's code (no property, no method but a tensor's size). loops.py reads the
-bounds of the loops around a training step with it. Stdlib only."""
+calls the program's code (no property, no method but a tensor's size, and a scikit-learn
+cross-validator's own ``get_n_splits()``: ``folds``). loops.py reads the bounds of the loops
+around a training step with it. Stdlib only."""
 
 from __future__ import annotations
 
