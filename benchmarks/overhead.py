@@ -116,6 +116,9 @@ model.compile(optimizer="sgd",
 
 class Marks(keras.callbacks.Callback):
     done = 0
+    async_safe = True  # a plain fit() stays plain: Keras 3 runs batch-end callbacks on a thread
+    # of its own unless one of them is not async-safe - this one, overriding on_train_batch_end,
+    # made every plain step wait for its logs, as the agent's callback does
 
     def on_train_batch_end(self, batch, logs=None):
         Marks.done += 1
