@@ -79,6 +79,7 @@ TORCH_DEVICE = "torch:device"
 TORCH_TENSOR = "torch:tensor"
 TORCH_OPTIMIZER_GROUPS = "param_groups"  # set on an Optimizer (__init__): its parameter groups
 TORCH_GROUP_PARAMS = "params"  # a parameter group's key: its tensors
+TORCH_LOADER_BATCH_SIZE = "batch_size"  # set on a DataLoader (None under a batch_sampler): the start's batch size
 # torch.distributed: rank 0's stop decision, all-reduced (adapters/torch_devices.py: agree)
 TORCH_DIST_AVAILABLE = "torch.distributed:is_available"
 TORCH_DIST_INITIALIZED = "torch.distributed:is_initialized"

@@ -72,7 +72,8 @@ def torch() -> list[str]:
     groups = getattr(optimizer, compat.TORCH_OPTIMIZER_GROUPS, [{}])
     if compat.TORCH_GROUP_PARAMS not in groups[0]:
         problems.append(f"Optimizer.param_groups[0][{compat.TORCH_GROUP_PARAMS!r}]")
-    return problems
+    loader = t.utils.data.DataLoader(t.utils.data.TensorDataset(t.zeros(4)), batch_size=2)
+    return problems + _lacks(loader, (compat.TORCH_LOADER_BATCH_SIZE,), "DataLoader")
 
 
 def _lightning(package: str) -> list[str]:

@@ -24,12 +24,13 @@ SCRIPTS = Path(__file__).parent / "torch_scripts"
 TORCHRUN = str(Path(PY).parent / "torchrun")
 
 
-def agent(tmp: Path, *command: str, extra: tuple[str, ...] = (), timeout: float = 240) -> tuple[Path, str]:
+def agent(tmp: Path, *command: str, extra: tuple[str, ...] = ("--batch-size", "32"),
+          timeout: float = 240) -> tuple[Path, str]:
     """The agent, as probecast runs it locally: events on stdout, the program's output kept."""
     log, output = tmp / "probe.jsonl", tmp / "probe.output"
     with open(log, "w") as fh:
         r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--probe", "p",
-                            "--batch-size", "32", "--output", str(output), *extra, "--", *command],
+                            "--output", str(output), *extra, "--", *command],
                            cwd=tmp, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=timeout)
     assert r.returncode == 0, r.stderr[-3000:]
     return log, output.read_text(errors="replace")
@@ -194,6 +195,22 @@ def test_lightning_is_stopped_through_its_trainer_and_gives_its_epochs(tmp_path:
     assert "after fit: epochs run" in output
     epochs_run = int(output.split("after fit: epochs run")[1].split()[0])
     assert epochs_run < 15
+
+
+def test_a_lightning_cli_program_parses_its_trainer_and_is_probed(tmp_path: Path) -> None:
+    """LightningCLI builds its parser from the Trainer's signature: the agent's patched
+    constructor must keep it (it failed with 'No action for key "trainer.max_epochs"'). Nothing
+    configured: the batch size is the training DataLoader's own."""
+    pytest.importorskip("lightning")
+    pytest.importorskip("jsonargparse")
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "lit_cli.py"), extra=())
+    events, _ = read_log(log)
+    start = next(e for e in events if isinstance(e, Start))
+    assert "Lightning" in start.framework and start.epochs == 15
+    assert start.steps_per_epoch == 112 and start.batch_size == 32
+    epochs_run = int(output.split("after fit: epochs run")[1].split()[0])
+    assert epochs_run < 15
+    assert isinstance(events[-1], End) and events[-1].exit_code == 0
 
 
 def test_hugging_face_trainer_is_stopped_through_its_control(tmp_path: Path) -> None:

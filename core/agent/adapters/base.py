@@ -8,6 +8,7 @@ the patches live as long as the probed process, which is all the hook ever neede
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -105,6 +106,7 @@ def patch_constructor(symbol: str, made: Callable[[Any], None]) -> None:
     if getattr(original, "_probecast", False):
         return
 
+    @functools.wraps(original)  # its signature stays readable (LightningCLI's parser reads it)
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
         made(self)

@@ -19,17 +19,16 @@ Face Trainer and Accelerate, started by python, torchrun or accelerate launch.
   accumulation), is N_it - unless no batch comes between two steps (a full batch drawn once
   before a loop of the program's own: that loop is the epoch).
 - Validation is a pass over another loader between training steps (Lightning's sanity check
-  before training is not): timed as ``val``.
-- T_init ends when the program asks for its first batch.
+  before training is not): timed as ``val``. T_init ends when the program asks for its first
+  batch. The batch size is the training loader's own ``batch_size``.
 
 Once the probe has seen enough, training ends at its next batch: the training loader's iterator
 stops (StopIteration), and every loader iterated during training yields nothing from then on, so
 the program's own loops run out and its post-training code runs (and is timed); a loader first
 iterated after the stop (a test set) runs as usual. The trainers are stopped through their own
-flags as well (Trainers.stop), so those frameworks end their fit through their own exit. A
-loop with no loader to run dry is left at its next line, as a ``break`` would (torch_phases.py).
-A program that steps an optimizer after the stop anyway is stopped with ProbeStop (a
-BaseException: ``except Exception`` does not swallow it).
+flags as well (Trainers.stop): those frameworks end their fit through their own exit. A loop
+with no loader to run dry is left at its next line, as a ``break`` would (torch_phases.py); a
+program stepping an optimizer after the stop anyway, with ProbeStop (a BaseException).
 
 Under torch.distributed (torchrun, accelerate launch) rank 0 decides: each step ends with an
 all_reduce of its stop flag (torch_devices.agree), so every rank leaves at the same step and no
@@ -38,6 +37,7 @@ rank waits forever in a collective for one that already left.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import sys
 import time
@@ -75,6 +75,7 @@ class TorchLoopsAdapter(TorchPhases):
         self.index = 0  # step within the epoch
         self.train_loader: int | None = None  # id() of the loader the steps consume
         self.loaders: dict[int, int | None] = {}  # every loader iterated so far: len or None
+        self.batch_sizes: dict[int, int] = {}  # ... and its batch_size (0: none)
         self.last_loader: int | None = None  # the loader whose iterator yielded last
         self.batches_since_step = 0
         self.first_batch_at: float | None = None
@@ -107,8 +108,6 @@ class TorchLoopsAdapter(TorchPhases):
         register_optimizer_step_post_hook(self._after_optimizer_step)
         self._patch_backward()
         self._patch_loaders()
-        import atexit
-
         atexit.register(self._at_exit)
 
     def _patch_loaders(self) -> None:
@@ -133,7 +132,7 @@ class TorchLoopsAdapter(TorchPhases):
                 n: int | None = len(loader)
             except TypeError:  # an iterable dataset without a length
                 n = None
-            hook._new_pass(key, n)
+            hook._new_pass(key, n, getattr(loader, compat.TORCH_LOADER_BATCH_SIZE, None))
             try:
                 it._probecast_loader = key
                 it._probecast_generation = hook.generation
@@ -189,7 +188,7 @@ class TorchLoopsAdapter(TorchPhases):
 
     # ---- data ------------------------------------------------------------------------------
 
-    def _new_pass(self, key: int, n: int | None) -> None:
+    def _new_pass(self, key: int, n: int | None, batch_size: Any = None) -> None:
         if key == self.train_loader:
             self._end_val()
             if self.index > 0:  # a new pass over the training data: a new epoch
@@ -202,6 +201,7 @@ class TorchLoopsAdapter(TorchPhases):
         if not self.session.started:  # batches a step consumes come from one pass: this one
             self.batches_since_step = 0  # (next(iter(loader)) to size a batch is no step's)
         self.loaders[key] = n
+        self.batch_sizes[key] = batch_size if isinstance(batch_size, int) else 0
 
     def _batch(self, key: Any) -> None:
         self.last_loader = key
@@ -357,7 +357,8 @@ class TorchLoopsAdapter(TorchPhases):
         else:
             s.anchor = anchor
             s.begin(steps_per_epoch=max(0, n), framework=self.framework + self._frameworks(),
-                    at=self.first_batch_at, epochs=self.trainers.planned_epochs())
+                    at=self.first_batch_at, epochs=self.trainers.planned_epochs(),
+                    batch_size=self.batch_sizes.get(self.train_loader or 0))
         if self.by_backward:
             s.log("info", "PyTorch without an optimizer (no torch.optim optimizer was made): each "
                   "backward pass is a training step", code="backward-step")
