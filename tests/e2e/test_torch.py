@@ -200,7 +200,9 @@ def test_lightning_is_stopped_through_its_trainer_and_gives_its_epochs(tmp_path:
 def test_a_lightning_cli_program_parses_its_trainer_and_is_probed(tmp_path: Path) -> None:
     """LightningCLI builds its parser from the Trainer's signature: the agent's patched
     constructor must keep it (it failed with 'No action for key "trainer.max_epochs"'). Nothing
-    configured: the batch size is the training DataLoader's own."""
+    configured: the batch size is the training DataLoader's own. A callback's
+    next(iter(DataLoader(...))) at the epoch's end after the stop draws its sample (it was run
+    dry and the whole program unwound: no test after fit), and the test after fit is timed."""
     pytest.importorskip("lightning")
     pytest.importorskip("jsonargparse")
     log, output = agent(tmp_path, PY, str(SCRIPTS / "lit_cli.py"), extra=())
@@ -210,6 +212,9 @@ def test_a_lightning_cli_program_parses_its_trainer_and_is_probed(tmp_path: Path
     assert start.steps_per_epoch == 112 and start.batch_size == 32
     epochs_run = int(output.split("after fit: epochs run")[1].split()[0])
     assert epochs_run < 15
+    assert output.count("sampled (3, 32)") == epochs_run and "tested after training" in output
+    assert "no-post" not in {e.code for e in events if isinstance(e, Log)}
+    assert load_probe(log).state.post_time is not None
     assert isinstance(events[-1], End) and events[-1].exit_code == 0
 
 

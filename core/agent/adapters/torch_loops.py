@@ -14,10 +14,10 @@ Face Trainer and Accelerate, started by python, torchrun or accelerate launch.
   program (``for epoch in range(args.epochs)``, ``while iter_num < max_iters``), a trainer's
   ``max_steps`` / ``max_epochs`` (the trainer adapters: lightning.py, hf_trainer.py), else its
   parsed arguments and settings by name; it goes out as a ``plan`` event with where it was read.
-- Epochs and steps per epoch come from the DataLoader the steps consume: a new pass over it is a
-  new epoch; ``len(loader)`` batches, divided by the batches per optimizer step (gradient
-  accumulation), is N_it - unless no batch comes between two steps (a full batch drawn once
-  before a loop of the program's own: that loop is the epoch).
+- Epochs and steps per epoch come from the DataLoader the steps consume (torch_data.py): a
+  new pass over it is a new epoch; ``len(loader)`` batches, divided by the batches per optimizer
+  step (gradient accumulation), is N_it - unless no batch comes between two steps (a full batch
+  drawn once before a loop of the program's own: that loop is the epoch).
 - Validation is a pass over another loader between training steps (Lightning's sanity check
   before training is not): timed as ``val``. T_init ends when the program asks for its first
   batch. The batch size is the training loader's own ``batch_size``.
@@ -40,26 +40,24 @@ from __future__ import annotations
 import atexit
 import functools
 import sys
-import time
 from typing import Any
 
 from .. import compat
 from ..anchors import inside, loop_anchor
 from ..length import one_pass
-from ..probe_session import ProbeSession, ProbeStop
+from ..probe_session import ProbeSession
 from .base import Trainers
 from .lead import LeadOptimizer
+from .torch_data import TorchData, key_of
 from .torch_phases import TorchPhases
-from .torch_devices import (CudaStepClock, agree, cuda_in_use, cuda_step_clock, in_a_for_loop,
-                            on_cuda)
+from .torch_devices import CudaStepClock, agree, cuda_in_use, cuda_step_clock, on_cuda
 
-MAX_EMPTY_PASSES = 10_000  # a loop that re-iterates its finished loaders forever is stopped
 # A DataLoader longer than this many batches a pass is not an epoch (minGPT's sampler draws
 # num_samples=1e10 with replacement): its length is never taken as N_it.
 ENDLESS_BATCHES = 10_000_000
 
 
-class TorchLoopsAdapter(TorchPhases):
+class TorchLoopsAdapter(TorchData, TorchPhases):
     """Optimizer steps (or backward passes) and DataLoader passes: every PyTorch loop, a
     trainer's included (``trainers``: what the trainer adapters remembered)."""
 
@@ -73,7 +71,7 @@ class TorchLoopsAdapter(TorchPhases):
         self.steps_per_epoch = steps_per_epoch  # --steps-per-epoch wins over the loader's len
         self.epoch = 0
         self.index = 0  # step within the epoch
-        self.train_loader: int | None = None  # id() of the loader the steps consume
+        self.train_loader: int | None = None  # the key of the loader the steps consume (torch_data)
         self.loaders: dict[int, int | None] = {}  # every loader iterated so far: len or None
         self.batch_sizes: dict[int, int] = {}  # ... and its batch_size (0: none)
         self.last_loader: int | None = None  # the loader whose iterator yielded last
@@ -110,58 +108,6 @@ class TorchLoopsAdapter(TorchPhases):
         self._patch_loaders()
         atexit.register(self._at_exit)
 
-    def _patch_loaders(self) -> None:
-        """A pass over a DataLoader (an epoch, or validation) and its batches; the stop."""
-        loader_class, iter_name = compat.owner(compat.TORCH_LOADER_ITER)  # DataLoader.__iter__
-        iterator_class, next_name = compat.owner(compat.TORCH_LOADER_NEXT)  # its iterator's next
-        hook = self
-        original_iter = getattr(loader_class, iter_name)
-        original_next = getattr(iterator_class, next_name)
-
-        def loader_iter(loader: Any) -> Any:
-            key = id(loader)
-            if hook.stopped and hook._in_stopped_loop(key):
-                hook.empty_passes += 1
-                hook.session.loop_left()
-                # next(iter(loader)) is not a for loop that an empty pass ends: it would crash
-                if hook.empty_passes > MAX_EMPTY_PASSES or not in_a_for_loop():
-                    raise ProbeStop(hook.session.policy.reason or "the probe stopped")
-                return iter(())
-            it = original_iter(loader)
-            try:
-                n: int | None = len(loader)
-            except TypeError:  # an iterable dataset without a length
-                n = None
-            hook._new_pass(key, n, getattr(loader, compat.TORCH_LOADER_BATCH_SIZE, None))
-            try:
-                it._probecast_loader = key
-                it._probecast_generation = hook.generation
-            except AttributeError:  # a custom iterator with __slots__: timed by steps only
-                pass
-            return it
-
-        def iter_next(it: Any) -> Any:
-            key = getattr(it, "_probecast_loader", None)
-            if hook.stopped and key is not None and key == hook.train_loader \
-                    and getattr(it, "_probecast_generation", 0) < hook.generation:
-                hook.session.loop_left()
-                if hook.unwind:  # next(it) in a loop of the program's own: not its end
-                    raise ProbeStop(hook.session.policy.reason or "the probe stopped")
-                raise StopIteration  # training ends here: the epoch loop runs out
-            if hook.first_batch_at is None:
-                hook.first_batch_at = time.monotonic()  # the program asks for data: T_init ends
-            try:
-                batch = original_next(it)
-            except StopIteration:
-                if hook.val is not None and hook.val[0] == key:
-                    hook._end_val()
-                raise
-            hook._batch(key)
-            return batch
-
-        setattr(loader_class, iter_name, loader_iter)
-        setattr(iterator_class, next_name, iter_next)
-
     def _patch_backward(self) -> None:
         """Count the optimizers the program makes, and take a backward pass as the step of a
         program that made none (hand-written updates)."""
@@ -185,37 +131,6 @@ class TorchLoopsAdapter(TorchPhases):
 
         setattr(optimizer_class, init_name, init)
         setattr(autograd_module, backward_name, backward)
-
-    # ---- data ------------------------------------------------------------------------------
-
-    def _new_pass(self, key: int, n: int | None, batch_size: Any = None) -> None:
-        if key == self.train_loader:
-            self._end_val()
-            if self.index > 0:  # a new pass over the training data: a new epoch
-                self.epoch += 1
-                self.index = 0
-            self.batches_since_step = 0
-        elif self.session.started and not self.stopped:
-            self._end_val()
-            self.val = [key, 0]
-        if not self.session.started:  # batches a step consumes come from one pass: this one
-            self.batches_since_step = 0  # (next(iter(loader)) to size a batch is no step's)
-        self.loaders[key] = n
-        self.batch_sizes[key] = batch_size if isinstance(batch_size, int) else 0
-
-    def _batch(self, key: Any) -> None:
-        self.last_loader = key
-        if self.val is not None and self.val[0] == key:
-            self.val[1] += 1
-        elif self.train_loader is None or key == self.train_loader:
-            self.batches_since_step += 1
-
-    def _end_val(self) -> None:
-        if self.val is not None:
-            _, batches = self.val
-            self.val = None
-            if batches and not self.session.ended:
-                self._timed("val", self.epoch, batches)
 
     def _timed(self, kind: str, epoch: int, count: int) -> bool:
         """A step (count: its index) or a validation pass (count: its batches) ended: told now
@@ -385,8 +300,8 @@ class TorchLoopsAdapter(TorchPhases):
                 held = vars(obj)
             except TypeError:  # no __dict__
                 held = {}
-            if self.train_loader is not None and batches and (id(obj) == self.train_loader or any(
-                    id(v) == self.train_loader for v in list(held.values()))):
+            if self.train_loader is not None and batches and (key_of(obj) == self.train_loader or any(
+                    key_of(v) == self.train_loader for v in list(held.values()))):
                 return max(1, batches // per_step)
             return None
 

@@ -1,5 +1,7 @@
 """A Lightning program driven by LightningCLI (as Lightning's own examples are): the CLI builds
-its parser from the Trainer's signature and sets the program's trainer defaults on it."""
+its parser from the Trainer's signature and sets the program's trainer defaults on it. A
+callback draws a sample at each epoch's end from a loader it makes there, and the program tests
+the model after fit (Lightning's autoencoder example)."""
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -20,6 +22,10 @@ class Model(L.LightningModule):
         x, y = batch
         self.log("val_loss", nn.functional.cross_entropy(self.net(x), y))
 
+    def test_step(self, batch, i):
+        x, y = batch
+        self.log("test_loss", nn.functional.cross_entropy(self.net(x), y))
+
     def configure_optimizers(self):
         return torch.optim.Adam(self.parameters(), 1e-3)
 
@@ -39,9 +45,20 @@ class Data(L.LightningDataModule):
     def val_dataloader(self):
         return DataLoader(self.val, batch_size=128)
 
+    def test_dataloader(self):
+        return DataLoader(self.val, batch_size=128)
+
+
+class Sampler(L.Callback):
+    def on_train_epoch_end(self, trainer, module):
+        x, _ = next(iter(DataLoader(trainer.datamodule.val, batch_size=3)))
+        print("sampled", tuple(x.shape))
+
 
 cli = LightningCLI(Model, Data, run=False, save_config_kwargs={"overwrite": True},
                    trainer_defaults={"max_epochs": 15, "accelerator": "cpu", "logger": False,
-                                     "enable_checkpointing": False})
+                                     "enable_checkpointing": False, "callbacks": Sampler()})
 cli.trainer.fit(cli.model, datamodule=cli.datamodule)
 print("after fit: epochs run", cli.trainer.current_epoch)
+cli.trainer.test(cli.model, datamodule=cli.datamodule)
+print("tested after training")

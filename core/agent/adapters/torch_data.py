@@ -1,0 +1,154 @@
+"""The DataLoader side of the PyTorch loops adapter: passes (an epoch, or validation), their
+batches, and the stop.
+
+``DataLoader.__iter__`` and its iterator's ``__next__`` are patched. A new pass over the loader
+the steps consume is a new epoch; a pass over another loader between training steps is
+validation. Once the probe stopped, the training loader's iterators stop (StopIteration), and
+every loader iterated again inside the stopped loop yields nothing, so the program's own loops
+run out. A ``next(iter(loader))`` there cannot end on an empty pass: on a loader training used
+(a batch drawn each epoch to print its size) the loop is unwound (ProbeStop); on one it never
+used - a callback's loader made at each epoch's end to draw a sample - it runs as usual.
+
+Each loader is known by a key it keeps for its life (``loader_key``): ``id()`` is reused once
+an object is collected, so a loader made again each epoch would pass for the last one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import TYPE_CHECKING, Any
+
+from .. import compat
+from ..probe_session import ProbeSession, ProbeStop
+from .torch_devices import in_a_for_loop
+
+MAX_EMPTY_PASSES = 10_000  # a loop that re-iterates its finished loaders forever is stopped
+_KEYS = itertools.count(1)
+
+
+def loader_key(obj: Any) -> int:
+    """The loader's key, given at its first pass and kept on it for its life (id() where it
+    keeps no attributes)."""
+    try:
+        held = vars(obj)
+    except TypeError:  # no __dict__
+        return id(obj)
+    if "_probecast_key" not in held:
+        held["_probecast_key"] = next(_KEYS)
+    return int(held["_probecast_key"])
+
+
+def key_of(obj: Any) -> int | None:
+    """The key a loader was given, if it was iterated (never gives one)."""
+    try:
+        key = vars(obj).get("_probecast_key")
+    except TypeError:
+        return None
+    return key if isinstance(key, int) else None
+
+
+class TorchData:
+    """Mixed into TorchLoopsAdapter (whose attributes these are)."""
+
+    session: ProbeSession
+    loaders: dict[int, int | None]  # every loader iterated so far: len or None
+    batch_sizes: dict[int, int]  # ... and its batch_size (0: none)
+    train_loader: int | None  # the key of the loader the steps consume
+    last_loader: int | None  # the loader whose iterator yielded last
+    val: list[int] | None  # [loader, batches] of a validation pass under way
+    epoch: int
+    index: int
+    batches_since_step: int
+    first_batch_at: float | None
+    stopped: bool
+    empty_passes: int
+    generation: int  # probe stops so far: an iterator made before the latest one ends
+    unwind: bool
+
+    if TYPE_CHECKING:  # theirs: torch_phases', the adapter's
+        def _in_stopped_loop(self, key: int) -> bool: ...
+
+        def _timed(self, kind: str, epoch: int, count: int) -> bool: ...
+
+    def _patch_loaders(self) -> None:
+        loader_class, iter_name = compat.owner(compat.TORCH_LOADER_ITER)  # DataLoader.__iter__
+        iterator_class, next_name = compat.owner(compat.TORCH_LOADER_NEXT)  # its iterator's next
+        hook = self
+        original_iter = getattr(loader_class, iter_name)
+        original_next = getattr(iterator_class, next_name)
+
+        def loader_iter(loader: Any) -> Any:
+            key = loader_key(loader)
+            if hook.stopped and hook._in_stopped_loop(key):
+                in_for = in_a_for_loop()
+                if in_for or key in hook.loaders:
+                    hook.empty_passes += 1
+                    hook.session.loop_left()
+                    # next(iter(loader)) is not a for loop that an empty pass ends: it would crash
+                    if hook.empty_passes > MAX_EMPTY_PASSES or not in_for:
+                        raise ProbeStop(hook.session.policy.reason or "the probe stopped")
+                    return iter(())
+            it = original_iter(loader)
+            try:
+                n: int | None = len(loader)
+            except TypeError:  # an iterable dataset without a length
+                n = None
+            hook._new_pass(key, n, getattr(loader, compat.TORCH_LOADER_BATCH_SIZE, None))
+            try:
+                it._probecast_loader = key
+                it._probecast_generation = hook.generation
+            except AttributeError:  # a custom iterator with __slots__: timed by steps only
+                pass
+            return it
+
+        def iter_next(it: Any) -> Any:
+            key = getattr(it, "_probecast_loader", None)
+            if hook.stopped and key is not None and key == hook.train_loader \
+                    and getattr(it, "_probecast_generation", 0) < hook.generation:
+                hook.session.loop_left()
+                if hook.unwind:  # next(it) in a loop of the program's own: not its end
+                    raise ProbeStop(hook.session.policy.reason or "the probe stopped")
+                raise StopIteration  # training ends here: the epoch loop runs out
+            if hook.first_batch_at is None:
+                hook.first_batch_at = time.monotonic()  # the program asks for data: T_init ends
+            try:
+                batch = original_next(it)
+            except StopIteration:
+                if hook.val is not None and hook.val[0] == key:
+                    hook._end_val()
+                raise
+            hook._batch(key)
+            return batch
+
+        setattr(loader_class, iter_name, loader_iter)
+        setattr(iterator_class, next_name, iter_next)
+
+    def _new_pass(self, key: int, n: int | None, batch_size: Any = None) -> None:
+        if key == self.train_loader:
+            self._end_val()
+            if self.index > 0:  # a new pass over the training data: a new epoch
+                self.epoch += 1
+                self.index = 0
+            self.batches_since_step = 0
+        elif self.session.started and not self.stopped:
+            self._end_val()
+            self.val = [key, 0]
+        if not self.session.started:  # batches a step consumes come from one pass: this one
+            self.batches_since_step = 0  # (next(iter(loader)) to size a batch is no step's)
+        self.loaders[key] = n
+        self.batch_sizes[key] = batch_size if isinstance(batch_size, int) else 0
+
+    def _batch(self, key: Any) -> None:
+        self.last_loader = key
+        if self.val is not None and self.val[0] == key:
+            self.val[1] += 1
+        elif self.train_loader is None or key == self.train_loader:
+            self.batches_since_step += 1
+
+    def _end_val(self) -> None:
+        if self.val is not None:
+            _, batches = self.val
+            self.val = None
+            if batches and not self.session.ended:
+                self._timed("val", self.epoch, batches)
