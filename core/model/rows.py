@@ -143,8 +143,14 @@ class RankedRow:
         return f"{self.epochs:g} epochs ({self.epochs_source}){more}"
 
     @property
+    def batch_label(self) -> str:
+        """The batch size, or "?" where the log does not say it (a Keras dataset batched by
+        the program, with nothing configured)."""
+        return str(self.batch_size) if self.batch_size else "?"
+
+    @property
     def name(self) -> str:
-        return f"{self.instance or self.probe} b{self.batch_size}"
+        return f"{self.instance or self.probe} b{self.batch_label}"
 
     def as_json(self) -> dict[str, JsonValue]:
         """JSON-ready: NaN becomes null; nested records become objects."""

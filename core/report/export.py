@@ -21,12 +21,12 @@ def to_markdown(rows: Sequence[RankedRow], title: str) -> str:
              "|---:|---|---:|---:|---|---:|---:|:---:|"]
     for i, r in enumerate(rows, 1):
         if r.does_not_fit:  # a row that says so, never a time
-            lines.append(f"| ✗ | {r.instance} | {r.batch_size} | does not fit | "
+            lines.append(f"| ✗ | {r.instance} | {r.batch_label} | does not fit | "
                          f"{r.notes[0] if r.notes else ''} | - | - | |")
             continue
         rel_s = "-" if r.relative is None else f"{r.relative:.2f}"
         lines.append(
-            f"| {i} | {r.instance} | {r.batch_size} | {fmt_duration(r.runtime_s)} | "
+            f"| {i} | {r.instance} | {r.batch_label} | {fmt_duration(r.runtime_s)} | "
             f"{fmt_duration(r.runtime_low_s)}–{fmt_duration(r.runtime_high_s)} | "
             f"{fmt_cost(r.cost_usd)} | {rel_s} | {'★' if r.pareto else ''} |")
     return "\n".join(lines) + "\n"

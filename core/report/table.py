@@ -73,7 +73,7 @@ def print_ranking(rows: Sequence[RankedRow], options: RankOptions, out: TextIO) 
 
 def print_estimate(row: RankedRow, out: TextIO) -> None:
     flag = "  (log truncated)" if row.truncated else ""
-    out.write(f"{row.probe}  {row.instance or '?'}  batch {row.batch_size}  "
+    out.write(f"{row.probe}  {row.instance or '?'}  batch {row.batch_label}  "
               f"{row.workload}{flag}\n  {row.path}\n")
     out.write(f"  Eq. {row.equation}, {row.length}: "
               f"{fmt_duration(row.runtime_s)} "

@@ -101,3 +101,15 @@ def test_pareto_matches_the_definition_on_random_rows() -> None:
         costs = [rng.choice([None, math.nan]) if rng.random() < 0.15 else float(rng.randint(1, 4))
                  for _ in range(n)]
         assert is_pareto(times, costs) == by_definition(times, costs), (times, costs)
+
+
+def test_a_batch_size_the_log_does_not_say_reads_as_unknown_not_zero() -> None:
+    """A Keras program fitting a dataset it batched itself, probed with nothing configured:
+    the log's batch size is 0. Rows, tables and exports say '?', never 'batch 0'."""
+    from probecast.core.report.export import to_markdown
+
+    known, unknown = ranked_row("a", "m5.large", 64, 100.0, 1.0), ranked_row("b", "c5.large", 0, 90.0, 1.0)
+    assert (known.batch_label, unknown.batch_label) == ("64", "?")
+    assert unknown.name == "c5.large b?"
+    table = to_markdown([known, unknown], "t")
+    assert "| m5.large | 64 |" in table and "| c5.large | ? |" in table and "| 0 |" not in table

@@ -27,7 +27,7 @@ def no_fit_cells(r: RankedRow) -> dict[str, Any]:
     return {
         "rank": Text("✗", justify="right", style="yellow"),
         "instance": Text(r.instance or "?", style="yellow"),
-        "batch": Text(str(r.batch_size), justify="right"),
+        "batch": Text(r.batch_label, justify="right"),
         "runtime": Text("no fit", style="bold yellow"),  # 7 columns at 80x24: "does not fit" was cut to "does no"
         "bounds": Text(_limit(r), justify="right", style="dim"),
         "cost": Text("-", justify="right"), "rel": Text("-", justify="right"),
@@ -59,7 +59,7 @@ def row_cells(rank: int, r: RankedRow, by: str = "time") -> dict[str, Any]:
         "rank": Text(f"≈{rank}" if r.undecided else str(rank), justify="right"),
         "instance": Text(f"{r.instance or '?'}{live}",  # predicted, not probed: '~', italic
                          style=f"{style} italic".strip() if r.predicted else style),
-        "batch": Text(str(r.batch_size), justify="right"),
+        "batch": Text(r.batch_label, justify="right"),
         "runtime": Text(fmt_duration(r.runtime_s), justify="right"),
         "bounds": Text(f"{fmt_duration(r.runtime_low_s)}–{fmt_duration(r.runtime_high_s)}",
                        justify="right", style="dim"),
