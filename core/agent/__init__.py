@@ -14,10 +14,27 @@ Keep this package free of imports from the rest of probecast (it is shipped alon
 or a zip) and import frameworks lazily.
 """
 
-from .emit import Emitter
-from .policy import StopPolicy
-from .probe_session import ProbeMeta, ProbeSession, ProbeStop
-from .timer import StepTimer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .emit import Emitter
+    from .policy import StopPolicy
+    from .probe_session import ProbeMeta, ProbeSession, ProbeStop
+    from .timer import StepTimer
+
+# Loaded on first use (PEP 562): the app imports only ``steady`` of this package, and importing
+# the session, its emitter and phases with it cost the app's first frame ~30 ms.
+_LAZY = {"Emitter": "emit", "StopPolicy": "policy", "ProbeMeta": "probe_session",
+         "ProbeSession": "probe_session", "ProbeStop": "probe_session", "StepTimer": "timer"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def ProbeCallback(*args, **kwargs):  # type: ignore[no-untyped-def]  # noqa: N802

@@ -22,18 +22,8 @@ import time
 from typing import Any
 
 from .emit import Emitter
-from .policy import DEFAULT_MAX_STEPS as DEFAULT_MAX_STEPS  # core/run reads it from here
+from .policy import DEFAULT_MAX_STEPS, probe_length
 from .process import LaunchOptions, Launcher
-
-
-def probe_length(max_steps: int | None, target_ci: float | None, max_seconds: float | None,
-                 full: bool = False) -> int | None:
-    """The one rule for a probe's step limit, here and for probecast (the agent ships alone, so
-    the rule lives with it): the given limit, else DEFAULT_MAX_STEPS unless another stop - a CI
-    target, a time limit, the whole training - is given."""
-    if max_steps is None and target_ci is None and max_seconds is None and not full:
-        return DEFAULT_MAX_STEPS
-    return max_steps
 
 
 def add_stop_arguments(p: argparse.ArgumentParser) -> None:

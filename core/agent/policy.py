@@ -8,8 +8,17 @@ from dataclasses import dataclass, field
 
 from .steady import DEFAULT_STATISTIC, StepSeries
 
-DEFAULT_MAX_STEPS = 30  # a probe's length when nothing else says when to stop (the one place:
-# agent_main.probe_length applies it, core/run reads it from there)
+DEFAULT_MAX_STEPS = 30  # a probe's length when nothing else says when to stop (probe_length)
+
+
+def probe_length(max_steps: int | None, target_ci: float | None, max_seconds: float | None,
+                 full: bool = False) -> int | None:
+    """The one rule for a probe's step limit, here and for probecast (the agent ships alone, so
+    the rule lives with it): the given limit, else DEFAULT_MAX_STEPS unless another stop - a CI
+    target, a time limit, the whole training - is given."""
+    if max_steps is None and target_ci is None and max_seconds is None and not full:
+        return DEFAULT_MAX_STEPS
+    return max_steps
 
 
 @dataclass

@@ -12,7 +12,7 @@ from pathlib import Path
 from collections.abc import Coroutine
 from typing import Any, TextIO, TypeVar
 
-from ..agent.agent_main import DEFAULT_MAX_STEPS
+from ..agent.policy import DEFAULT_MAX_STEPS
 from ..agent.workloads import WORKLOADS
 from ..cloud.providers import aws_provider, live_session, sky_provider
 from ..model.pricing import Catalog

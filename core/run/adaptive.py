@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..agent.agent_main import DEFAULT_MAX_STEPS
+from ..agent.policy import DEFAULT_MAX_STEPS
 from ..model.rank.ranking import RankedRow, RankOptions
 from .board import Board
 from .probe_plan import PlannedProbe, RunnerFactory, run_plan

@@ -21,7 +21,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
-from ..agent.agent_main import DEFAULT_MAX_STEPS, probe_length
+from ..agent.policy import DEFAULT_MAX_STEPS, probe_length
 from ..agent.workloads import WORKLOADS
 from .sky_settings import SkyPilotSettings, check_skypilot
 from .config_catalog import CatalogRow, OwnInstance, checked_catalog

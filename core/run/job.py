@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..agent.agent_main import probe_length
+from ..agent.policy import probe_length
 from ..model.epochs import EpochsInfo
 from ..model.rank.ranking import Ranking, RankOptions
 from .board import Board

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import SAMPLE_LOGS
-from probecast.core.agent.agent_main import DEFAULT_MAX_STEPS, probe_length
+from probecast.core.agent.policy import DEFAULT_MAX_STEPS, probe_length
 from probecast.core.cloud.aws_launch import AwsProvider
 from probecast.core.model.pricing import Catalog
 from probecast.core.model.rank.ranking import Pricing

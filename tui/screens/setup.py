@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, SelectionList, Static
 
-from probecast.core.agent.agent_main import DEFAULT_MAX_STEPS
+from probecast.core.agent.policy import DEFAULT_MAX_STEPS
 from probecast.core.agent.workloads import WORKLOADS
 from probecast.core.model.pricing import InstanceType, newest_first
 from probecast.core.model.estimate.length import DEFAULT_EPOCHS
