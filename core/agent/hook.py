@@ -49,7 +49,8 @@ def session_from_config(cfg: dict[str, Any], out: Any, t0: float | None) -> Prob
     m = cfg.get("meta", {})
     meta = ProbeMeta(probe=m.get("probe", ""), instance=m.get("instance", ""),
                      host=m.get("host", ""), workload=m.get("workload", ""),
-                     batch_size=m.get("batch_size"), epochs=m.get("epochs"),
+                     batch_size=m.get("batch_size"), batch_fallback=m.get("batch_fallback"),
+                     epochs=m.get("epochs"),
                      price_per_hour=m.get("price_per_hour"), extra=m.get("extra", {}))
     meta.extra = {**meta.extra, "rank": process_rank()} if process_rank() else meta.extra
     emitter = Emitter(out=out, t0=t0)
@@ -158,7 +159,8 @@ def _out_of_memory(exc: BaseException) -> None:
             _start_without_steps(session)
         fields = memory.measure()
         session.emitter.emit("memory", **fields)
-        reason = memory.does_not_fit_reason(session.meta.batch_size, fields, cause)
+        reason = memory.does_not_fit_reason(session.meta.batch_size or session.meta.batch_fallback,
+                                            fields, cause)
         session.log("error", reason, code="out-of-memory")
         session.memory_said = True
         session.mark_done("does-not-fit", reason)
@@ -177,7 +179,8 @@ def _start_without_steps(session: ProbeSession) -> None:
     frameworks = [f"{name} {getattr(sys.modules[name], '__version__', '')}".strip()
                   for name in ("torch", "keras", "tensorflow") if name in sys.modules]
     fields: dict[str, Any] = {"instance": m.instance, "workload": m.workload,
-                              "batch_size": int(m.batch_size or 0), "steps_per_epoch": 0,
+                              "batch_size": int(m.batch_size or m.batch_fallback or 0),
+                              "steps_per_epoch": 0,
                               "val_steps": 0, "devices": describe_devices(),
                               "framework": m.framework or (frameworks[0] if frameworks else ""),
                               **m.extra}

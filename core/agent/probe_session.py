@@ -31,10 +31,11 @@ class ProbeMeta:
     instance: str = ""
     host: str = ""
     workload: str = ""
-    batch_size: int | None = None
+    batch_size: int | None = None  # the value the command was given: it wins
     epochs: int | None = None
     price_per_hour: float | None = None
     framework: str = ""
+    batch_fallback: int | None = None  # where neither it nor the program says one
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -108,7 +109,7 @@ class ProbeSession(Phases):
         m = self.meta
         fields: dict[str, Any] = {
             "instance": m.instance or os.environ.get("PROBECAST_INSTANCE", ""),
-            "batch_size": int(m.batch_size or batch_size or 0),
+            "batch_size": int(m.batch_size or batch_size or m.batch_fallback or 0),
             "workload": m.workload,
             "steps_per_epoch": self.steps_per_epoch,
             "val_steps": self.val_steps,
@@ -342,7 +343,8 @@ class ProbeSession(Phases):
             self.started = True
             self.emitter.start(self.meta.probe or uuid.uuid4().hex[:12],
                                instance=self.meta.instance, workload=self.meta.workload,
-                               batch_size=int(self.meta.batch_size or 0), steps_per_epoch=0,
+                               batch_size=int(self.meta.batch_size or self.meta.batch_fallback
+                                              or 0), steps_per_epoch=0,
                                val_steps=0, framework=self.meta.framework, devices=[])
         self.emitter.end(status, reason)
 

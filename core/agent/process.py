@@ -332,8 +332,8 @@ class Launcher:
                 return False
             self._start_if_needed()
             fields = self._say_memory()
-            meta = self.opts.hook_config.get("meta", {})
-            reason = memory.does_not_fit_reason(meta.get("batch_size"), fields, why)
+            m = self.opts.hook_config.get("meta", {})
+            reason = memory.does_not_fit_reason(m.get("batch_size") or m.get("batch_fallback"), fields, why)
             self.emitter.log("error", reason, code="out-of-memory")
         if said:
             self._say_memory()

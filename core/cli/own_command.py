@@ -134,8 +134,9 @@ def _default_batch_sizes(cl: CommandLine, warn: Callable[[str], None]) -> None:
              "chooses)")
     else:
         cl.batch_sizes = default[:1]
-        warn(f"the command has no {PLACEHOLDER} and no -b was given: one probe per host, "
-             f"recorded as batch size {default[0]} (-b N says the batch size it uses)")
+        warn(f"the command has no {PLACEHOLDER} and no -b was given: one probe per host; its "
+             "batch size is the program's own, read from its DataLoader or fit() (where it says "
+             f"none, recorded as {default[0]}: -b N says the batch size it uses)")
 
 
 def _file_with_command(cl: CommandLine, config_path: str, warn: Callable[[str], None]) -> Config:

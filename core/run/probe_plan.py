@@ -72,12 +72,17 @@ def plan_probes(hosts: list[Host], settings: ProbeSettings, log_dir: Path,
     out = []
     prep = prep or Preparation.from_settings(settings, log_dir)
     known = {h.name: h for h in (all_hosts or hosts)}
+    # a command that does not take the batch size, probed once a host: its probe is the host's
+    # (the batch size its log gives is the program's own, read from it where it says one)
+    own_batch = (settings.command is not None and "{batch_size}" not in settings.command
+                 and len(settings.batch_sizes) == 1)
     for host in hosts:
         host_prep = HostPrep(host, prep, known) if prep is not None else None
         for b in settings.batch_sizes:
             key = f"{host.name}-b{b}"
             spec = ProbeSpec(
-                key=key, label=f"{host.name} b{b}", instance=host.instance, batch_size=b,
+                key=key, label=host.name if own_batch else f"{host.name} b{b}",
+                instance=host.instance, batch_size=b,
                 workload=settings.workload, command=settings.command, workdir=settings.workdir,
                 epochs=settings.epochs, max_steps=settings.max_steps, target_ci=settings.target_ci,
                 max_seconds=settings.max_seconds, boundary_budget=settings.boundary_budget,

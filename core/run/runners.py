@@ -87,8 +87,11 @@ class ProbeSpec:
         if self.command:
             if self.epochs:
                 args += ["--epochs", str(self.epochs)]
-            args += ["--batch-size", str(self.batch_size), "--workload-label",
-                     workload_label(self.command), "--", *self.command_argv()]
+            # a command that takes the batch size is labelled by it; one that does not, by its
+            # own (its DataLoader's, fit()'s), this value only where the program says none
+            given = "{batch_size}" in self.command
+            args += ["--batch-size" if given else "--batch-size-fallback", str(self.batch_size),
+                     "--workload-label", workload_label(self.command), "--", *self.command_argv()]
         return args
 
     def command_argv(self) -> list[str]:
