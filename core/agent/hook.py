@@ -159,8 +159,7 @@ def _out_of_memory(exc: BaseException) -> None:
             _start_without_steps(session)
         fields = memory.measure()
         session.emitter.emit("memory", **fields)
-        reason = memory.does_not_fit_reason(session.meta.batch_size or session.meta.batch_fallback,
-                                            fields, cause)
+        reason = memory.does_not_fit_reason(session.meta.batch(), fields, cause)
         session.log("error", reason, code="out-of-memory")
         session.memory_said = True
         session.mark_done("does-not-fit", reason)
@@ -179,8 +178,7 @@ def _start_without_steps(session: ProbeSession) -> None:
     frameworks = [f"{name} {getattr(sys.modules[name], '__version__', '')}".strip()
                   for name in ("torch", "keras", "tensorflow") if name in sys.modules]
     fields: dict[str, Any] = {"instance": m.instance, "workload": m.workload,
-                              "batch_size": int(m.batch_size or m.batch_fallback or 0),
-                              "steps_per_epoch": 0,
+                              "batch_size": m.batch(), "steps_per_epoch": 0,
                               "val_steps": 0, "devices": describe_devices(),
                               "framework": m.framework or (frameworks[0] if frameworks else ""),
                               **m.extra}

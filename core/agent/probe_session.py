@@ -18,11 +18,9 @@ from .policy import StopPolicy
 from .sampler import HardwareSampler, describe_devices
 
 class ProbeStop(BaseException):
-    """Raised out of the training loop when the probe has seen enough (a clean stop).
-
-    A BaseException, as KeyboardInterrupt is: a program's own ``except Exception:`` around a
-    training step (retry on a bad batch, say) must not swallow the stop and train on unobserved.
-    """
+    """Raised out of the training loop when the probe has seen enough (a clean stop). A
+    BaseException, as KeyboardInterrupt is: a program's own ``except Exception:`` around a
+    training step (retry on a bad batch, say) must not swallow the stop and train on unobserved."""
 
 
 @dataclass
@@ -37,6 +35,9 @@ class ProbeMeta:
     framework: str = ""
     batch_fallback: int | None = None  # where neither it nor the program says one
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def batch(self, program: int | None = None) -> int:  # given, else the program's, else fallback
+        return int(self.batch_size or program or self.batch_fallback or 0)
 
 
 class ProbeSession(Phases):
@@ -109,7 +110,7 @@ class ProbeSession(Phases):
         m = self.meta
         fields: dict[str, Any] = {
             "instance": m.instance or os.environ.get("PROBECAST_INSTANCE", ""),
-            "batch_size": int(m.batch_size or batch_size or m.batch_fallback or 0),
+            "batch_size": m.batch(batch_size),
             "workload": m.workload,
             "steps_per_epoch": self.steps_per_epoch,
             "val_steps": self.val_steps,
@@ -343,8 +344,7 @@ class ProbeSession(Phases):
             self.started = True
             self.emitter.start(self.meta.probe or uuid.uuid4().hex[:12],
                                instance=self.meta.instance, workload=self.meta.workload,
-                               batch_size=int(self.meta.batch_size or self.meta.batch_fallback
-                                              or 0), steps_per_epoch=0,
+                               batch_size=self.meta.batch(), steps_per_epoch=0,
                                val_steps=0, framework=self.meta.framework, devices=[])
         self.emitter.end(status, reason)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..model.pricing import Catalog
 from .board import Board
+from .command_line import PLACEHOLDER
 from .config import Host, ProbeSettings
 from .prepare import HostPrep, Preparation
 from .runners import LocalRunner, ProbeSpec, Runner, RunnerStatus
@@ -74,7 +75,7 @@ def plan_probes(hosts: list[Host], settings: ProbeSettings, log_dir: Path,
     known = {h.name: h for h in (all_hosts or hosts)}
     # a command that does not take the batch size, probed once a host: its probe is the host's
     # (the batch size its log gives is the program's own, read from it where it says one)
-    own_batch = (settings.command is not None and "{batch_size}" not in settings.command
+    own_batch = (settings.command is not None and PLACEHOLDER not in settings.command
                  and len(settings.batch_sizes) == 1)
     for host in hosts:
         host_prep = HostPrep(host, prep, known) if prep is not None else None
