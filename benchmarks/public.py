@@ -16,7 +16,10 @@ given, and how to lay them out (its spec.json is the one recorded).
 (``order.txt`` keeps the order; RESULTS §11 says why): once under the agent with the default
 stop policy and nothing configured - what ``probecast --local -- CMD`` runs - into
 ``probe-NAME.jsonl.gz``, and once plainly, no agent, launch to exit timed here, into
-``NAME.truth.json`` (with the program's output beside it). Run it on a quiet machine.
+``NAME.truth.json`` (with the program's output beside it). Both runs' output is timed line by
+line (``probe-NAME.lines.gz``, ``NAME.lines.gz``; ``benchmarks/stamp.py``: the program runs with
+``PYTHONUNBUFFERED=1``, as a terminal would show its prints) - ``benchmarks/progress.py`` reads
+them side by side. Run it on a quiet machine.
 
 ``judge`` asks of every probe what the product answers (``probecast rank`` on the probe: the
 length read from the program, the shipped constants - none measured on these scripts) and
@@ -36,9 +39,7 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +51,7 @@ from probecast.core.model.pricing import Catalog  # noqa: E402
 from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row  # noqa: E402
 from probecast.core.model.rows import Candidate  # noqa: E402
 from shapes import Judged  # noqa: E402 - benchmarks/shapes.py, beside this script: err, inside
+from stamp import run_stamped  # noqa: E402 - benchmarks/stamp.py: each run's lines, timed
 
 
 @dataclass(frozen=True)
@@ -93,29 +95,22 @@ def _run_probe(s: Setting, out: Path) -> tuple[int, float]:
            "--instance", "cpu-2core", "--out", str(out / f"{tag}.jsonl"),
            "--output", str(out / f"{tag}.output"), "--first-step-timeout", "900",
            "--workload-label", s.name, "--", *_argv(s.argv)]
-    t0 = time.monotonic()
-    r = subprocess.run(cmd, cwd=s.cwd, env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=False)
-    wall = time.monotonic() - t0
+    code, wall = run_stamped(cmd, None, out / f"{tag}.lines.gz", cwd=s.cwd, env=env)
     _gzip(out / f"{tag}.jsonl")
     _gzip(out / f"{tag}.output")
-    return r.returncode, wall
+    return code, wall
 
 
 def _run_plain(s: Setting, out: Path) -> tuple[int, float]:
     env = {**os.environ, **s.env, "TF_CPP_MIN_LOG_LEVEL": "3", "MPLBACKEND": "Agg"}
     raw = out / f"{s.name}.output"
-    with open(raw, "wb") as fh:
-        t0 = time.monotonic()
-        r = subprocess.run(_argv(s.argv), cwd=s.cwd, env=env, stdout=fh,
-                           stderr=subprocess.STDOUT, check=False)
-        wall = time.monotonic() - t0
+    code, wall = run_stamped(_argv(s.argv), raw, out / f"{s.name}.lines.gz", cwd=s.cwd, env=env)
     _gzip(raw)
     (out / f"{s.name}.truth.json").write_text(json.dumps(
-        {"wall_s": round(wall, 3), "exit": r.returncode, "argv": list(s.argv),
+        {"wall_s": round(wall, 3), "exit": code, "argv": list(s.argv),
          "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
          "machine": f"{platform.node()} ({os.cpu_count()} CPUs)"}, indent=1) + "\n")
-    return r.returncode, wall
+    return code, wall
 
 
 def record(spec: Path, out: Path, only: list[str] | None, root: Path | None = None) -> int:

@@ -2,6 +2,9 @@
 #   job NAME KIND -- CMD...     KIND: probe (the agent's defaults), full (--full), plain (no agent)
 # CMD may start with WORKLOAD to run one of the agent's built-in workloads.
 # Needs: OUT, AG (the agent command), INSTANCE, LABEL, BS, T (a probe's timeout; runs get 2x).
+# Every run's output is timed line by line (benchmarks/stamp.py: *.lines.gz beside it, the program
+# unbuffered) - a plain run's own progress, which benchmarks/progress.py sets against its probe's.
+STAMP="python3 $(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/stamp.py"
 job() {
   local name=$1 kind=$2; shift 3
   local d="$OUT/$name"; mkdir -p "$d"
@@ -21,9 +24,9 @@ job() {
   local what=(run --workload-label "$LABEL" --batch-size "$BS" -- "$@")
   [ "$1" = WORKLOAD ] && { shift; what=(workload "$@"); }
   case $kind in
-    probe) timeout "$tp" $AG "${what[0]}" "${rec[@]}" --out "$d/probe.jsonl" "${what[@]:1}" > /dev/null 2> "$d/agent-probe.err" ;;
-    full)  timeout "$tf" $AG "${what[0]}" --full "${rec[@]}" --out "$d/full.jsonl" "${what[@]:1}" > /dev/null 2> "$d/agent-full.err" ;;
-    plain) timeout "$tf" "$@" > "$d/output.txt" 2>&1 ;;
+    probe) timeout "$tp" $STAMP "$d/agent-probe.err" "$d/probe.lines.gz" -- $AG "${what[0]}" "${rec[@]}" --out "$d/probe.jsonl" "${what[@]:1}" ;;
+    full)  timeout "$tf" $STAMP "$d/agent-full.err" "$d/full.lines.gz" -- $AG "${what[0]}" --full "${rec[@]}" --out "$d/full.jsonl" "${what[@]:1}" ;;
+    plain) timeout "$tf" $STAMP "$d/output.txt" "$d/plain.lines.gz" -- "$@" ;;
   esac
   rc=$?; t1=$(date +%s.%N)
   echo "$name $kind rc=$rc wall=$(python3 -c "print(round($t1-$t0,3))")" | tee -a "$OUT/jobs.txt"

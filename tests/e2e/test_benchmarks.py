@@ -83,3 +83,42 @@ def test_memory_benchmark_smoke() -> None:
     assert re.search(r"keras: up forecasts of \d+ programs - median [0-9.]+%", out)
     assert re.search(r"torch: up forecasts of \d+ programs - median [0-9.]+%", out)
     assert "gate: median up error <= 15%: PASS" in out
+
+
+TINY = """\
+import torch
+from torch import nn
+torch.manual_seed(0)
+model, x, y = nn.Linear(64, 1), torch.randn(256, 64), torch.randn(256, 1)
+opt = torch.optim.SGD(model.parameters(), 0.01)
+for epoch in range(2):
+    for i in range(300):
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        if i % 5 == 0:
+            print(f"epoch {epoch} step {i} loss {loss.item():.4f}")
+print("done")
+"""
+
+
+def test_public_records_both_runs_lines_and_progress_sets_them_side_by_side(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """public.py record times both runs' output line by line (stamp.py); progress.py finds the
+    progress line they share and compares the probe's pace and start with the plain run's."""
+    pytest.importorskip("torch")
+    (tmp_path / "tiny.py").write_text(TINY)
+    spec = tmp_path / "spec.json"
+    spec.write_text('[{"name": "tiny", "cwd": ".", "argv": ["python", "tiny.py"]}]')
+    out = tmp_path / "runs"
+    run("benchmarks/public.py", "record", str(spec), str(out), timeout=300)
+    for name in ("tiny.lines.gz", "probe-tiny.lines.gz", "tiny.truth.json", "probe-tiny.jsonl.gz"):
+        assert (out / name).exists(), name
+    text = run("benchmarks/progress.py", str(out))
+    row = next(line for line in text.splitlines() if line.startswith("tiny "))
+    # the plain run printed 121 lines of the progress key; the probe some of them before it stopped
+    assert "epoch # step # loss #" in row
+    error, lag, pace, late_early, common = row.split()[1:6]
+    assert error.endswith("%") or error == "-"
+    assert float(pace) > 0 and float(late_early) > 0 and 2 <= int(common) <= 120
+    assert re.search(r"^pace: median [0-9.]+ over 1 scripts", text, re.M)
