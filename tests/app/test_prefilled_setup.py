@@ -65,3 +65,21 @@ async def test_without_hosts_this_machine_is_picked_and_no_builtin_workload_note
         assert screen.selected_hosts == {"local"}
         assert screen.batch_sizes() == [32]
         assert not any("built-in workload" in str(n.message) for n in pilot.app._notifications)
+
+
+async def test_a_command_without_a_batch_size_placeholder_offers_no_batch_sizes() -> None:
+    """`probecast -- python train.py`: the program sets its own batch size, so one probe a host
+    runs it as it is - the batch panel says so and picks nothing (before, it listed the presets
+    and every size picked ran the very same command under another name)."""
+    app = app_for("--", "python", "train.py", "--epochs", "2")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = pilot.app.screen
+        assert isinstance(screen, SetupScreen)
+        assert screen.query_one("#batches", SelectionList).disabled
+        assert screen.query_one("#custom-batches", Input).disabled
+        assert "no {batch_size}" in str(screen.query_one("#own-batch").render())
+        plan = screen.plan()
+        assert [p.spec.label for p in plan] == ["local"]  # the host's probe, no batch in its name
+        assert "1 probes (1 host × the program's batch size)" in str(
+            screen.query_one("#summary").render())

@@ -113,3 +113,12 @@ def test_a_batch_size_the_log_does_not_say_reads_as_unknown_not_zero() -> None:
     assert unknown.name == "c5.large b?"
     table = to_markdown([known, unknown], "t")
     assert "| m5.large | 64 |" in table and "| c5.large | ? |" in table and "| 0 |" not in table
+    from rich.console import Console
+
+    from probecast.tui.widgets.detail import heading_lines
+    from probecast.tui.widgets.memory_view import no_fit_detail
+
+    assert "batch ? " in heading_lines(unknown)[0].plain
+    console = Console(record=True, width=200)
+    console.print(no_fit_detail(unknown))
+    assert "batch ? " in console.export_text()

@@ -15,6 +15,7 @@ from probecast.core.agent.policy import DEFAULT_MAX_STEPS
 from probecast.core.agent.workloads import WORKLOADS
 from probecast.core.model.pricing import InstanceType, newest_first
 from probecast.core.model.estimate.length import DEFAULT_EPOCHS
+from probecast.core.run.command_line import PLACEHOLDER
 from probecast.core.run.config import Config, Host, ProbeSettings
 from probecast.core.report.fmt import fmt_cost
 from probecast.core.run.job import LaunchProvider, describe_length, settings_for
@@ -70,10 +71,17 @@ class SetupScreen(StartFromSetup, Screen[None]):
             yield DataTable(id="instances", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="settings"):
             with Vertical(id="batch-box"):
+                # a command that takes no {batch_size} runs at the program's own: nothing to pick
+                own = self.own_batch
                 yield SelectionList[int](
                     *[(str(b), b, b in s.batch_sizes) for b in
-                      sorted(set(PRESET_BATCHES) | set(s.batch_sizes))], id="batches")
-                yield Input(placeholder="+ custom: 96 192", id="custom-batches", compact=True)
+                      sorted(set(PRESET_BATCHES) | set(s.batch_sizes))], id="batches",
+                    disabled=own)
+                yield Input(placeholder="+ custom: 96 192", id="custom-batches", compact=True,
+                            disabled=own)
+                if own:
+                    yield Static(f"the command has no {PLACEHOLDER}: the program's own batch "
+                                 "size", id="own-batch", classes="hint")
             with Vertical(id="probe-box"):
                 with Horizontal(classes="field"):
                     yield Label("workload")
@@ -109,7 +117,8 @@ class SetupScreen(StartFromSetup, Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#instances-box").border_title = "Instances: space picks, / filters"
-        self.query_one("#batch-box").border_title = "Batch sizes"
+        box = self.query_one("#batch-box")
+        box.border_title = "Batch size" if self.own_batch else "Batch sizes"
         self.query_one("#probe-box").border_title = "Probe"
         table = self.query_one("#instances", DataTable)
         for key, label in (("pick", "✓"), ("instance", "instance"), ("gpus", "GPUs"),
@@ -269,7 +278,16 @@ class SetupScreen(StartFromSetup, Screen[None]):
 
     # ---- settings -----------------------------------------------------------------------------
 
+    @property
+    def own_batch(self) -> bool:
+        """The command takes no {batch_size}: each host's probe runs at the program's own batch
+        size (the configured one is the agent's fallback where the program says none)."""
+        command = self.config.probe.command
+        return command is not None and PLACEHOLDER not in command
+
     def batch_sizes(self) -> list[int]:
+        if self.own_batch:
+            return list(self.config.probe.batch_sizes)
         chosen = set(self.query_one("#batches", SelectionList).selected)
         for part in self.query_one("#custom-batches", Input).value.replace(",", " ").split():
             if part.isdigit() and int(part) > 0:
@@ -317,7 +335,8 @@ class SetupScreen(StartFromSetup, Screen[None]):
         text = Text()
         text.append(f" {len(plan) + len(launch) * len(s.batch_sizes)} probes", "bold")
         where = f"{hosts} host" + (f" + {len(launch)} to launch" if launch else "")
-        text.append(f" ({where} × {len(s.batch_sizes)} batch) · {stop} · worst ")
+        batches = "the program's batch size" if self.own_batch else f"{len(s.batch_sizes)} batch"
+        text.append(f" ({where} × {batches}) · {stop} · worst ")
         priced = any(p.host.kind != "local" or p.host.price_per_hour is not None for p in plan)
         text.append(("free (this machine)" if not priced else fmt_cost(worst)) if worst is not None
                     else "? (no price)")

@@ -107,7 +107,7 @@ def render_detail(row: RankedRow | None) -> Any:
 
 def heading_lines(row: RankedRow) -> list[Text]:
     """The row, its equation, and how sure the ranking is that the leader beats it."""
-    out = [Text.assemble((f"{row.instance} · batch {row.batch_size} · {row.workload}  ", "bold"),
+    out = [Text.assemble((f"{row.instance} · batch {row.batch_label} · {row.workload}  ", "bold"),
                          (f"Eq. {row.equation}: {EQUATIONS.get(row.equation, '')}", "cyan"))]
     for p, word in ((row.p_faster, "faster"), (row.p_cheaper, "cheaper")):
         if p is None:

@@ -18,7 +18,7 @@ def memory_texts(row: RankedRow) -> list[Text]:
 def no_fit_detail(row: RankedRow) -> Table:
     """A batch size that does not fit has no estimate: what ran out, where, and what fits."""
     out = Table.grid()
-    out.add_row(Text.assemble((f"{row.instance} · batch {row.batch_size} · {row.workload}  ",
+    out.add_row(Text.assemble((f"{row.instance} · batch {row.batch_label} · {row.workload}  ",
                                "bold"), ("does not fit", "bold yellow")))
     for note in row.notes:
         out.add_row(Text(note, style="yellow"))
