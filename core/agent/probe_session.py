@@ -9,35 +9,18 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
 from .emit import Emitter, ProbeCancelled
 from .phases import Phases
 from .policy import StopPolicy
+from .probe_meta import ProbeMeta
 from .sampler import HardwareSampler, describe_devices
 
 class ProbeStop(BaseException):
     """Raised out of the training loop when the probe has seen enough (a clean stop). A
     BaseException, as KeyboardInterrupt is: a program's own ``except Exception:`` around a
     training step (retry on a bad batch, say) must not swallow the stop and train on unobserved."""
-
-
-@dataclass
-class ProbeMeta:
-    probe: str = ""
-    instance: str = ""
-    host: str = ""
-    workload: str = ""
-    batch_size: int | None = None  # the value the command was given: it wins
-    epochs: int | None = None
-    price_per_hour: float | None = None
-    framework: str = ""
-    batch_fallback: int | None = None  # where neither it nor the program says one
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def batch(self, program: int | None = None) -> int:  # given, else the program's, else fallback
-        return int(self.batch_size or program or self.batch_fallback or 0)
 
 
 class ProbeSession(Phases):
@@ -81,6 +64,7 @@ class ProbeSession(Phases):
         self._periodic_said = False
         self._end_by: float | None = None  # going on for the program's own end, until then
         self.planned_steps: int | None = None
+        self._plan_epochs: int | None = None  # the epochs the last plan said
         self._pending_plan: dict[str, Any] = {}
         self.memory_said = False  # a does-not-fit wrote its own `memory` event (hook.py)
         self.init_phases()
@@ -291,9 +275,17 @@ class ProbeSession(Phases):
             fields = {k: v for k, v in fields.items() if k not in ("epochs", "steps", "source")}
         if not fields:
             return
-        every = fields.get("every")
+        every, n_it = fields.get("every"), fields.get("steps_per_epoch")
         if isinstance(every, int) and every > 1:
             self.every = every
+        if isinstance(n_it, int) and n_it > 0 and self.started:  # a correction of start's N_it:
+            # the epoch waited for, and a total that was epochs x the old N_it, follow it
+            epochs, old = self._plan_epochs, self.steps_per_epoch
+            if epochs and old and self.planned_steps == epochs * old and "steps" not in fields:
+                fields["steps"] = epochs * n_it
+            self.steps_per_epoch = n_it
+        if isinstance(fields.get("epochs"), int):
+            self._plan_epochs = fields["epochs"]
         if isinstance(fields.get("steps"), int):
             self.planned_steps = fields["steps"]
         elif isinstance(fields.get("epochs"), int) and not (self.meta.epochs and self.phase == 1):

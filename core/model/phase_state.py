@@ -43,7 +43,7 @@ class PhaseTiming:
             self.vals.append(ev.dt)
             self.seconds += ev.dt
         elif isinstance(ev, Plan):
-            self.plan = merge(self.plan, ev, max_of=())
+            self.plan = merge_plan(self.plan, ev, self.plan_steps_per_epoch)
         elif isinstance(ev, Epoch):
             self.epochs_done += 1
         elif isinstance(ev, Log) and ev.code == "phase":
@@ -95,3 +95,16 @@ def merge(old: _M | None, new: _M, max_of: tuple[str, ...]) -> _M:
         elif name in max_of and theirs is not None:
             setattr(out, name, max(mine, theirs))
     return out
+
+
+def merge_plan(old: Plan | None, new: Plan, steps_per_epoch: int) -> Plan:
+    """A later plan over an earlier one (``merge``). One that only corrects the steps in an
+    epoch (``steps_per_epoch``: learned after the first steps, the agent's first reading of a
+    loader that fetches ahead halved it) also corrects the total where the earlier plan's was
+    its epochs times the old count (``steps_per_epoch``: the count before this plan)."""
+    out = merge(old, new, max_of=())
+    if (old is not None and new.steps is None and new.steps_per_epoch and old.epochs
+            and old.steps and steps_per_epoch and old.steps == old.epochs * steps_per_epoch):
+        out.steps = old.epochs * new.steps_per_epoch
+    return out
+

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from .events import (SCHEMA_VERSION, Block, Done, End, Epoch, Event, EventReader, Init, Log, Memory,
                      Phase, Plan, Sample, Start, Step, Val)
 from .linefit import line_fit
-from .phase_state import PhaseTiming, merge
+from .phase_state import PhaseTiming, merge, merge_plan
 
 
 MIN_EVERY = 10  # periodic work every fewer steps than this stays in the steady step time
@@ -147,7 +147,7 @@ class ProbeState:
             self.done_dts.append(ev.dt)
             self._done_pending += ev.dt  # fit() returned: if training goes on, part of a boundary
         elif isinstance(ev, Plan):
-            self.plan = merge(self.plan, ev, max_of=())
+            self.plan = merge_plan(self.plan, ev, self.steps_per_epoch)
             every = self.plan.every or 0  # work every few steps is part of a steady step
             self._every = every if every >= MIN_EVERY else 0
         elif isinstance(ev, Memory):

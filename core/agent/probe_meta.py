@@ -1,0 +1,24 @@
+"""What a probe is told about itself: its names, the batch size and epochs it was given, its
+price - the `start` event's fields that come from the command line, not from the program."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ProbeMeta:
+    probe: str = ""
+    instance: str = ""
+    host: str = ""
+    workload: str = ""
+    batch_size: int | None = None  # the value the command was given: it wins
+    epochs: int | None = None
+    price_per_hour: float | None = None
+    framework: str = ""
+    batch_fallback: int | None = None  # where neither it nor the program says one
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def batch(self, program: int | None = None) -> int:  # given, else the program's, else fallback
+        return int(self.batch_size or program or self.batch_fallback or 0)
