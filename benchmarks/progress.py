@@ -41,10 +41,14 @@ _BAR = re.compile(r"[━─=>.]{3,}")
 MIN_RECURRING = 3  # a key the plain run prints this often marks its progress
 
 
+_CONTROL = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
 def key(text: str) -> str:
-    """A line with its numbers and progress-bar runs masked: the same point of the job prints
-    the same key in every run."""
-    return " ".join(_BAR.sub("~", _NUMBER.sub("#", text)).split())
+    """A line with its numbers, progress-bar runs and control characters (a bar's backspaces,
+    colours) masked: the same point of the job prints the same key in every run."""
+    return " ".join(_BAR.sub("~", _NUMBER.sub("#", _CONTROL.sub("", text))).split())
 
 
 @dataclass(frozen=True)
@@ -68,8 +72,11 @@ def _occurrences(rows: list[tuple[float, str]]) -> dict[str, list[float]]:
 def compare(name: str, probe: list[tuple[float, str]], plain: list[tuple[float, str]]) -> Progress:
     by_probe, by_plain = _occurrences(probe), _occurrences(plain)
     start = next((t - by_plain[k][0] for t, text in probe if (k := key(text)) in by_plain), None)
+    # a progress line says something in words; a bar redrawn in place (Keras') is redrawn
+    # every so many milliseconds, not at a point of the job: not one
     candidates = [k for k, ts in by_plain.items()
-                  if len(ts) >= MIN_RECURRING and len(by_probe.get(k, ())) >= 2]
+                  if len(ts) >= MIN_RECURRING and len(by_probe.get(k, ())) >= 2
+                  and _WORD.search(k) and "~" not in k]
     plain_s = plain[-1][0] if plain else 0.0
     if not candidates:
         return Progress(name, start, None, 0, None, None, plain_s)

@@ -40,6 +40,7 @@ import platform
 import shutil
 import statistics
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,10 +86,17 @@ def _gzip(path: Path) -> None:
         path.unlink()
 
 
-def _run_probe(s: Setting, out: Path) -> tuple[int, float]:
+def _env(s: Setting, cache: str) -> dict[str, str]:
+    """The setting's environment, with a compile cache of its own (``cache``): each run starts
+    as on a fresh host, whichever of the two runs first (record.py does the same)."""
+    return {**os.environ, **s.env, "TF_CPP_MIN_LOG_LEVEL": "3", "MPLBACKEND": "Agg",
+            "TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
+
+
+def _run_probe(s: Setting, out: Path, cache: str) -> tuple[int, float]:
     tag = f"probe-{s.name}"
     (out / f"{tag}.jsonl").unlink(missing_ok=True)
-    env = {**os.environ, **s.env, "TF_CPP_MIN_LOG_LEVEL": "3", "MPLBACKEND": "Agg"}
+    env = _env(s, cache)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), s.env.get("PYTHONPATH"))
                                         if p)
     cmd = [sys.executable, "-m", "probecast.core.agent", "run", "--probe", tag,
@@ -101,8 +109,8 @@ def _run_probe(s: Setting, out: Path) -> tuple[int, float]:
     return code, wall
 
 
-def _run_plain(s: Setting, out: Path) -> tuple[int, float]:
-    env = {**os.environ, **s.env, "TF_CPP_MIN_LOG_LEVEL": "3", "MPLBACKEND": "Agg"}
+def _run_plain(s: Setting, out: Path, cache: str) -> tuple[int, float]:
+    env = _env(s, cache)
     raw = out / f"{s.name}.output"
     code, wall = run_stamped(_argv(s.argv), raw, out / f"{s.name}.lines.gz", cwd=s.cwd, env=env)
     _gzip(raw)
@@ -121,7 +129,9 @@ def record(spec: Path, out: Path, only: list[str] | None, root: Path | None = No
             tag = f"probe-{s.name}" if probe else s.name
             with open(out / "order.txt", "a") as fh:
                 fh.write(f"{tag}\n")
-            rc, wall = (_run_probe if probe else _run_plain)(s, out)
+            cache = tempfile.mkdtemp(prefix="probecast-compile-")
+            rc, wall = (_run_probe if probe else _run_plain)(s, out, cache)
+            shutil.rmtree(cache, ignore_errors=True)
             print(f"{tag:<40} exit {rc:>3}  {wall:7.1f}s", flush=True)
     return 0
 
