@@ -87,10 +87,12 @@ def _gzip(path: Path) -> None:
 
 
 def _env(s: Setting, cache: str) -> dict[str, str]:
-    """The setting's environment, with a compile cache of its own (``cache``): each run starts
-    as on a fresh host, whichever of the two runs first (record.py does the same)."""
+    """The setting's environment, with a compile cache and a temp folder of its own (``cache``):
+    each run starts as on a fresh host, whichever of the two runs first (record.py does the
+    same)."""
     return {**os.environ, **s.env, "TF_CPP_MIN_LOG_LEVEL": "3", "MPLBACKEND": "Agg",
-            "TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
+            "TORCHINDUCTOR_CACHE_DIR": cache, "TMPDIR": cache,
+            "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
 
 
 def _run_probe(s: Setting, out: Path, cache: str) -> tuple[int, float]:

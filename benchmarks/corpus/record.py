@@ -252,11 +252,12 @@ def main() -> int:
             with open(out / "order.txt", "a") as fh:
                 fh.write(f"{tag}\n")
         (out / f"{tag}.jsonl").unlink(missing_ok=True)
-        # a compile cache of its own for every run: a probe, like the full run it predicts, starts
-        # on a fresh host (one after the other shared torch.compile's cache: whichever ran second
-        # skipped the compile - compile_cpu's probes then came out 32-37 % under)
-        cache = tempfile.mkdtemp(prefix="probecast-compile-")
-        run_env = {**env, "TORCHINDUCTOR_CACHE_DIR": cache,
+        # a compile cache and a temp folder of its own for every run: a probe, like the full run
+        # it predicts, starts on a fresh host (one after the other shared torch.compile's cache,
+        # so whichever ran second skipped the compile - compile_cpu 32-37 % under; and ddp_gloo's
+        # snapshot, left in the temp folder by a probe that stopped it, made the full run resume)
+        cache = tempfile.mkdtemp(prefix="probecast-run-")
+        run_env = {**env, "TORCHINDUCTOR_CACHE_DIR": cache, "TMPDIR": cache,
                    "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
         t0 = time.monotonic()
         r = subprocess.run(command(name, out, probe), cwd=workdir(name), env=run_env,
