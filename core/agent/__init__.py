@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .emit import Emitter
     from .policy import StopPolicy
-    from .probe_session import ProbeMeta, ProbeSession, ProbeStop
+    from .probe_meta import ProbeMeta
+    from .probe_session import ProbeSession, ProbeStop
     from .timer import StepTimer
 
 # Loaded on first use (PEP 562): the app imports only ``steady`` of this package, and importing
 # the session, its emitter and phases with it cost the app's first frame ~30 ms.
-_LAZY = {"Emitter": "emit", "StopPolicy": "policy", "ProbeMeta": "probe_session",
+_LAZY = {"Emitter": "emit", "StopPolicy": "policy", "ProbeMeta": "probe_meta",
          "ProbeSession": "probe_session", "ProbeStop": "probe_session", "StepTimer": "timer"}
 
 

@@ -18,7 +18,8 @@ from . import probe_session as session_module
 from .channel import ENV_SOCKET, EventClient
 from .emit import Emitter, ProbeCancelled
 from .policy import StopPolicy
-from .probe_session import ProbeMeta, ProbeSession, ProbeStop
+from .probe_meta import ProbeMeta
+from .probe_session import ProbeSession, ProbeStop
 from .sampler import ENV_SAMPLER, prefetch_devices, switched_off
 
 if TYPE_CHECKING:

@@ -278,11 +278,12 @@ class ProbeSession(Phases):
         every, n_it = fields.get("every"), fields.get("steps_per_epoch")
         if isinstance(every, int) and every > 1:
             self.every = every
-        if isinstance(n_it, int) and n_it > 0 and self.started:  # a correction of start's N_it:
+        if isinstance(n_it, int) and 0 < n_it != self.steps_per_epoch and self.started \
+                and self.phase == 1:  # start's N_it corrected (a later phase has its own):
             # the epoch waited for, and a total that was epochs x the old N_it, follow it
             epochs, old = self._plan_epochs, self.steps_per_epoch
             if epochs and old and self.planned_steps == epochs * old and "steps" not in fields:
-                fields["steps"] = epochs * n_it
+                fields.update(epochs=epochs, steps=epochs * n_it)
             self.steps_per_epoch = n_it
         if isinstance(fields.get("epochs"), int):
             self._plan_epochs = fields["epochs"]
