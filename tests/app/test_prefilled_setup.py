@@ -76,8 +76,12 @@ async def test_a_command_without_a_batch_size_placeholder_offers_no_batch_sizes(
         await pilot.pause()
         screen = pilot.app.screen
         assert isinstance(screen, SetupScreen)
-        assert screen.query_one("#batches", SelectionList).disabled
-        assert screen.query_one("#custom-batches", Input).disabled
+        for picker in (screen.query_one("#batches", SelectionList),
+                       screen.query_one("#custom-batches", Input)):
+            assert picker.disabled and not picker.display
+        # the command is shown whole, not cut to the field labels' width
+        assert str(screen.query_one("#command", Label).render()) == "python train.py --epochs 2"
+        assert screen.query_one("#command", Label).size.width >= len("python train.py --epochs 2")
         assert "no {batch_size}" in str(screen.query_one("#own-batch").render())
         plan = screen.plan()
         assert [p.spec.label for p in plan] == ["local"]  # the host's probe, no batch in its name

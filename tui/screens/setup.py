@@ -119,6 +119,8 @@ class SetupScreen(StartFromSetup, Screen[None]):
         self.query_one("#instances-box").border_title = "Instances: space picks, / filters"
         box = self.query_one("#batch-box")
         box.border_title = "Batch size" if self.own_batch else "Batch sizes"
+        if self.own_batch:  # nothing to pick: only the line that says why
+            self.query_one("#batches").display = self.query_one("#custom-batches").display = False
         self.query_one("#probe-box").border_title = "Probe"
         table = self.query_one("#instances", DataTable)
         for key, label in (("pick", "✓"), ("instance", "instance"), ("gpus", "GPUs"),
