@@ -107,4 +107,3 @@ def merge_plan(old: Plan | None, new: Plan, steps_per_epoch: int) -> Plan:
             and old.steps and steps_per_epoch and old.steps == old.epochs * steps_per_epoch):
         out.steps = old.epochs * new.steps_per_epoch
     return out
-
