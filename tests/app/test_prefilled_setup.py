@@ -87,3 +87,7 @@ async def test_a_command_without_a_batch_size_placeholder_offers_no_batch_sizes(
         assert [p.spec.label for p in plan] == ["local"]  # the host's probe, no batch in its name
         assert "1 probes (1 host × the program's batch size)" in str(
             screen.query_one("#summary").render())
+        await pilot.press("f")  # no batch size to search for the largest that fits
+        await pilot.pause()
+        assert not screen.find_batch
+        assert any("no batch size to search" in str(n.message) for n in pilot.app._notifications)

@@ -282,8 +282,7 @@ class SetupScreen(StartFromSetup, Screen[None]):
 
     @property
     def own_batch(self) -> bool:
-        """The command takes no {batch_size}: each host's probe runs at the program's own batch
-        size (the configured one is the agent's fallback where the program says none)."""
+        """No {batch_size} in the command: one probe a host, at the program's own batch size."""
         command = self.config.probe.command
         return command is not None and PLACEHOLDER not in command
 
@@ -368,6 +367,10 @@ class SetupScreen(StartFromSetup, Screen[None]):
                 table.update_cell(key, "fit", cell)
 
     def action_toggle_find(self) -> None:
+        if self.own_batch:  # the search runs the command at batch sizes it cannot take
+            self.notify(f"The command has no {PLACEHOLDER}: there is no batch size to search "
+                        f"(put {PLACEHOLDER} where it takes one)", severity="warning", timeout=6)
+            return
         self.find_batch = not self.find_batch
         self.notify("Start (s) searches each picked host for the largest batch size that fits, "
                     "from the smallest chosen one" if self.find_batch else
