@@ -107,18 +107,36 @@ def last_step_s(log: Path) -> float | None:
 
 def pairs(folder: Path) -> list[tuple[str, Path, Path, Path]]:
     """(name, probe's lines, its log, plain run's lines) in public.py's layout (``probe-NAME.*``
-    beside ``NAME.*``) or the GPU scripts' (``NAME/probe.*`` beside ``NAME-plain/plain.*``)."""
+    beside ``NAME.*``) or the GPU scripts' (``NAME/probe.*`` beside ``NAME-plain/plain.*``, or
+    ``NAME-probe-N/`` beside the ``NAME-plain-M/`` that ran next)."""
     out = []
     for plain in sorted(folder.glob("*.lines.gz")):
         name = plain.name.removesuffix(".lines.gz")
         probe = folder / f"probe-{name}.lines.gz"
         if not name.startswith("probe-") and probe.exists():
             out.append((name, probe, folder / f"probe-{name}.jsonl.gz", plain))
+    plains = sorted(folder.glob("*/plain.lines.gz"))
     for probe in sorted(folder.glob("*/probe.lines.gz")):
-        plain = folder / f"{probe.parent.name}-plain" / "plain.lines.gz"
+        name = probe.parent.name
+        plain = folder / f"{name}-plain" / "plain.lines.gz"
+        if not plain.exists():  # record_h100.sh PART=7: NAME-probe-N beside NAME-plain-M
+            plain = _next_plain(name, plains) or plain
         if plain.exists():
-            out.append((probe.parent.name, probe, probe.parent / "probe.jsonl", plain))
+            out.append((name, probe, probe.parent / "probe.jsonl", plain))
     return out
+
+
+def _next_plain(name: str, plains: list[Path]) -> Path | None:
+    """For ``JOB-probe-N``, the plain run of the same job that ran next after it (``JOB-plain-M``,
+    the least M above N), else the last before it."""
+    m = re.fullmatch(r"(.+)-probe-(\d+)", name)
+    if m is None:
+        return None
+    runs = sorted((int(p.parent.name.rsplit("-", 1)[1]), p) for p in plains
+                  if re.fullmatch(rf"{re.escape(m[1])}-plain-\d+", p.parent.name))
+    after = [p for n, p in runs if n > int(m[2])]
+    before = [p for n, p in runs if n < int(m[2])]
+    return after[0] if after else before[-1] if before else None
 
 
 def collect(folder: Path) -> list[Progress]:

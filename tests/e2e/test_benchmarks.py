@@ -123,3 +123,31 @@ def test_public_records_both_runs_lines_and_progress_sets_them_side_by_side(tmp_
     assert error.endswith("%") or error == "-"
     assert float(pace) > 0 and float(late_early) > 0 and 2 <= int(common) < 600
     assert re.search(r"^pace: median [0-9.]+ over 1 scripts", text, re.M)
+
+
+def test_progress_pairs_the_gpu_scripts_layouts_and_reads_pace_and_lag(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """progress.py on record_h100.sh's folders: NAME/ beside NAME-plain/, and PART=7's
+    JOB-probe-N/ beside the JOB-plain-M/ that ran next. The first line both print came at the
+    same moment (lag +0.00 s); the probe took twice as long over the progress lines both printed
+    (pace 2.000); the plain run's later lines are twice as far apart as its early ones (late/early
+    2.000). The plain run before the probe, 9x slower, is not the one it is set against."""
+    import gzip
+
+    def lines(path, times) -> None:  # type: ignore[no-untyped-def]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wt") as fh:
+            fh.write("0.100\tstarting\n")
+            fh.writelines(f"{t:.3f}\tstep {i} loss 0.{i}\n" for i, t in enumerate(times))
+
+    plain = [1.0, 2.0, 3.0, 5.0, 7.0, 9.0]
+    probe = [1.5, 3.5, 5.5]
+    for job in ("a", "b-probe-2"):
+        lines(tmp_path / job / "probe.lines.gz", probe)
+        (tmp_path / job / "probe.jsonl").write_text('{"ev":"step","t":5.5}\n')
+    lines(tmp_path / "a-plain" / "plain.lines.gz", plain)
+    lines(tmp_path / "b-plain-1" / "plain.lines.gz", [t * 9 for t in plain])  # before: not it
+    lines(tmp_path / "b-plain-3" / "plain.lines.gz", plain)
+    rows = {line.split()[0]: line.split() for line in
+            run("benchmarks/progress.py", str(tmp_path), "--no-estimate").splitlines()}
+    for job in ("a", "b-probe-2"):
+        assert rows[job][1:6] == ["-", "+0.00s", "2.000", "2.000", "3"], rows[job]
