@@ -37,6 +37,7 @@ def run_stamped(argv: list[str], output: Path | None, lines: Path, cwd: Path | N
     env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     opener = gzip.open if lines.suffix == ".gz" else open
     raw: IO[bytes] | None = open(output, "wb") if output is not None else None
+    before = signal.getsignal(signal.SIGTERM)
     try:
         with opener(lines, "wt") as rows:  # type: ignore[operator]
             t0 = time.monotonic()
@@ -58,6 +59,7 @@ def run_stamped(argv: list[str], output: Path | None, lines: Path, cwd: Path | N
             wall = time.monotonic() - t0
             _row(rows, wall, partial)
     finally:
+        signal.signal(signal.SIGTERM, before)  # the caller's own again (public.py runs many)
         if raw is not None:
             raw.close()
     return (128 - code if code < 0 else code), wall
