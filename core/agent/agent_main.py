@@ -19,8 +19,10 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
+from . import leftovers
 from .emit import Emitter
 from .policy import DEFAULT_MAX_STEPS, probe_length
 from .process import LaunchOptions, Launcher
@@ -164,6 +166,7 @@ def _launcher(ns: argparse.Namespace, command: list[str], meta: dict[str, Any],
 
 
 def main(argv: list[str] | None = None) -> int:
+    since = time.time()  # a file the program writes is modified after this
     parser = _parser()
     ns = parser.parse_args(argv)
     meta: dict[str, Any] = {"probe": ns.probe, "instance": ns.instance, "host": ns.host_label,
@@ -171,12 +174,28 @@ def main(argv: list[str] | None = None) -> int:
     command = (_workload_command(ns, meta) if ns.cmd == "workload"
                else _user_command(ns, meta, parser))
     emitter = Emitter(path=ns.out)
+    if ns.cmd == "run" and not leftovers.inside(os.getcwd(), ns.own_dir):
+        emitter.before_end = _left_files(os.getcwd(), since, (ns.out, ns.output))
     try:
         code = _launcher(ns, command, meta, emitter).run()
     finally:
         emitter.close()
         _remove_own_dir(ns.own_dir)
     return code
+
+
+def _left_files(cwd: str, since: float,
+                own: tuple[str | None, ...]) -> Callable[[str], tuple[str, str] | None]:
+    """What the probe says before its end when it stopped the program: the files the program
+    wrote in its folder meanwhile (leftovers.py). A run to its end leaves what a plain run
+    does; a probe's own copy of a project (--own-dir) is removed after."""
+    def check(status: str) -> tuple[str, str] | None:
+        if status not in ("probe-done", "stopped"):
+            return None
+        paths, whole = leftovers.written_since(cwd, since, own)
+        return (leftovers.LEFT_FILES, leftovers.describe(paths, whole)) if paths else None
+
+    return check
 
 
 def _remove_own_dir(path: str | None) -> None:

@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import IO, Any
 
 from . import schema
@@ -113,6 +114,8 @@ class Emitter:
         self.orphaned = False
         self.started = False
         self.meta: dict[str, Any] = {}  # what fallback_start says when nothing trained
+        # called with the end's status before it is written: (log code, warning) to say first
+        self.before_end: Callable[[str], tuple[str, str] | None] | None = None
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -189,13 +192,19 @@ class Emitter:
     def end(self, status: str, reason: str = "", exit_code: int | None = None) -> None:
         if self.ended:
             return
+        at = time.monotonic()  # what ``before_end`` looks at is no part of the program's time
+        said = self.before_end(status) if self.before_end is not None else None
+        if said:
+            with self._lock:
+                self._write({"ev": "log", "t": round(at - self.t0, 6), "level": "warning",
+                             "msg": said[1], "code": said[0]})
         self.ended = True
         fields: dict[str, Any] = {"status": status}
         if reason:
             fields["reason"] = reason[:2000]
         if exit_code is not None:
             fields["exit_code"] = exit_code
-        self.timed("end", **fields)
+        self.timed("end", at=at, **fields)
 
     def log(self, level: str, msg: str, code: str = "") -> None:
         if code:

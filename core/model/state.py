@@ -82,7 +82,7 @@ class ProbeState:
     # without a `memory` event (schema v1/v2), and a floor under one that has it
     peak_rss_mb: float = 0.0
     peak_gpu_mem_mb: float = 0.0
-    logs: list[tuple[str, str]] = field(default_factory=list)
+    logs: list[tuple[str, str, str]] = field(default_factory=list)  # (level, msg, code)
     codes: set[str] = field(default_factory=set)  # log codes: fit-loop, early-stop, ...
     plan: Plan | None = None  # the job's length as the program said it (fields merged, latest wins)
     memory: Memory | None = None  # peak memory (fields merged: the highest peak of each)
@@ -154,8 +154,8 @@ class ProbeState:
             self.memory = merge(self.memory, ev, max_of=(
                 "device_peak_mb", "device_reserved_mb", "host_peak_mb", "host_vm_peak_mb"))
         elif isinstance(ev, Log):
-            if len(self.logs) < 200:
-                self.logs.append((ev.level, ev.msg))
+            if len(self.logs) < 200 or ev.code:
+                self.logs.append((ev.level, ev.msg, ev.code))
             if ev.code:
                 self.codes.add(ev.code)
             if ev.code == "phase" and not self.phases:

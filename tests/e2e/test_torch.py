@@ -5,6 +5,7 @@ built-in torch-cnn workload. Real PyTorch (CPU), the agent run as a user runs it
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -243,3 +244,43 @@ def test_the_built_in_torch_workload_probes_headless(tmp_path: Path) -> None:
     assert st.start.steps_per_epoch == -(-2000 // 128)
     assert st.boundary_steps  # an epoch boundary timed, as the default probe does
     assert "Ranking" in r.stdout
+
+
+def test_a_stopped_probe_names_the_checkpoints_it_left_in_the_programs_folder(
+        tmp_path: Path) -> None:
+    """The program saves a checkpoint each epoch in its own folder; the probe stops it after its
+    first: the log says, before its end, which files the stopped run left there (the
+    checkpoint first) and the estimate passes it on - a file that was there before is not
+    named, nor probecast's own. A run to its end says nothing (it left what a plain run does)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "data.bin").write_bytes(b"\0" * 64)
+    os.utime(work / "data.bin", (1_000_000_000, 1_000_000_000))  # there before the probe
+    script = SCRIPTS / "checkpoints.py"
+
+    def probe(*extra: str) -> list:
+        log = work / "probecast-logs" / "p.jsonl"
+        log.parent.mkdir(exist_ok=True)
+        with open(log, "w") as fh:
+            r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--probe", "p",
+                                "--output", str(work / ".probecast-p.output"), *extra, "--",
+                                PY, str(script)],
+                               cwd=work, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=240)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return read_log(log)[0]
+
+    events = probe("--max-steps", "40")
+    assert isinstance(events[-1], End) and events[-1].status == "probe-done"
+    said = [e for e in events if isinstance(e, Log) and e.code == "left-files"]
+    assert len(said) == 1 and events[-2] is said[0] and said[0].level == "warning"
+    msg = said[0].msg
+    assert "2 file(s)" in msg and msg.index("checkpoints/last.pt") < msg.index("results.txt")
+    assert "data.bin" not in msg and "probecast" not in msg.split(":", 1)[1]
+    assert said[0].t <= events[-1].t
+    est = estimate_runtime(load_probe(work / "probecast-logs" / "p.jsonl").state, 20)
+    assert any("checkpoints/last.pt" in n for n in est.notes)  # the detail view, --json
+
+    (work / "results.txt").unlink()
+    events = probe("--full")
+    assert events[-1].status == "complete"
+    assert not [e for e in events if isinstance(e, Log) and e.code == "left-files"]

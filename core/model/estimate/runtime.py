@@ -38,7 +38,10 @@ def estimate_runtime(
     est = training_estimate(state, n_ep, use_validation=use_validation, equation=equation,
                             statistic=statistic, n_it=n_it)
     # a program that trains in phases: the first is estimated above, the later ones added
-    return with_phases(state, whole_process(state, est, n_ep), statistic)
+    est = with_phases(state, whole_process(state, est, n_ep), statistic)
+    # what the stopped run left in the program's folder (a checkpoint a later run may resume from)
+    left = [msg for _, msg, code in state.logs if code == "left-files"]
+    return replace(est, notes=(*est.notes, *left)) if left else est
 from ..state import ProbeState
 
 STEP_CI_Z = 1.96  # the step time's interval is a 95 % one
