@@ -214,6 +214,7 @@ class Session:
             lines += self.contenders.report.describe()
         if failures:
             lines += self.failures()
+        lines += self.left_files()
         if self.adaptive is not None and (self.adaptive.reprobed or not self.adaptive.settled):
             lines.append(self.adaptive.describe())
         return lines
@@ -222,6 +223,16 @@ class Session:
         """Each failed probe and why, one line each."""
         return [f"{e.spec.label}: failed - {e.detail}" for e in self.board.entries.values()
                 if e.status == "failed"]
+
+    def left_files(self) -> list[str]:
+        """What stopped probes left in their programs' folders (a checkpoint a later run there
+        may resume from: core/agent/leftovers.py), once for the probes that left the same."""
+        said: dict[str, list[str]] = {}
+        for e in self.board.entries.values():
+            for _, msg, code in e.state.logs:
+                if code == "left-files":
+                    said.setdefault(msg, []).append(e.spec.label)
+        return [f"{', '.join(labels)}: {msg}" for msg, labels in said.items()]
 
     @property
     def has_probes(self) -> bool:

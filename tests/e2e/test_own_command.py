@@ -81,6 +81,28 @@ def test_local_command_two_batch_sizes_no_config_ranked(tmp_path: Path) -> None:
     assert "batch_sizes = [8, 16]" in saved and "max_steps = 6" in saved
 
 
+def test_a_probe_that_stops_a_program_says_the_checkpoint_it_left_in_its_folder(
+        tmp_path: Path) -> None:
+    """The program saves a checkpoint after each epoch where it runs; its probes stop it after
+    the first. The run's summary says, once for both batch sizes, what they left there - a
+    user who trains next in that folder would resume from it - and the ranking's notes too."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    saves = TRAINER.replace('probe.epoch_end(epoch, {"val_accuracy": 0.5})',
+                            'probe.epoch_end(epoch, {"val_accuracy": 0.5})\n'
+                            '    open("last.ckpt", "w").write(str(epoch))')
+    assert saves != TRAINER
+    (work / "train.py").write_text(saves)
+    r = probecast(["probe", "--local", "-b", "8", "-b", "16", "--max-steps", "6", *COMMAND],
+                  work, home)
+    assert r.returncode == 0, r.stderr[-3000:]
+    said = [line for line in r.stdout.splitlines() if "left 1 file(s)" in line]
+    assert len(said) == 1 and "last.ckpt" in said[0] and "b8" in said[0] and "b16" in said[0], \
+        r.stdout
+    assert (work / "last.ckpt").exists()  # said, never deleted
+
+
 pytestmark_ssh = pytest.mark.skipif(sshd_mod.available() is not None,
                                     reason=sshd_mod.available() or "")
 
