@@ -10,7 +10,8 @@ folder written since the agent started - their modification time says so, no lis
 is needed - the likeliest checkpoints first.
 
 The walk is bounded (``MAX_ENTRIES``, ``MAX_DEPTH``, ``MAX_SECONDS``) and skips what is no
-program's output (version control, caches, virtual environments, probecast's own logs); the
+program's output (hidden folders - version control, caches, a home's .cache -, virtual
+environments, probecast's own logs); the
 agent's own files (its log, the program's output copy) are left out.
 """
 
@@ -53,7 +54,8 @@ def written_since(root: str, since: float, exclude: Iterable[str | None] = ()) -
                 return sorted(found), False
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in SKIP_DIRS and depth < MAX_DEPTH:
+                    if entry.name not in SKIP_DIRS and not entry.name.startswith(".") \
+                            and depth < MAX_DEPTH:
                         stack.append((entry.path, depth + 1))
                 elif entry.is_file(follow_symlinks=False) and entry.stat().st_mtime >= since \
                         and not entry.name.startswith(OWN_PREFIX) \

@@ -23,7 +23,7 @@ def test_only_what_was_written_since_is_named_and_not_caches_or_probecasts_own(
     _old(tmp_path / "train.py")
     since = time.time() - 1
     for rel in ("runs/exp/metrics.csv", "model_best.pth", "__pycache__/train.cpython-311.pyc",
-                ".git/index", "probecast-logs/2026/p.jsonl", ".probecast-reserve", "out.log"):
+                ".git/index", ".cache/probecast/agent.pyz", "probecast-logs/2026/p.jsonl", ".probecast-reserve", "out.log"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x")
     paths, whole = leftovers.written_since(str(tmp_path), since, (str(tmp_path / "out.log"), None))
