@@ -580,3 +580,27 @@ async def test_a_replay_that_loads_inside_one_redraw_interval_is_still_drawn(mon
         await until(lambda: table.row_count > 0, "the refresh timer to draw the ranking", 60)
         assert table.row_count == 1  # one workload at a time
         assert "hf_trainer" in title(app)
+
+
+async def test_a_probe_that_left_a_checkpoint_says_so_in_its_panel_and_detail(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A recorded probe whose agent said, before its end, what the stopped program left in its
+    folder (a `left-files` warning): the ended probe's panel says it left files, and the detail
+    view names them - a user about to train in that folder is told before they resume from it."""
+    from probecast.tui.widgets.probe_panel import ProbePanel
+
+    src = SAMPLE_LOGS / "cpu-torch" / "probe-hf_trainer-b16-e3-c2.jsonl"
+    lines = src.read_text().splitlines()
+    end = json.loads(lines[-1])
+    warning = {"ev": "log", "t": end["t"], "level": "warning", "code": "left-files",
+               "msg": "the probe stopped the program before its end: it left 1 file(s) it wrote "
+                      "in its folder: out/checkpoint-40/model.safetensors - as the stopped run "
+                      "left them"}
+    log = tmp_path / src.name
+    log.write_text("\n".join([*lines[:-1], json.dumps(warning), lines[-1]]) + "\n")
+    app = make_replay_app([str(log)], speed=0)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await finished_view(app, pilot)
+        panel = app.screen.query_one(ProbePanel)
+        assert "left files in its folder" in str(panel.query_one(".headline").render())
+        await pilot.press("d")
+        assert "out/checkpoint-40/model.safetensors" in app.screen.query_one("#detail").plain_text()
