@@ -91,6 +91,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         self.per_pass: tuple[int, int] | None = None  # (batches a pass, per step) at the start
         self.init_torch_phases()
         self.generation = 0  # probe stops so far: an iterator made before the latest one ends
+        self.began = False  # this adapter began the session: its steps are the training steps
         self._synchronize: Any = None  # torch.cuda.synchronize, resolved at install
         self._installed = False
 
@@ -150,6 +151,8 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
                 self._tell(what, ep, n, at)
 
     def _tell(self, kind: str, epoch: int, count: int, at: float | None) -> bool:
+        if self.session.started and not self.began:  # another loop's passes (Keras' own)
+            return False
         if kind == "val":
             self.session.val(epoch, count, at=at)
             return False
@@ -184,6 +187,8 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
 
     def _after_step(self, optimizer: Any, kind: str) -> None:
         s = self.session
+        if s.started and not self.began:  # another loop times these steps: Keras' fit() on
+            return  # the torch backend (its backward passes), a StepTimer - one step, not two
         if self.stopped or self.fresh or (s.started and self._left_the_loop()):
             self._next_phase()  # or ProbeStop: the stopped loop trains on without data
         if s.ended:
@@ -238,6 +243,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
 
     def _begin(self) -> None:
         s = self.session
+        self.began = True
         self.train_loader = self.last_loader
         batches = self.trainers.batches()
         if batches is None and self.train_loader is not None:
