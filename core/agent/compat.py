@@ -22,6 +22,7 @@ from typing import Any
 # ---- Keras 3 (adapters/keras_fit.py, keras_callback.py: fit(); keras_loops.py: custom loops) ---
 KERAS_MODULE = "keras"  # the Keras adapters install when the program imports it
 KERAS_VERSION = "keras:__version__"
+KERAS_BACKEND = "keras:backend.backend"  # "tensorflow", "torch", "jax": what feeds its epochs
 KERAS_FIT = "keras:Model.fit"  # wrapped: the probe's callback joins every fit()
 KERAS_EVALUATE = "keras:Model.evaluate"  # the bounded validation passes after a probe stop
 KERAS_CALLBACK = "keras:callbacks.Callback"  # ProbeCallback's base
@@ -48,7 +49,7 @@ KERAS_HISTORY_RECORDS = ("history", "epoch")  # set on a History (on_train_begin
 
 ARRAY_SHAPE = "shape"  # arrays' (NumPy's, any tensor's): fit()'s x given whole, not in batches
 
-KERAS = (KERAS_VERSION, KERAS_FIT, KERAS_EVALUATE, KERAS_CALLBACK, KERAS_HISTORY,
+KERAS = (KERAS_VERSION, KERAS_BACKEND, KERAS_FIT, KERAS_EVALUATE, KERAS_CALLBACK, KERAS_HISTORY,
          KERAS_HISTORY_SET_MODEL, KERAS_OPTIMIZER_APPLY, *KERAS_EARLY_ENDING)
 
 # ---- TensorFlow (adapters/keras_loops.py: tf.data epochs and the traced optimizer step) ---------
@@ -172,6 +173,16 @@ def resolve(symbol: str) -> Any:
     for part in filter(None, qualname.split(".")):
         obj = getattr(obj, part)
     return obj
+
+
+def keras_framework(extra: str = "") -> str:
+    """The log's framework for Keras: its version, and its backend where it is not TensorFlow
+    ("keras 3.15.1 (custom loop, torch backend)") - only TensorFlow's feeds its epochs through
+    tf.data iterators, whose teardown stalls (the model's constants for Keras are those)."""
+    backend = str(resolve(KERAS_BACKEND)())
+    words = ", ".join(w for w in (extra, f"{backend} backend" if backend != "tensorflow" else "")
+                      if w)
+    return f"keras {resolve(KERAS_VERSION)}" + (f" ({words})" if words else "")
 
 
 def owner(symbol: str) -> tuple[Any, str]:

@@ -303,5 +303,9 @@ def test_keras_on_the_torch_backend_is_timed_once_by_keras(tmp_path: Path) -> No
     vals = [e for e in events if isinstance(e, Val)]
     assert vals and all(v.metrics for v in vals)  # Keras' passes, with its metrics
     start = next(e for e in events if isinstance(e, Start))
-    assert start.framework.startswith("keras") and events[-1].status == "probe-done"
+    assert start.framework.endswith("(torch backend)") and events[-1].status == "probe-done"
     assert "evaluated" in output
+    # no tf.data under it: no autotuner stall is forecast (constants of a mechanism with no
+    # recorded runs: the boundaries it saw come again, a stall allowed for on the high side only)
+    est = estimate_runtime(load_probe(log).state, 8)
+    assert est.terms.p_stall in (None, 0.0) and not any("autotuner" in n for n in est.notes)

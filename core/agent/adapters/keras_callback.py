@@ -41,7 +41,7 @@ class _ProbeCallbackMethods:
             val_steps=int(self.fit_info.get("val_steps") or 0),
             epochs=p.get(compat.KERAS_PARAMS_EPOCHS) or self.fit_info.get("epochs"),
             batch_size=self.fit_info.get("batch_size"),
-            framework=f"keras {compat.resolve(compat.KERAS_VERSION)}",
+            framework=compat.keras_framework(),
         )
         if self.fit_info.get("hint"):
             self.session.boundary_hint = self.fit_info.pop("hint")

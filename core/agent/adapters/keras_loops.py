@@ -171,7 +171,7 @@ class KerasLoopsAdapter:
         self._installed = True
         optimizer_class, apply_name = compat.owner(compat.KERAS_OPTIMIZER_APPLY)  # its apply
         original_apply = getattr(optimizer_class, apply_name)
-        self.framework = f"keras {compat.resolve(compat.KERAS_VERSION)} (custom loop)"
+        self.framework = compat.keras_framework("custom loop")
         hook = self
         executing_eagerly: Any = None  # TensorFlow's, resolved at the first step outside fit()
 

@@ -156,7 +156,10 @@ def mechanism(state: ProbeState) -> str:
     if "torch-loop" in state.codes or framework.startswith(("torch", "lightning", "transformers")):
         return TORCH
     # Keras 3 and TensorFlow 2 feed every epoch through a tf.data iterator (the stalls);
-    # "keras (TF 1.x era)" and unversioned names are not known to
+    # "keras (TF 1.x era)" and unversioned names are not known to; nor Keras on another
+    # backend (the agent names it: "keras 3.15.1 (torch backend)"): no tf.data, no recorded runs
+    if re.search(r"\b(torch|jax|openvino) backend", framework):
+        return OTHER
     version = re.match(r"(keras|tensorflow)\s+(\d+)", framework)
     if (version and int(version.group(2)) >= 2) or "custom-loop" in state.codes:
         return TF
