@@ -32,6 +32,9 @@ KERAS_HISTORY_SET_MODEL = "keras:callbacks.History.set_model"
 KERAS_OPTIMIZER_APPLY = "keras.src.optimizers.base_optimizer:BaseOptimizer.apply"
 # callbacks that may end a fit before its epochs (matched by class name: the user's own import)
 KERAS_EARLY_ENDING = ("keras:callbacks.EarlyStopping", "keras:callbacks.TerminateOnNaN")
+# an EarlyStopping's: it stops no sooner than start_from_epoch + patience epochs past its first
+# improvement (a baseline not beaten: no first improvement) - the low end of the job's length
+KERAS_EARLY_STOPPING_WAIT = ("patience", "start_from_epoch", "baseline")
 # Model.fit's parameters the adapter reads: the first four by position too, then by name only
 KERAS_FIT_POSITIONAL = ("x", "y", "batch_size", "epochs")
 KERAS_FIT_NAMED = ("steps_per_epoch", "validation_data", "validation_split", "validation_steps",

@@ -46,17 +46,13 @@ class ProbeSession(Phases):
         self.sample_interval = sample_interval
         self.sampler: HardwareSampler | None = None
         self.started = False
-        self.steps_per_epoch = 0
-        self.val_steps = 0
-        self.total_steps = 0
+        self.steps_per_epoch = self.val_steps = self.total_steps = self.epochs_done = 0
         self.epoch: int | None = None
-        self.epochs_done = 0
         self.planned_epochs: int | None = None
         self.stop_requested = False
         self.boundaries = 0
         # seconds since the last step the program spent between a fit() call's return and the
-        # next call (fit() in a loop): the next step's `outside`, not its boundary's cost
-        self.outside = 0.0
+        self.outside = 0.0  # next call (fit() in a loop): the next step's `outside`, no boundary's
         self.waiting_for_boundary = False
         self._waiting_since = 0.0
         self._boundary_by = 0  # the step count by which the boundary waited for must have come
@@ -66,6 +62,7 @@ class ProbeSession(Phases):
         self.planned_steps: int | None = None
         self._plan_epochs: int | None = None  # the epochs the last plan said
         self._pending_plan: dict[str, Any] = {}
+        self._pending_logs: list[tuple[str, str, str]] = []  # said before `start`: after it
         self.memory_said = False  # a does-not-fit wrote its own `memory` event (hook.py)
         self.init_phases()
 
@@ -113,6 +110,7 @@ class ProbeSession(Phases):
         if self._pending_plan:
             self.emitter.emit("plan", **self._pending_plan)
             self._pending_plan = {}
+        self._flush_logs()
         self.policy.begin()
         if self.sample_interval:
             self.sampler = HardwareSampler(self.emitter, self.sample_interval)
@@ -265,7 +263,14 @@ class ProbeSession(Phases):
         self.emitter.emit("epoch", epoch=epoch, metrics=clean)
 
     def log(self, level: str, msg: str, code: str = "") -> None:
-        self.emitter.log(level, msg, code)
+        if self.started:
+            self.emitter.log(level, msg, code)
+        else:  # the launcher takes a process's lines from its `start` on: said after it
+            self._pending_logs.append((level, msg, code))  # (fit()'s EarlyStopping warning)
+
+    def _flush_logs(self) -> None:
+        while self._pending_logs:
+            self.emitter.log(*self._pending_logs.pop(0))
 
     def plan(self, **fields: Any) -> None:
         """The job's length as the program says it (a `plan` event: epochs, steps, periodic work
@@ -339,6 +344,7 @@ class ProbeSession(Phases):
                                instance=self.meta.instance, workload=self.meta.workload,
                                batch_size=self.meta.batch(), steps_per_epoch=0,
                                val_steps=0, framework=self.meta.framework, devices=[])
+            self._flush_logs()
         self.emitter.end(status, reason)
 
 

@@ -55,6 +55,8 @@ def keras() -> list[str]:
     callback.set_params({compat.KERAS_PARAMS_STEPS: 1, compat.KERAS_PARAMS_EPOCHS: 1})
     problems += _lacks(callback, (compat.KERAS_CALLBACK_PARAMS, compat.KERAS_CALLBACK_MODEL),
                        "Callback")
+    problems += _lacks(k.callbacks.EarlyStopping(), compat.KERAS_EARLY_STOPPING_WAIT,
+                       "EarlyStopping")
     history = k.callbacks.History()
     history.on_train_begin()
     return problems + _lacks(history, compat.KERAS_HISTORY_RECORDS, "History")

@@ -112,6 +112,36 @@ def test_probe_goes_on_to_time_epoch_boundaries_when_cheap(tmp_path: Path) -> No
 
 
 @pytest.mark.tensorflow
+def test_early_stopping_gives_the_soonest_the_job_can_end_and_the_low_bound_is_that_run(
+        tmp_path: Path) -> None:
+    """keras.io's time-series examples fit() for 500 epochs with EarlyStopping(patience=50):
+    the planned epochs are an upper bound, and the run may end at any epoch from its patience
+    on - a probe estimated 148 s for a run that stopped at 63 s, outside its bounds. The agent
+    reads the soonest (start_from_epoch + patience + 1), and the estimate's low bound is the
+    run of that length."""
+    from probecast.core.model.estimate.runtime import estimate_runtime
+    from probecast.core.model.state import fold_all
+
+    s = script(tmp_path, """
+        import keras as K
+        stop = K.callbacks.EarlyStopping(monitor="val_loss", patience=3, start_from_epoch=1)
+        model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0,
+                  callbacks=[stop])""")
+    log = tmp_path / "probe.jsonl"
+    r = agent("run", "--max-steps", "8", "--out", str(log), "--", sys.executable, str(s), "40",
+              str(tmp_path / "m"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, _ = read_log(log)
+    assert any(isinstance(e, Log) and e.code == "early-stop" for e in events)
+    st = fold_all(events)
+    assert st.plan is not None and st.plan.earliest_epochs == 1 + 3 + 1
+    planned, soonest = estimate_runtime(st, 40), estimate_runtime(st, 5)
+    assert planned.low_s == soonest.low_s < planned.runtime_s  # the low end: 5 epochs' run
+    assert any("after 5 epochs at the soonest" in n for n in planned.notes)
+    assert planned.high_s == pytest.approx(estimate_runtime(st, 40).high_s)
+
+
+@pytest.mark.tensorflow
 def test_full_run_through_the_hook_is_complete_and_partitioned(tmp_path: Path) -> None:
     s = script(tmp_path, "model.fit(x, y, batch_size=64, epochs=EPOCHS, validation_split=0.2, verbose=0)")
     log = tmp_path / "full.jsonl"

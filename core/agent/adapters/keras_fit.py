@@ -294,6 +294,8 @@ class KerasFitAdapter:
         if early:
             self._say("early-stop", "warning", f"{', '.join(early)} may end training before "
                       "the planned epochs: the estimate for them is an upper bound")
+            if self.calls == 1:
+                self.session.plan(earliest_epochs=earliest_stop(info["callbacks"]))
         if self.calls == 1:
             info["hint"] = STALL_HINT
             self._plan_calls(info)
@@ -325,3 +327,21 @@ def _history(model: Any, metrics: dict[str, Any]) -> Any:
     setattr(history, records, {k: [v] for k, v in metrics.items()})
     setattr(history, epochs, [0] if metrics else [])
     return history
+
+
+def earliest_stop(callbacks: list[Any]) -> int | None:
+    """The fewest epochs an EarlyStopping among ``callbacks`` lets fit() run: its first epoch
+    watched (``start_from_epoch``) improves on nothing and resets its wait - unless a
+    ``baseline`` is not beaten - then ``patience`` epochs without improvement (at least one)
+    stop it. None: no EarlyStopping whose settings read as numbers."""
+    name = compat.attribute(compat.KERAS_EARLY_ENDING[0])
+    patience_name, start_name, baseline_name = compat.KERAS_EARLY_STOPPING_WAIT
+    soonest = []
+    for c in callbacks:
+        if type(c).__name__ != name:
+            continue
+        patience, start = getattr(c, patience_name, None), getattr(c, start_name, 0)
+        if isinstance(patience, int) and isinstance(start, int):
+            first = 0 if getattr(c, baseline_name, None) is not None else 1
+            soonest.append(start + max(patience, 1) + first)
+    return min(soonest) if soonest else None

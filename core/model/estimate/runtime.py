@@ -35,10 +35,22 @@ def estimate_runtime(
     default the log's): start-up (T_init, from the command's launch), the training terms, the
     end-of-training teardown and the program's post-training work until it exits - with bounds
     calibrated on recorded runs."""
-    est = training_estimate(state, n_ep, use_validation=use_validation, equation=equation,
-                            statistic=statistic, n_it=n_it)
-    # a program that trains in phases: the first is estimated above, the later ones added
-    est = with_phases(state, whole_process(state, est, n_ep), statistic)
+    def whole(epochs: float) -> Estimate:
+        est = training_estimate(state, epochs, use_validation=use_validation,
+                                equation=equation, statistic=statistic, n_it=n_it)
+        # a program that trains in phases: the first is estimated above, the later ones added
+        return with_phases(state, whole_process(state, est, epochs), statistic)
+
+    est = whole(n_ep)
+    soonest = state.plan.earliest_epochs if state.plan is not None else None
+    if soonest and soonest < n_ep and "early-stop" in state.codes and n_it is None:
+        # an early stop can end it sooner, but no sooner than its patience allows: the low
+        # bound is that run's (the point stays the planned epochs': an upper bound, said)
+        least = whole(soonest)
+        if least.low_s < est.low_s:
+            est = replace(est, low_s=least.low_s, notes=(
+                *est.notes, f"EarlyStopping can end training after {soonest} epochs at the "
+                            f"soonest (its patience): the low bound is that run's"))
     # what the stopped run left in the program's folder (a checkpoint a later run may resume from)
     left = [msg for _, msg, code in state.logs if code == "left-files"]
     return replace(est, notes=(*est.notes, *left)) if left else est
