@@ -43,7 +43,7 @@ def estimate_runtime(
 
     est = whole(n_ep)
     soonest = state.plan.earliest_epochs if state.plan is not None else None
-    if soonest and soonest < n_ep and "early-stop" in state.codes and n_it is None:
+    if soonest and soonest < n_ep and "early-stop" in state.codes:
         # an early stop can end it sooner, but no sooner than its patience allows: the low
         # bound is that run's (the point stays the planned epochs': an upper bound, said)
         least = whole(soonest)
