@@ -191,7 +191,31 @@ def report(judged: list[Judged], markdown: bool) -> list[str]:
                   (">= 14 of 16 inside (87.5 %)", share >= 14 / 16)]
         lines.append("targets: " + "; ".join(f"{what}: {'met' if ok else 'MISSED'}"
                                              for what, ok in checks))
+        lines += _apart(judged)
     return lines
+
+
+def early_stopped(j: Judged) -> bool:
+    """An EarlyStopping ends the job where its metric stops improving: the point is the planned
+    epochs' (an upper bound, said), its check the bounds (the soonest stop to the planned)."""
+    return j.row is not None and any(n.startswith("EarlyStopping may end") for n in j.row.notes)
+
+
+def _apart(judged: list[Judged]) -> list[str]:
+    """The same figures without the jobs whose length no program states: early stops (their
+    length is the run's metric's) and a loop until solved (answered per steps)."""
+    early = [j for j in judged if early_stopped(j)]
+    known = [j for j in judged if not early_stopped(j) and j.err is not None]
+    if not early or not known:
+        return []
+    errs = [j.err for j in known if j.err is not None]
+    ins = [j.inside for j in known]
+    return [f"with a length the program states ({len(known)} of {len(judged)}): signed median "
+            f"{statistics.median(errs):+.1%}, median |error| "
+            f"{statistics.median(abs(e) for e in errs):.1%}, max "
+            f"{max(abs(e) for e in errs):.1%}, inside {sum(bool(i) for i in ins)}/{len(ins)}; "
+            f"early stops: {sum(bool(j.inside) for j in early)}/{len(early)} inside (the point "
+            "is the planned epochs', an upper bound)"]
 
 
 def main() -> int:
