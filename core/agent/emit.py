@@ -193,7 +193,10 @@ class Emitter:
         if self.ended:
             return
         at = time.monotonic()  # what ``before_end`` looks at is no part of the program's time
-        said = self.before_end(status) if self.before_end is not None else None
+        try:
+            said = self.before_end(status) if self.before_end is not None else None
+        except Exception:  # noqa: BLE001 - nothing it looks at may cost the log its end
+            said = None
         if said:
             with self._lock:
                 self._write({"ev": "log", "t": round(at - self.t0, 6), "level": "warning",

@@ -55,3 +55,28 @@ def test_a_probes_own_copy_of_the_project_is_no_users_folder(tmp_path: Path) -> 
     assert not leftovers.inside(str(tmp_path), str(own))
     assert not leftovers.inside(str(tmp_path / "probecast-abcd"), str(own))
     assert not leftovers.inside(str(own), None)
+
+
+def test_the_warning_comes_just_before_the_end_and_a_failing_look_costs_no_end() -> None:
+    import io
+    import json
+
+    from probecast.core.agent.emit import Emitter
+
+    out = io.StringIO()
+    e = Emitter(out=out, strict=False)
+    e.start("p", steps_per_epoch=0, val_steps=0, framework="plain", devices=[])
+    e.before_end = lambda status: (leftovers.LEFT_FILES, f"left after {status}")
+    e.end("probe-done")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [x["ev"] for x in lines[-2:]] == ["log", "end"]
+    assert lines[-2]["code"] == "left-files" and lines[-2]["t"] == lines[-1]["t"]
+
+    def broken(status: str) -> tuple[str, str]:
+        raise PermissionError("a folder it may not read")
+
+    out = io.StringIO()
+    e = Emitter(out=out, strict=False)
+    e.before_end = broken
+    e.end("stopped")
+    assert json.loads(out.getvalue().splitlines()[-1])["ev"] == "end"
