@@ -227,6 +227,10 @@ class ProbeState:
             out.append(f"{self.disorder} step(s) out of order or repeated")
         return out
 
+    def left_files(self) -> list[str]:
+        """The agent's warnings of what the stopped program left in its folder (leftovers.py)."""
+        return [msg for _, msg, code in self.logs if code == "left-files"]
+
     @property
     def probe_id(self) -> str:
         return self.start.probe if self.start else ""

@@ -229,9 +229,8 @@ class Session:
         may resume from: core/agent/leftovers.py), once for the probes that left the same."""
         said: dict[str, list[str]] = {}
         for e in self.board.entries.values():
-            for _, msg, code in e.state.logs:
-                if code == "left-files":
-                    said.setdefault(msg, []).append(e.spec.label)
+            for msg in e.state.left_files():
+                said.setdefault(msg, []).append(e.spec.label)
         return [f"{', '.join(labels)}: {msg}" for msg, labels in said.items()]
 
     @property

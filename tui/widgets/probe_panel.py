@@ -119,7 +119,7 @@ class ProbePanel(Vertical):
             if moving and trend is not None:
                 head.append(f"  still {moving} ({100 * trend.per_100_steps:+.0f} %/100 steps)",
                             "yellow")
-            if any(code == "left-files" for _, _, code in st.logs):  # a checkpoint, say
+            if st.left_files():  # a checkpoint, say
                 head.append("  left files in its folder (d: detail)", "yellow")
         headline.text = head  # repainted only when it changed (TextLine)
         now = time.monotonic()

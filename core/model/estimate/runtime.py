@@ -52,7 +52,7 @@ def estimate_runtime(
                 *est.notes, f"EarlyStopping can end training after {soonest} epochs at the "
                             f"soonest (its patience): the low bound is that run's"))
     # what the stopped run left in the program's folder (a checkpoint a later run may resume from)
-    left = [msg for _, msg, code in state.logs if code == "left-files"]
+    left = state.left_files()
     return replace(est, notes=(*est.notes, *left)) if left else est
 from ..state import ProbeState
 
