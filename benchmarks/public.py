@@ -3,6 +3,7 @@ the truth: the check a newcomer's own job gets.
 
     .venv/bin/python benchmarks/public.py record SPEC OUT [--root DIR] [--only NAME ...]
     .venv/bin/python benchmarks/public.py judge OUT [--markdown]
+    .venv/bin/python benchmarks/public.py cost SPEC OUT [--reps 3] [--root DIR] [--only NAME ...]
 
 SPEC is a JSON list of settings, each ``{"name", "cwd", "argv", "env"}``: the folder the
 command runs from (relative to ``--root``, default SPEC's folder), the user's command line
@@ -138,6 +139,75 @@ def record(spec: Path, out: Path, only: list[str] | None, root: Path | None = No
     return 0
 
 
+def _run_full(s: Setting, out: Path, cache: str, rep: int) -> tuple[int, float]:
+    """The setting under the agent with ``--full``: it sees the whole run, so it must take as
+    long as the plain run (RESULTS §10)."""
+    tag = f"full-{s.name}-{rep}"
+    env = _env(s, cache)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), s.env.get("PYTHONPATH")) if p)
+    cmd = [sys.executable, "-m", "probecast.core.agent", "run", "--full", "--probe", tag,
+           "--instance", "cpu-2core", "--out", str(out / f"{tag}.jsonl"),
+           "--first-step-timeout", "900", "--workload-label", s.name, "--", *_argv(s.argv)]
+    code, wall = run_stamped(cmd, None, out / f"{tag}.lines.gz", cwd=s.cwd, env=env)
+    _gzip(out / f"{tag}.jsonl")
+    return code, wall
+
+
+def cost(spec: Path, out: Path, only: list[str] | None, reps: int,
+         root: Path | None = None) -> int:
+    """Each setting plainly and under the agent with ``--full``, ``reps`` times, alternating
+    which goes first; ``cost.jsonl`` gets a row a run. The agent's cost on a public script is
+    the full run's wall over the plain one's next to it."""
+    out.mkdir(parents=True, exist_ok=True)
+    settings = [s for s in load_spec(spec, root) if not only or s.name in only]
+    for rep in range(reps):
+        for i, s in enumerate(settings):
+            for full in ((True, False) if (i + rep) % 2 == 0 else (False, True)):
+                cache = tempfile.mkdtemp(prefix="probecast-compile-")
+                if full:
+                    rc, wall = _run_full(s, out, cache, rep)
+                else:
+                    rc, wall = run_stamped(_argv(s.argv), None,
+                                           out / f"plain-{s.name}-{rep}.lines.gz",
+                                           cwd=s.cwd, env=_env(s, cache))
+                shutil.rmtree(cache, ignore_errors=True)
+                row = {"name": s.name, "rep": rep, "variant": "full" if full else "plain",
+                       "exit": rc, "wall_s": round(wall, 3)}
+                with open(out / "cost.jsonl", "a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+                print(f"{s.name:<32} rep {rep} {row['variant']:<5} exit {rc:>3} {wall:7.1f}s",
+                      flush=True)
+    print("\n".join(cost_report(out)))
+    return 0
+
+
+def cost_report(out: Path) -> list[str]:
+    """Per script, the median over repetitions of full / plain (the two runs of a repetition,
+    back to back), and their median over scripts."""
+    rows = [json.loads(line) for line in (out / "cost.jsonl").read_text().splitlines() if line]
+    walls: dict[tuple[str, int], dict[str, float]] = {}
+    for r in rows:
+        if r["exit"] == 0:
+            walls.setdefault((r["name"], r["rep"]), {})[r["variant"]] = r["wall_s"]
+    ratios: dict[str, list[float]] = {}
+    for (name, _), w in sorted(walls.items()):
+        if "full" in w and "plain" in w:
+            ratios.setdefault(name, []).append(w["full"] / w["plain"])
+    lines = ["| script | plain (s, median) | full / plain, each repetition | median |",
+             "|---|---|---|---|"]
+    for name, rs in ratios.items():
+        plain = statistics.median(w["plain"] for (n, _), w in walls.items()
+                                  if n == name and "plain" in w)
+        lines.append(f"| {name} | {plain:.1f} | {' '.join(f'{r:.3f}' for r in rs)} | "
+                     f"{statistics.median(rs):.3f} |")
+    if ratios:
+        meds = [statistics.median(rs) for rs in ratios.values()]
+        lines.append(f"\n{len(ratios)} scripts: full / plain median {statistics.median(meds):.3f}"
+                     f" (range {min(meds):.3f}-{max(meds):.3f}); slower under the agent "
+                     f"{sum(m > 1 for m in meds)} of {len(meds)}")
+    return lines
+
+
 def judge(out: Path) -> list[Judged]:
     pricing = Pricing(Catalog.embedded())
     judged = []
@@ -228,10 +298,23 @@ def main() -> int:
     rec.add_argument("--only", nargs="*", default=None)
     rec.add_argument("--root", default=None,
                      help="the folder the spec's paths are relative to (default: the spec's)")
+    cst = sub.add_parser("cost", help="the agent's cost: each setting plainly and with --full")
+    cst.add_argument("spec")
+    cst.add_argument("out")
+    cst.add_argument("--only", nargs="*", default=None)
+    cst.add_argument("--reps", type=int, default=3)
+    cst.add_argument("--root", default=None)
+    cst.add_argument("--report", action="store_true", help="only the report of OUT's cost.jsonl")
     jud = sub.add_parser("judge")
     jud.add_argument("out")
     jud.add_argument("--markdown", action="store_true")
     ns = ap.parse_args()
+    if ns.what == "cost":
+        if ns.report:
+            print("\n".join(cost_report(Path(ns.out))))
+            return 0
+        return cost(Path(ns.spec), Path(ns.out).resolve(), ns.only, ns.reps,
+                    Path(ns.root) if ns.root else None)
     if ns.what == "record":
         return record(Path(ns.spec), Path(ns.out).resolve(), ns.only,
                       Path(ns.root) if ns.root else None)
