@@ -201,8 +201,11 @@ def cost_report(out: Path) -> list[str]:
         lines.append(f"| {name} | {plain:.1f} | {' '.join(f'{r:.3f}' for r in rs)} | "
                      f"{statistics.median(rs):.3f} |")
     if ratios:
+        pairs = [r for rs in ratios.values() for r in rs]
+        lines.append(f"\n{len(pairs)} pairs: full / plain median {statistics.median(pairs):.3f}, "
+                     f"slower under the agent {sum(r > 1 for r in pairs)} of {len(pairs)}")
         meds = [statistics.median(rs) for rs in ratios.values()]
-        lines.append(f"\n{len(ratios)} scripts: full / plain median {statistics.median(meds):.3f}"
+        lines.append(f"{len(ratios)} scripts: full / plain median {statistics.median(meds):.3f}"
                      f" (range {min(meds):.3f}-{max(meds):.3f}); slower under the agent "
                      f"{sum(m > 1 for m in meds)} of {len(meds)}")
     return lines

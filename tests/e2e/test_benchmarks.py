@@ -125,6 +125,30 @@ def test_public_records_both_runs_lines_and_progress_sets_them_side_by_side(tmp_
     assert re.search(r"^pace: median [0-9.]+ over 1 scripts", text, re.M)
 
 
+def test_public_cost_runs_each_setting_plainly_and_under_full_and_sets_them_side_by_side(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """public.py cost: the agent's cost on a script - the same command plainly and under the
+    agent with --full (it sees the whole run), one row each in cost.jsonl, the full run's log
+    ending in `end` (complete: it stopped nothing), and the report's ratio of the two walls."""
+    import gzip
+    import json
+
+    pytest.importorskip("torch")
+    (tmp_path / "tiny.py").write_text(TINY)
+    spec = tmp_path / "spec.json"
+    spec.write_text('[{"name": "tiny", "cwd": ".", "argv": ["python", "tiny.py"]}]')
+    out = tmp_path / "cost"
+    text = run("benchmarks/public.py", "cost", str(spec), str(out), "--reps", "1", timeout=300)
+    rows = [json.loads(line) for line in (out / "cost.jsonl").read_text().splitlines()]
+    assert sorted(r["variant"] for r in rows) == ["full", "plain"]
+    assert all(r["exit"] == 0 and r["wall_s"] > 0 for r in rows)
+    with gzip.open(out / "full-tiny-0.jsonl.gz", "rt") as fh:
+        last = json.loads(fh.read().splitlines()[-1])
+    assert last["ev"] == "end" and last["status"] == "complete"
+    walls = {r["variant"]: r["wall_s"] for r in rows}
+    ratio = float(re.search(r"1 pairs: full / plain median ([0-9.]+)", text).group(1))  # type: ignore[union-attr]
+    assert ratio == pytest.approx(walls["full"] / walls["plain"], abs=0.001)
+
+
 def test_progress_pairs_the_gpu_scripts_layouts_and_reads_pace_and_lag(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """progress.py on record_h100.sh's folders: NAME/ beside NAME-plain/, and PART=7's
     JOB-probe-N/ beside the JOB-plain-M/ that ran next. The first line both print came at the
