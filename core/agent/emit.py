@@ -232,3 +232,14 @@ class Emitter:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def clean_metrics(metrics: dict[str, Any] | None) -> dict[str, float]:
+    """A program's metrics as an event carries them: numbers, rounded; the rest left out."""
+    out: dict[str, float] = {}
+    for k, v in (metrics or {}).items():
+        try:
+            out[str(k)] = round(float(v), 6)
+        except (TypeError, ValueError):
+            continue
+    return out

@@ -11,7 +11,7 @@ import time
 import uuid
 from typing import Any
 
-from .emit import Emitter, ProbeCancelled
+from .emit import Emitter, ProbeCancelled, clean_metrics
 from .phases import Phases
 from .policy import StopPolicy
 from .probe_meta import ProbeMeta
@@ -64,6 +64,10 @@ class ProbeSession(Phases):
         self._pending_plan: dict[str, Any] = {}
         self._pending_logs: list[tuple[str, str, str]] = []  # said before `start`: after it
         self.memory_said = False  # a does-not-fit wrote its own `memory` event (hook.py)
+        # The hook's own seconds inside the program's steps (an adapter adds them; `own` since
+        # the last step), and their sum and count over the steady steps: `done`'s hook_ms
+        self.own = self._own_steady = 0.0
+        self._own_steps = 0
         self.init_phases()
 
     @property
@@ -131,6 +135,10 @@ class ProbeSession(Phases):
         # The run's first step and each later epoch's first step are not steady state: the first
         # carries tracing/compilation, the others the epoch-boundary cost (estimated separately).
         self.policy.observe(ev["dt"], steady=not (first_ever or first_of_epoch))
+        if not (first_ever or first_of_epoch):
+            self._own_steady += self.own
+            self._own_steps += 1
+        self.own = 0.0
         if first_of_epoch:
             self.boundaries += 1
             self._maybe_hint(ev["dt"])
@@ -251,14 +259,14 @@ class ProbeSession(Phases):
 
     def val(self, epoch: int, steps: int, metrics: dict[str, Any] | None = None,
             at: float | None = None) -> None:
-        clean = _clean(metrics)
+        clean = clean_metrics(metrics)
         self.last_metrics.update(clean)
         self.emitter.timed("val", at=at, epoch=epoch, steps=int(steps), metrics=clean,
                            **self._phase_field())
 
     def epoch_end(self, epoch: int, metrics: dict[str, Any] | None = None) -> None:
         self.epochs_done = max(self.epochs_done, epoch + 1)
-        clean = _clean(metrics)
+        clean = clean_metrics(metrics)
         self.last_metrics.update(clean)
         self.emitter.emit("epoch", epoch=epoch, metrics=clean)
 
@@ -319,6 +327,8 @@ class ProbeSession(Phases):
         fields: dict[str, Any] = {"status": status}
         if reason:
             fields["reason"] = reason[:2000]
+        if self._own_steps and self._own_steady > 0:
+            fields["hook_ms"] = round(1000 * self._own_steady / self._own_steps, 5)
         self.emitter.timed("done", at=at, **fields)
 
     def finish_quietly(self) -> None:
@@ -346,16 +356,6 @@ class ProbeSession(Phases):
                                val_steps=0, framework=self.meta.framework, devices=[])
             self._flush_logs()
         self.emitter.end(status, reason)
-
-
-def _clean(metrics: dict[str, Any] | None) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for k, v in (metrics or {}).items():
-        try:
-            out[str(k)] = round(float(v), 6)
-        except (TypeError, ValueError):
-            continue
-    return out
 
 
 CURRENT: ProbeSession | None = None  # the agent's session, set by agent_main when it runs

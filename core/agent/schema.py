@@ -187,8 +187,12 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("phase", timed=False, fields=(
         Field("index", COUNT, required=True), Field("loop", STR),
         Field("steps_per_epoch", COUNT), Field("previous", STATUS))),
+    # `hook_ms`: the agent's own time inside each steady step, on the host's clock (mean, ms):
+    # what the plain program does not spend. Absent where nothing was spent or the device's
+    # clock timed the steps.
     Kind("done", timed=True, fields=(
-        Field("status", STATUS, required=True), Field("reason", STR))),
+        Field("status", STATUS, required=True), Field("reason", STR),
+        Field("hook_ms", NUMBER, nullable=True))),
     Kind("end", timed=True, fields=(
         Field("status", STATUS, required=True), Field("reason", STR),
         Field("exit_code", INT, nullable=True))),

@@ -177,6 +177,7 @@ class Done(_Event, tag="done"):
     dt: Duration
     status: Status = "probe-done"
     reason: str = ""
+    hook_ms: Duration | None = None  # the agent's own time inside each steady step (host clock)
 
 
 class End(_Event, tag="end"):

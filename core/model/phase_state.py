@@ -1,5 +1,6 @@
 """A later phase of a program that trains in phases (loops one after another; schema: the
-`phase` event), folded apart from the first phase, which ProbeState holds as in a one-loop log."""
+`phase` event), folded apart from the first phase, which ProbeState holds as in a one-loop log;
+and the program's periodic work as a probe saw it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,23 @@ from ..agent.steady import StepSeries
 from .events import Epoch, Event, Log, Memory, Plan, Val
 
 _M = TypeVar("_M", Plan, Memory)
+
+
+@dataclass(frozen=True)
+class Periodic:
+    """Work the program does every ``every`` steps besides training (an evaluation, a
+    checkpoint): how much each time it was seen, on top of a step."""
+
+    every: int
+    extra_s: tuple[float, ...]  # each occurrence the probe saw
+    reached: bool  # the probe ran past step ``every``: absent occurrences cost ~nothing
+    source: str
+
+    @property
+    def mean_s(self) -> float | None:
+        if self.extra_s:
+            return sum(self.extra_s) / len(self.extra_s)
+        return 0.0 if self.reached else None
 
 
 @dataclass

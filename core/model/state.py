@@ -6,16 +6,14 @@ time are computed on demand and cached until the next step arrives.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..agent.steady import DEFAULT_STATISTIC, StepSeries
-from collections.abc import Iterable
-
 from .events import (SCHEMA_VERSION, Block, Done, End, Epoch, Event, EventReader, Init, Log, Memory,
                      Phase, Plan, Sample, Start, Step, Val)
 from .linefit import line_fit
-from .phase_state import PhaseTiming, merge, merge_plan
-
+from .phase_state import Periodic, PhaseTiming, merge, merge_plan
 
 MIN_EVERY = 10  # periodic work every fewer steps than this stays in the steady step time
 
@@ -37,23 +35,6 @@ class BlockTiming:
     dt: float
     progress: float | None  # how far training had got at its end, in ``unit``
     unit: str
-
-
-@dataclass(frozen=True)
-class Periodic:
-    """Work the program does every ``every`` steps besides training (an evaluation, a
-    checkpoint): how much each time it was seen, on top of a step."""
-
-    every: int
-    extra_s: tuple[float, ...]  # each occurrence the probe saw
-    reached: bool  # the probe ran past step ``every``: absent occurrences cost ~nothing
-    source: str
-
-    @property
-    def mean_s(self) -> float | None:
-        if self.extra_s:
-            return sum(self.extra_s) / len(self.extra_s)
-        return 0.0 if self.reached else None
 
 
 @dataclass
@@ -87,6 +68,7 @@ class ProbeState:
     plan: Plan | None = None  # the job's length as the program said it (fields merged, latest wins)
     memory: Memory | None = None  # peak memory (fields merged: the highest peak of each)
     done: Done | None = None  # training over; end.dt is then the program's post-training work
+    hook_s: float = 0.0  # the agent's own time inside each steady step (done.hook_ms): off them
     done_dts: list[float] = field(default_factory=list)
     end: End | None = None
     last_t: float = 0.0
@@ -97,8 +79,7 @@ class ProbeState:
     # out of the steady series, judged against it (periodic())
     periodic_steps: list[tuple[int, float]] = field(default_factory=list)
     blocks: list[BlockTiming] = field(default_factory=list)  # training timed only in blocks
-    # later phases of training (loops after the first); steps, validation, plans and epochs
-    # after a `phase` event are theirs, not the first phase's
+    # later phases of training (loops after the first): the events after a `phase` are theirs
     phases: list[PhaseTiming] = field(default_factory=list)
     first_phase_stopped: bool = False  # the probe ended the first phase's loop (a `phase` log)
     _every: int = 0
@@ -117,10 +98,8 @@ class ProbeState:
         if isinstance(ev, Sample):
             self.samples += 1
             self.last_sample = ev
-            if ev.swap_mb is not None and ev.swap_mb > self.peak_swap_mb:
-                self.peak_swap_mb = ev.swap_mb
-            if ev.rss_mb is not None and ev.rss_mb > self.peak_rss_mb:
-                self.peak_rss_mb = ev.rss_mb
+            self.peak_swap_mb = max(self.peak_swap_mb, ev.swap_mb or 0.0)
+            self.peak_rss_mb = max(self.peak_rss_mb, ev.rss_mb or 0.0)
             if ev.gpu_mem_mb and max(ev.gpu_mem_mb) > self.peak_gpu_mem_mb:
                 self.peak_gpu_mem_mb = max(ev.gpu_mem_mb)
         elif isinstance(ev, Val):
@@ -142,10 +121,7 @@ class ProbeState:
             self.end = ev
             self.elapsed += ev.dt
         elif isinstance(ev, Done):
-            self.done = ev
-            self.elapsed += ev.dt
-            self.done_dts.append(ev.dt)
-            self._done_pending += ev.dt  # fit() returned: if training goes on, part of a boundary
+            self._fold_done(ev)
         elif isinstance(ev, Plan):
             self.plan = merge_plan(self.plan, ev, self.steps_per_epoch)
             every = self.plan.every or 0  # work every few steps is part of a steady step
@@ -165,6 +141,16 @@ class ProbeState:
                                            teardown_s=self._done_pending))
             self._done_pending = 0.0
         self.last_t = ev.t
+
+    def _fold_done(self, ev: Done) -> None:
+        self.done = ev
+        self.elapsed += ev.dt
+        self.done_dts.append(ev.dt)
+        self._done_pending += ev.dt  # fit() returned: if training goes on, part of a boundary
+        if ev.hook_ms and not self.hook_s:  # the agent's own time in each step: not the program's
+            self.hook_s = ev.hook_ms / 1000
+            for series in (self.steady, *(p.steady for p in self.phases)):
+                series.take_off(self.hook_s)
 
     def _fold_phase(self, ev: Event) -> bool:
         """An event of a later phase, folded into it (True); False: the run's own too."""

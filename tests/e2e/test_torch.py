@@ -63,6 +63,11 @@ def test_a_plain_loop_is_timed_stopped_and_its_post_training_code_runs(tmp_path:
     est = estimate_runtime(st, 20)
     assert est.terms.t_post == st.post_time and est.low_s <= est.runtime_s <= est.high_s
     assert done.t < end.t
+    # the hook's own time inside each steady step, said and taken off: the plain loop's step
+    median_step_ms = 1000 * sorted(s.dt for s in steps[1:])[len(steps) // 2]
+    assert done.hook_ms is not None and 0 < done.hook_ms < median_step_ms
+    assert st.hook_s == pytest.approx(done.hook_ms / 1000)
+    assert any(n.startswith("the agent's own") for n in est.notes)
 
 
 def test_a_dataloader_made_again_each_epoch_is_the_next_epoch_and_the_probe_stops(

@@ -71,6 +71,8 @@ class TorchData:
 
         def _timed(self, kind: str, epoch: int, count: int) -> bool: ...
 
+        def own(self, since: float) -> None: ...
+
     def _patch_loaders(self) -> None:
         loader_class, iter_name = compat.owner(compat.TORCH_LOADER_ITER)  # DataLoader.__iter__
         iterator_class, next_name = compat.owner(compat.TORCH_LOADER_NEXT)  # its iterator's next
@@ -103,6 +105,7 @@ class TorchData:
             return it
 
         def iter_next(it: Any) -> Any:
+            t0 = time.perf_counter()
             key = getattr(it, "_probecast_loader", None)
             if hook.stopped and key is not None and key == hook.train_loader \
                     and getattr(it, "_probecast_generation", 0) < hook.generation:
@@ -112,13 +115,16 @@ class TorchData:
                 raise StopIteration  # training ends here: the epoch loop runs out
             if hook.first_batch_at is None:
                 hook.first_batch_at = time.monotonic()  # the program asks for data: T_init ends
+            hook.own(t0)
             try:
                 batch = original_next(it)
             except StopIteration:
                 if hook.val is not None and hook.val[0] == key:
                     hook._end_val()
                 raise
+            t1 = time.perf_counter()
             hook._batch(key)
+            hook.own(t1)
             return batch
 
         setattr(loader_class, iter_name, loader_iter)

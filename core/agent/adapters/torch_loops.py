@@ -40,6 +40,7 @@ from __future__ import annotations
 import atexit
 import functools
 import sys
+import time
 from typing import Any
 
 from .. import compat
@@ -127,7 +128,11 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         def backward(*args: Any, **kwargs: Any) -> Any:
             out = original_backward(*args, **kwargs)
             if hook.by_backward is not False and not hook.optimizers:
-                hook._after_step(None, "backward")
+                t0 = time.perf_counter()
+                try:
+                    hook._after_step(None, "backward")
+                finally:
+                    hook.own(t0)
             return out
 
         setattr(optimizer_class, init_name, init)
@@ -160,7 +165,21 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
 
     # ---- the step clock ----------------------------------------------------------------------
 
+    def own(self, since: float) -> None:
+        """The hook's own seconds since ``since`` (perf_counter), spent inside the program's
+        step on the host's clock: the plain program does not spend them (ProbeSession.own).
+        On a device's clock the host's work hides behind the device's."""
+        if self.clock is None:
+            self.session.own += time.perf_counter() - since
+
     def _after_optimizer_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        t0 = time.perf_counter()
+        try:
+            self._optimizer_stepped(optimizer)
+        finally:
+            self.own(t0)
+
+    def _optimizer_stepped(self, optimizer: Any) -> None:
         if self.by_backward:  # steps were backward passes (no optimizer made then): this
             if not self.session.phases_enabled:  # optimizer's are a later phase's (torch_phases)
                 return

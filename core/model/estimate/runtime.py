@@ -51,6 +51,10 @@ def estimate_runtime(
             est = replace(est, low_s=least.low_s, notes=(
                 *est.notes, f"EarlyStopping can end training after {soonest} epochs at the "
                             f"soonest (its patience): the low bound is that run's"))
+    if state.hook_s:
+        est = replace(est, notes=(*est.notes, f"the agent's own {1000 * state.hook_s:.3f} ms "
+                                  "inside each step is taken off the step time (the plain "
+                                  "program does not spend it)"))
     # what the stopped run left in the program's folder (a checkpoint a later run may resume from)
     left = state.left_files()
     return replace(est, notes=(*est.notes, *left)) if left else est
@@ -129,7 +133,8 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
     if end is None or not ended_by_itself(state):
         return est
     cal = Calibration.for_state(state)
-    total = end.t
+    # the agent's own time inside the steps is no part of the plain program's run
+    total = end.t - state.hook_s * (state.steps + sum(p.steps for p in state.phases))
     train_s = est.terms.fit_s or max(0.0, total - (state.t_init or 0.0))
     # a repeat's level against this run's: the drift's base and its short-run share (how the
     # run itself wandered is in its total already, not a reason for a repeat to differ more)
@@ -139,7 +144,8 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
                     drift=drift * train_s)
     low, high = interval(total, u, cal)
     notes = ("the probe saw the whole run (it ended by itself): the measured runtime is the "
-             "answer; the bounds are what a repeat of it may vary",)
+             "answer; the bounds are what a repeat of it may vary",
+             *(n for n in est.notes if n.startswith("the agent's own")))
     return replace(est, runtime_s=total, low_s=low, high_s=high, equation=MEASURED, notes=notes,
                    uncertainty=u.as_dict())
 
