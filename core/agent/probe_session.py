@@ -14,6 +14,7 @@ from array import array
 from typing import Any
 
 from .emit import Emitter, ProbeCancelled, clean_metrics
+from .going_on import GoingOn
 from .phases import Phases
 from .policy import StopPolicy
 from .probe_meta import ProbeMeta
@@ -25,7 +26,7 @@ class ProbeStop(BaseException):
     training step (retry on a bad batch, say) must not swallow the stop and train on unobserved."""
 
 
-class ProbeSession(Phases):
+class ProbeSession(Phases, GoingOn):
     def __init__(
         self,
         emitter: Emitter | None = None,
@@ -61,6 +62,8 @@ class ProbeSession(Phases):
         self.every: int | None = None  # periodic work every K steps (the program's `plan`)
         self._periodic_said = False
         self._end_by: float | None = None  # going on for the program's own end, until then
+        self._epoch_by: float | None = None  # ... for the first epoch's end (its length unknown)
+        self._last_index = -1  # the last step's index in its epoch
         self.planned_steps: int | None = None
         self._plan_epochs: int | None = None  # the epochs the last plan said
         self._pending_plan: dict[str, Any] = {}
@@ -127,7 +130,8 @@ class ProbeSession(Phases):
             raise ProbeCancelled("the agent (probe cancelled)")
         first_of_epoch = self.epoch is not None and epoch != self.epoch
         first_ever = self.total_steps == 0
-        self.epoch = epoch
+        self.epoch, last = epoch, self._last_index
+        self._last_index = step
         outside, self.outside = self.outside, 0.0
         ev = self.emitter.timed("step", at=at, epoch=epoch, step=step, **self._phase_field(),
                                 **({"outside": round(outside, 6)} if outside > 0 else {}))
@@ -141,6 +145,9 @@ class ProbeSession(Phases):
         if first_of_epoch:
             self.boundaries += 1
             self._maybe_hint(ev["dt"])
+            if not self.steps_per_epoch and self.boundaries == 1:  # counted, where unknown
+                self.plan(steps_per_epoch=last + 1)
+                self.steps_per_epoch = last + 1
         if self.stop_requested:
             return True
         if self.external == "stop" and not self.any_stopped:  # (the lead's own `done`, echoed)
@@ -154,7 +161,7 @@ class ProbeSession(Phases):
                 self.stop_requested, self.waiting_for_boundary = True, False
                 self.policy.reason += "; went on for an epoch boundary that did not come"
         elif self.policy.should_stop() and not self._wait_for_periodic() \
-                and not self._wait_for_end():
+                and not self._wait_for_epoch() and not self._wait_for_end():
             left = self.steps_per_epoch - step - 1 if self.steps_per_epoch else -1
             wanted = self.policy.boundaries_wanted
             if self.planned_steps and self.planned_steps <= self.steps_per_epoch:
@@ -171,80 +178,6 @@ class ProbeSession(Phases):
                                  f"(~{cost:.0f}s) to time an epoch boundary")
         return self.stop_requested
 
-    def _wait_for_periodic(self) -> bool:
-        """The program does periodic work every K steps (an evaluation, a checkpoint) that the
-        probe has not reached yet: go on to step K + 1 to time one, if the budget affords it."""
-        k = self.every
-        if not k or self.total_steps > k + 1:
-            if k and self._periodic_said and "periodic" not in self.policy.reason:
-                self.policy.reason += f"; went on to time the periodic work every {k} steps"
-            return False
-        cost = self.policy.boundary_affordable(k + 1 - self.total_steps, self._boundary_budget())
-        if cost is None:
-            return False
-        if not self._periodic_said:
-            self._periodic_said = True
-            self.emitter.log("info", f"probe: {self.policy.reason}; going on to step {k + 1} "
-                             f"(~{cost:.0f}s) to time the periodic work every {k} steps")
-        return True
-
-    def _wait_for_end(self) -> bool:
-        """Nothing says how long the job is - no steps, no epochs, in the program or its
-        settings (a loop that trains until its loss is small enough): go on a while in case the
-        program ends by itself, since a run seen whole is its own answer where a stopped one can
-        only be ranked per 1 000 steps. A while: as long again as the probe took so far (at
-        least 5 s), within the boundary budget - a short job is seen whole, a long one costs
-        the probe at most twice its length."""
-        if self.planned_steps or self.planned_epochs or self.policy.began is None:
-            return False
-        now = time.monotonic()
-        if self._end_by is None:
-            budget = self._boundary_budget()
-            if budget <= 0:
-                return False
-            more = min(budget, max(5.0, self.emitter.now()))
-            self._end_by = now + more
-            self.emitter.log("info", f"probe: {self.policy.reason}; the job's length is not in "
-                             f"the program: going on up to {more:.0f} s in case it ends by "
-                             "itself")
-        if now < self._end_by:
-            return True
-        if "its own end" not in self.policy.reason:
-            self.policy.reason += "; went on for the program's own end (its length is not in " \
-                                  "the program), which did not come"
-        return False
-
-    def _boundary_budget(self) -> float:
-        """Seconds the probe may spend reaching epoch boundaries: the configured budget, or 5 %
-        of the job predicted so far when that is more (long jobs: a boundary seen beats a
-        boundary bounded, and still costs little next to the job)."""
-        budget = self.policy.boundary_budget
-        if budget <= 0:
-            return 0.0
-        steps = self.planned_steps or (self.planned_epochs or 0) * self.steps_per_epoch
-        if steps and self.policy.series.n:
-            job = steps * self.policy.series.mean()
-            budget = max(budget, self.policy.job_share * job)
-        return budget
-
-    def _boundary_within(self, steps: int) -> None:
-        """The boundary waited for comes after ``steps`` more steps; half an epoch past that, not."""
-        self._boundary_by = self.total_steps + steps + max(2, steps // 2)
-
-    def _after_boundary(self) -> None:
-        """A boundary was crossed while the probe went on for it: another one if affordable."""
-        spent = time.monotonic() - self._waiting_since
-        more = None
-        if self.boundaries < self.policy.boundaries_wanted and self.steps_per_epoch:
-            more = self.policy.boundary_affordable(self.steps_per_epoch,
-                                                   self._boundary_budget() - spent)
-        self._boundary_within(self.steps_per_epoch)
-        if more is None:
-            self.stop_requested = True
-            self.waiting_for_boundary = False
-            n = self.boundaries
-            self.policy.reason += f"; went on to time {'one epoch boundary' if n == 1 else f'{n} epoch boundaries'}"
-
     def _maybe_hint(self, dt: float) -> None:
         """A hint only when measured: this boundary cost far more than a step."""
         if self.boundary_hint is None or self.policy.series.n < 3:
@@ -258,8 +191,9 @@ class ProbeSession(Phases):
 
     def val(self, epoch: int, steps: int, metrics: dict[str, Any] | None = None,
             at: float | None = None) -> None:
-        clean = clean_metrics(metrics)
-        self.last_metrics.update(clean)
+        clean = clean_metrics(metrics)  # a History names them val_* (fit()'s History too)
+        self.last_metrics.update({k if k.startswith("val_") else f"val_{k}": v
+                                  for k, v in clean.items()})
         self.emitter.timed("val", at=at, epoch=epoch, steps=int(steps), metrics=clean,
                            **self._phase_field())
 

@@ -127,6 +127,35 @@ def test_fit_in_a_loop_stops_after_the_probe_with_epochs_counted(tmp_path: Path)
     assert per_boundary < 0.4  # 8 steps of 256 and a boundary: no 0.4 s sleep in each
 
 
+def test_a_dataset_of_unknown_length_is_counted_and_the_history_plotted_after_it(
+        tmp_path: Path) -> None:
+    """keras.io's memory-efficient embeddings example: fit() on a tf.data dataset whose length
+    TensorFlow cannot tell (make_csv_dataset; here a filter), then plots history["loss"] and
+    history["val_loss"]. The probe stopped it inside the first epoch: no epoch's length, so
+    only a per-1 000-steps answer, and a History without val_loss - the program's plot raised
+    KeyError and it exited 1 before its second experiment. Now the probe goes on to the first
+    epoch's end and counts it (a plan), and the History holds the metrics under fit()'s own
+    names."""
+    s = write(tmp_path, "unknown.py", """
+        import tensorflow as tf
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).filter(lambda a, b: True).batch(16)
+        assert ds.cardinality() == tf.data.UNKNOWN_CARDINALITY
+        history = model.fit(ds, epochs=3, validation_data=ds.take(8), verbose=0)
+        print("plotted", history.history["loss"][-1], history.history["val_loss"][-1])
+    """)
+    r, log = probe(tmp_path, f"{PY} {s.name}", "--max-steps", "20", batch=16)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, _ = read_log(log)
+    assert "plotted" in log.with_suffix(".output").read_text()
+    assert events[-1].exit_code == 0  # type: ignore[union-attr]
+    steps = [(e.epoch, e.step) for e in events if isinstance(e, Step)]
+    assert (1, 0) in steps and (0, 127) in steps  # 2048 / 16: the first epoch whole
+    st = load_probe(log).state
+    assert st.steps_per_epoch == 128  # counted at its end (a plan)
+    est = estimate_runtime(st, 3)
+    assert est.runtime_s > 0 and est.low_s <= est.runtime_s <= est.high_s
+
+
 def test_gradient_tape_loop_is_probed_with_no_code_change(tmp_path: Path) -> None:
     write(tmp_path, "tape.py", """
         import tensorflow as tf

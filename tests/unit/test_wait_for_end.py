@@ -74,13 +74,39 @@ def test_as_long_again_as_the_probe_so_far_within_the_budget(
     assert steps(s, clock, 1) == [True]
 
 
-@pytest.mark.parametrize("plan", [{"steps": 5000}, {"epochs": 3}])
-def test_a_job_whose_length_is_known_stops_at_its_steps(monkeypatch: pytest.MonkeyPatch,
-                                                         plan: dict[str, int]) -> None:
+def test_a_job_whose_length_is_known_stops_at_its_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     s, out, clock = session(monkeypatch, budget=30.0, launched_ago=2.0)
-    s.plan(**plan, source="the program")
+    s.plan(steps=5000, source="the program")
     assert steps(s, clock, 30)[-1] is True
     assert not any("length is not in the program" in e["msg"] for e in logs(out))
+
+
+def test_epochs_known_but_not_an_epochs_length_go_on_to_the_first_epochs_end(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dataset of unknown cardinality (keras.io's make_csv_dataset example): fit() knows its
+    epochs, not an epoch's steps - Keras learns them at the first epoch's end. Stopped at 30
+    steps the probe could only be ranked per 1 000 steps: it goes on to that end, counts the
+    epoch and says so in a plan (the estimate's N_it)."""
+    s, out, clock = session(monkeypatch, budget=30.0, launched_ago=2.0)
+    s.plan(epochs=3, source="fit(epochs=3)")
+    assert not any(steps(s, clock, 45))  # past max-steps 30, the first epoch still going
+    assert "an epoch's length is not known" in logs(out)[-1]["msg"]
+    assert not any("length is not in the program" in e["msg"] for e in logs(out))
+    clock.now += 0.01
+    s.step(1, 0)  # the first epoch ended after 45 steps
+    plans = [e for e in map(json.loads, out.getvalue().splitlines()) if e["ev"] == "plan"]
+    assert plans[-1]["steps_per_epoch"] == 45 and s.steps_per_epoch == 45
+
+
+def test_a_first_epoch_longer_than_the_budget_is_not_waited_for(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    s, out, clock = session(monkeypatch, budget=5.0, launched_ago=2.0)
+    s.plan(epochs=3, source="fit(epochs=3)")
+    assert not any(steps(s, clock, 30))
+    assert "up to 5 s to the first epoch's end" in logs(out)[-1]["msg"]
+    clock.now += 5.1
+    assert steps(s, clock, 1) == [True]
+    assert "which did not come" in s.policy.reason
 
 
 def test_no_budget_no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import compat
+from ..emit import clean_metrics
 from ..probe_session import ProbeSession, ProbeStop
 
 
@@ -54,6 +55,8 @@ class _ProbeCallbackMethods:
         if self.session.ended:
             return
         if self.session.step(self._epoch, batch):
+            # the metrics so far, for the History fit() returns (a program plots its "loss")
+            self.session.last_metrics.update(clean_metrics(logs))
             if self.raise_on_stop:
                 raise ProbeStop(self.session.policy.reason)
             setattr(getattr(self, compat.KERAS_CALLBACK_MODEL), compat.KERAS_MODEL_STOP, True)

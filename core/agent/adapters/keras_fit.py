@@ -202,7 +202,7 @@ class KerasFitAdapter:
         if session.trained:  # the probe has what it needs: training is skipped from here
             self._say("skipped-fit", "info", "fit() called after the probe stopped: it "
                       "returned at once (no training); the program's other work runs")
-            return _history(model, {})
+            return _history(model, session.last_metrics)
         if session.emitter.ended:
             return original(model, *args, **kwargs)
         if not self._phase(sys._getframe(), args, kwargs):

@@ -1,0 +1,131 @@
+"""What a probe goes on for after it has seen enough steps: the program's periodic work, an
+epoch boundary (or two), the first epoch's end where an epoch's length is unknown, the
+program's own end where nothing says how long the job is - each within the boundary budget.
+The part of the ProbeSession that decides it (``ProbeSession.step`` asks in that order).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .emit import Emitter
+    from .policy import StopPolicy
+
+
+class GoingOn:
+    """Mixed into ProbeSession (whose attributes these are)."""
+
+    emitter: Emitter
+    policy: StopPolicy
+    every: int | None
+    total_steps: int
+    steps_per_epoch: int
+    boundaries: int
+    planned_steps: int | None
+    planned_epochs: int | None
+    stop_requested: bool
+    waiting_for_boundary: bool
+    _periodic_said: bool
+    _end_by: float | None
+    _epoch_by: float | None
+    _boundary_by: int
+    _waiting_since: float
+
+    def _wait_for_periodic(self) -> bool:
+        """The program does periodic work every K steps (an evaluation, a checkpoint) that the
+        probe has not reached yet: go on to step K + 1 to time one, if the budget affords it."""
+        k = self.every
+        if not k or self.total_steps > k + 1:
+            if k and self._periodic_said and "periodic" not in self.policy.reason:
+                self.policy.reason += f"; went on to time the periodic work every {k} steps"
+            return False
+        cost = self.policy.boundary_affordable(k + 1 - self.total_steps, self._boundary_budget())
+        if cost is None:
+            return False
+        if not self._periodic_said:
+            self._periodic_said = True
+            self.emitter.log("info", f"probe: {self.policy.reason}; going on to step {k + 1} "
+                             f"(~{cost:.0f}s) to time the periodic work every {k} steps")
+        return True
+
+    def _wait_for_epoch(self) -> bool:
+        """The job's epochs are known but not an epoch's length (a dataset of unknown
+        cardinality, as Keras' make_csv_dataset gives: Keras itself learns it at the end of the
+        first epoch): go on to the first boundary, within the boundary budget, to count it.
+        Stopped before, such a probe could only be ranked per 1 000 steps."""
+        if self.steps_per_epoch or self.boundaries or not self.planned_epochs \
+                or self.planned_steps or self.policy.began is None:
+            return False
+        now = time.monotonic()
+        if self._epoch_by is None:
+            budget = self._boundary_budget()
+            if budget <= 0:
+                return False
+            self._epoch_by = now + budget
+            self.emitter.log("info", f"probe: {self.policy.reason}; an epoch's length is not "
+                             f"known: going on up to {budget:.0f} s to the first epoch's end")
+        if now < self._epoch_by:
+            return True
+        if "epoch's end" not in self.policy.reason:
+            self.policy.reason += "; went on for the first epoch's end (its length unknown), " \
+                                  "which did not come"
+        return False
+
+    def _wait_for_end(self) -> bool:
+        """Nothing says how long the job is - no steps, no epochs, in the program or its
+        settings (a loop that trains until its loss is small enough): go on a while in case the
+        program ends by itself, since a run seen whole is its own answer where a stopped one can
+        only be ranked per 1 000 steps. A while: as long again as the probe took so far (at
+        least 5 s), within the boundary budget - a short job is seen whole, a long one costs
+        the probe at most twice its length."""
+        if self.planned_steps or self.planned_epochs or self.policy.began is None:
+            return False
+        now = time.monotonic()
+        if self._end_by is None:
+            budget = self._boundary_budget()
+            if budget <= 0:
+                return False
+            more = min(budget, max(5.0, self.emitter.now()))
+            self._end_by = now + more
+            self.emitter.log("info", f"probe: {self.policy.reason}; the job's length is not in "
+                             f"the program: going on up to {more:.0f} s in case it ends by "
+                             "itself")
+        if now < self._end_by:
+            return True
+        if "its own end" not in self.policy.reason:
+            self.policy.reason += "; went on for the program's own end (its length is not in " \
+                                  "the program), which did not come"
+        return False
+
+    def _boundary_budget(self) -> float:
+        """Seconds the probe may spend reaching epoch boundaries: the configured budget, or 5 %
+        of the job predicted so far when that is more (long jobs: a boundary seen beats a
+        boundary bounded, and still costs little next to the job)."""
+        budget = self.policy.boundary_budget
+        if budget <= 0:
+            return 0.0
+        steps = self.planned_steps or (self.planned_epochs or 0) * self.steps_per_epoch
+        if steps and self.policy.series.n:
+            job = steps * self.policy.series.mean()
+            budget = max(budget, self.policy.job_share * job)
+        return budget
+
+    def _boundary_within(self, steps: int) -> None:
+        """The boundary waited for comes after ``steps`` more steps; half an epoch past that, not."""
+        self._boundary_by = self.total_steps + steps + max(2, steps // 2)
+
+    def _after_boundary(self) -> None:
+        """A boundary was crossed while the probe went on for it: another one if affordable."""
+        spent = time.monotonic() - self._waiting_since
+        more = None
+        if self.boundaries < self.policy.boundaries_wanted and self.steps_per_epoch:
+            more = self.policy.boundary_affordable(self.steps_per_epoch,
+                                                   self._boundary_budget() - spent)
+        self._boundary_within(self.steps_per_epoch)
+        if more is None:
+            self.stop_requested = True
+            self.waiting_for_boundary = False
+            n = self.boundaries
+            self.policy.reason += f"; went on to time {'one epoch boundary' if n == 1 else f'{n} epoch boundaries'}"
