@@ -156,13 +156,14 @@ def _totals_from_loops(found: Length) -> None:
     found.source = " x ".join(lp.text for lp in reversed(loops[: at + 1] + outer))
 
 
-def one_pass(found: Length) -> Length:
-    """The length of one pass of the step's innermost loop, as one epoch: a phase that is one
-    iteration of a loop around it (a layer-wise trainer trains each layer in a loop of its own,
-    called once per layer)."""
-    out = Length(every=found.every, every_source=found.every_source, loops=found.loops[:1])
+def one_pass(found: Length, depth: int = 1) -> Length:
+    """The length of one pass of the loop ``depth`` loops out from the step: a phase that is one
+    iteration of a loop around those (a layer-wise trainer trains each layer in a loop of its
+    own, called once per layer: depth 1, one epoch; a new model fitted for some epochs in each
+    pass of a loop over settings: the fit's loops, its epochs)."""
+    out = Length(every=found.every, every_source=found.every_source, loops=found.loops[:depth])
     _totals_from_loops(out)
-    if out.steps:
+    if out.steps and depth == 1:
         out.epochs = 1
     return out
 

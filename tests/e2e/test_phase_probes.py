@@ -274,6 +274,26 @@ def test_a_loop_that_draws_with_next_is_unwound_not_crashed(tmp_path: Path) -> N
     assert "StopIteration" not in output and "never printed" not in output
 
 
+@pytest.mark.torch
+def test_a_generator_around_a_dataloader_runs_dry_and_the_next_fit_is_probed(
+        tmp_path: Path) -> None:
+    """nn_tutorial's WrappedDataLoader: ``batches = iter(self.dl)`` in a generator, then a for
+    over it. The stopped loader's next pass was taken for ``next(iter(loader))`` and the stop
+    raised through the program: its later fit() never ran (nn_tutorial's 12th loop: -12.4 %).
+    The pass comes empty, the generator ends, fit() returns, and the next fit is a phase - as
+    long as that fit's loops (3 epochs), not one pass of its innermost, as a layer-wise
+    trainer's part is (the loop that moved on is the one over the models)."""
+    pytest.importorskip("torch")
+    events, output = agent_run(tmp_path, SCRIPTS / "torch_wrapped_loader.py")
+    end = events[-1]
+    assert isinstance(end, End) and end.exit_code == 0
+    assert "fit done 512" in output and "post-training work done" in output
+    seen = phases_of(events)
+    assert sorted(seen) == [1, 2] and seen[2]["stopped"]
+    assert seen[2]["plan"].epochs == 3 and seen[2]["plan"].steps == 300
+    assert "no-post" not in {ev.code for ev in events if isinstance(ev, Log)}
+
+
 @pytest.mark.tensorflow
 def test_a_later_fit_is_not_cut_by_the_post_training_budget(tmp_path: Path) -> None:
     """fit()'s `done` starts the post-training budget; a later fit() - a phase - stops that

@@ -70,7 +70,27 @@ def in_a_for_loop() -> bool:
     if not user_code(frame.f_code.co_filename):
         return True  # a framework's own loop (Lightning, the Trainer, tqdm): ends on empty passes
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-    return "for " in line or "for(" in line
+    return "for " in line or "for(" in line or _stored_then_iterated(frame)
+
+
+def _stored_then_iterated(frame: Any) -> bool:
+    """``batches = iter(loader)`` and, in the same code, ``for b in batches:`` - a wrapper's
+    generator (pytorch/tutorials' nn_tutorial: WrappedDataLoader.__iter__). Its empty pass
+    ends that for; raised through it, the stop ended the program before its later loops."""
+    import dis
+
+    try:
+        code = list(dis.get_instructions(frame.f_code))
+    except Exception:  # noqa: BLE001 - unreadable code: not known to be a for
+        return False
+    # the call's own instructions first (f_lasti may be 3.11's PRECALL before its CALL)
+    after = [i for i in code if i.offset > frame.f_lasti
+             and not i.opname.startswith(("PRECALL", "CALL", "CACHE", "KW_NAMES"))]
+    if not after or after[0].opname not in ("STORE_FAST", "STORE_NAME", "STORE_GLOBAL"):
+        return False
+    name = after[0].argval
+    return any(a.opname.startswith(("LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL")) and a.argval == name
+               and b.opname == "GET_ITER" for a, b in zip(code, code[1:]))
 
 
 # Steps the host may run ahead of the device before the clock waits for the oldest one: far

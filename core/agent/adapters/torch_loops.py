@@ -308,7 +308,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
               code="torch-loop")
         self.found = found
         self.began_at = self._loop_values()
-        s.plan(**(one_pass(found) if self.per_pass_phase else found).fields())
+        s.plan(**(one_pass(found, self.part_depth) if self.per_pass_phase else found).fields())
         if endless:
             s.log("warning", f"the training DataLoader has {batches} batches per pass (a "
                   "sampler's num_samples far past its data?): that is not an epoch"

@@ -65,6 +65,7 @@ class TorchPhases:
         self.fresh = False  # this step is an optimizer's first after a pass of an outer loop
         self.left_pass = False  # the probe left only a pass of an outer loop (loop_exit.py)
         self.per_pass_phase = False  # this phase is such a pass: its length is the pass's
+        self.part_depth = 1  # ... of the loops this many out from its step (_part_depth)
         self.found = None  # the length read at this phase's first step
         self.began_at = []
 
@@ -108,8 +109,9 @@ class TorchPhases:
         # trains a part at a time (one optimizer per layer), each pass a phase of its own, as
         # long as its own loops (the outer loop's count is the passes, not this one's epochs).
         self.per_pass_phase = self.fresh
+        self.part_depth = self._part_depth() if self.fresh else 1
         if self.fresh and self.found is not None:
-            s.plan(**one_pass(self.found).fields())
+            s.plan(**one_pass(self.found, self.part_depth).fields())
         if self.val is not None and self.val[0] == self.last_loader:
             self.val = None  # no validation: the new phase's training loader, its first pass
         self._end_val()
@@ -165,6 +167,19 @@ class TorchPhases:
             out.append(at.f_locals.get(lp.target, _UNREAD) if at is not None and lp.target
                        else _UNREAD)
         return out
+
+    def _part_depth(self) -> int:
+        """The loops a part runs in: those inside the innermost loop whose ``for`` moved on
+        since the phase began (a layer-wise trainer's loop over its layers: 1, the layer's own);
+        none moved - the same code called again, as pytorch/tutorials' nn_tutorial calls its
+        fit() once per model - all of them."""
+        if self.found is None:
+            return 1
+        for i, (was, now) in enumerate(zip(self.began_at, self._loop_values())):
+            if was is not _UNREAD and now is not _UNREAD and not (was is now or (
+                    isinstance(was, (int, str)) and was == now)):
+                return i + 1
+        return len(self.found.loops) or 1
 
     def _parts_recur(self) -> bool:
         """A new part began in the innermost loop whose ``for`` moved on since the phase began;
