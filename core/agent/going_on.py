@@ -7,6 +7,7 @@ The part of the ProbeSession that decides it (``ProbeSession.step`` asks in that
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,8 +29,7 @@ class GoingOn:
     stop_requested: bool
     waiting_for_boundary: bool
     _periodic_said: bool
-    _end_by: float | None
-    _epoch_by: float | None
+    going_on: dict[str, float]  # what it goes on for, until when (monotonic), this phase
     _boundary_by: int
     _waiting_since: float
 
@@ -58,20 +58,10 @@ class GoingOn:
         if self.steps_per_epoch or self.boundaries or not self.planned_epochs \
                 or self.planned_steps or self.policy.began is None:
             return False
-        now = time.monotonic()
-        if self._epoch_by is None:
-            budget = self._boundary_budget()
-            if budget <= 0:
-                return False
-            self._epoch_by = now + budget
-            self.emitter.log("info", f"probe: {self.policy.reason}; an epoch's length is not "
-                             f"known: going on up to {budget:.0f} s to the first epoch's end")
-        if now < self._epoch_by:
-            return True
-        if "epoch's end" not in self.policy.reason:
-            self.policy.reason += "; went on for the first epoch's end (its length unknown), " \
-                                  "which did not come"
-        return False
+        return self._go_on("epoch", lambda budget: budget,
+                           "an epoch's length is not known: going on up to {:.0f} s to the "
+                           "first epoch's end", "; went on for the first epoch's end (its "
+                           "length unknown), which did not come")
 
     def _wait_for_end(self) -> bool:
         """Nothing says how long the job is - no steps, no epochs, in the program or its
@@ -82,21 +72,28 @@ class GoingOn:
         the probe at most twice its length."""
         if self.planned_steps or self.planned_epochs or self.policy.began is None:
             return False
+        return self._go_on("end", lambda budget: min(budget, max(5.0, self.emitter.now())),
+                           "the job's length is not in the program: going on up to {:.0f} s "
+                           "in case it ends by itself", "; went on for the program's own end "
+                           "(its length is not in the program), which did not come")
+
+    def _go_on(self, what: str, seconds: Callable[[float], float], said: str,
+               gave_up: str) -> bool:
+        """Go on until ``seconds(budget)`` past the first time this is asked (this phase's
+        ``going_on[what]``), said then; past it, stop, the reason saying ``gave_up`` once."""
         now = time.monotonic()
-        if self._end_by is None:
+        until = self.going_on.get(what)
+        if until is None:
             budget = self._boundary_budget()
             if budget <= 0:
                 return False
-            more = min(budget, max(5.0, self.emitter.now()))
-            self._end_by = now + more
-            self.emitter.log("info", f"probe: {self.policy.reason}; the job's length is not in "
-                             f"the program: going on up to {more:.0f} s in case it ends by "
-                             "itself")
-        if now < self._end_by:
+            more = seconds(budget)
+            until = self.going_on[what] = now + more
+            self.emitter.log("info", f"probe: {self.policy.reason}; {said.format(more)}")
+        if now < until:
             return True
-        if "its own end" not in self.policy.reason:
-            self.policy.reason += "; went on for the program's own end (its length is not in " \
-                                  "the program), which did not come"
+        if gave_up not in self.policy.reason:
+            self.policy.reason += gave_up
         return False
 
     def _boundary_budget(self) -> float:

@@ -42,8 +42,7 @@ class Phases:
     every: int | None
     planned_steps: int | None
     planned_epochs: int | None
-    _end_by: float | None
-    _epoch_by: float | None
+    going_on: dict[str, float]
 
     def init_phases(self) -> None:
         self.phase = 1
@@ -105,7 +104,7 @@ class Phases:
         self.boundaries = 0
         self.stop_requested = self.waiting_for_boundary = self._periodic_said = False
         self.every = self.planned_steps = self.planned_epochs = None
-        self._end_by = self._epoch_by = None  # what it goes on for is its own (going_on.py)
+        self.going_on = {}  # what it goes on for is its own (going_on.py)
         policy = self.policy
         self.policy = StopPolicy(max_steps=policy.max_steps, max_seconds=policy.max_seconds,
                                  target_ci=policy.target_ci, min_steps=policy.min_steps,

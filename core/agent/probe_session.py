@@ -61,8 +61,7 @@ class ProbeSession(Phases, GoingOn):
         self._boundary_by = 0  # the step count by which the boundary waited for must have come
         self.every: int | None = None  # periodic work every K steps (the program's `plan`)
         self._periodic_said = False
-        self._end_by: float | None = None  # going on for the program's own end, until then
-        self._epoch_by: float | None = None  # ... for the first epoch's end (its length unknown)
+        self.going_on: dict[str, float] = {}  # the first epoch's end, the program's own: until
         self._last_index = -1  # the last step's index in its epoch
         self.planned_steps: int | None = None
         self._plan_epochs: int | None = None  # the epochs the last plan said
