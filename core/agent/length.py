@@ -140,7 +140,8 @@ def _totals_from_loops(found: Length) -> None:
     loops = found.loops
     if not loops:
         return
-    at = next((i for i, lp in enumerate(loops) if lp.over_loader), 0)
+    at = next((i for i, lp in enumerate(loops) if lp.over_loader),
+              next((i for i, lp in enumerate(loops) if not lp.turns), 0))
     per_epoch: int | None = 1
     for lp in loops[: at + 1]:
         per_epoch = None if per_epoch is None or lp.count is None else per_epoch * lp.count
@@ -154,6 +155,11 @@ def _totals_from_loops(found: Length) -> None:
     if outer or loops[at].over_loader:
         found.epochs = epochs
     found.source = " x ".join(lp.text for lp in reversed(loops[: at + 1] + outer))
+    if len(outer) >= 2 and found.every is None and (outer[-1].count or 0) > 1:
+        # a loop around the epochs' loop: its own work each pass (an RL rollout before each
+        # update's epochs) comes every K steps - periodic work the probe goes on to time
+        found.every = per_epoch * math.prod(lp.count or 1 for lp in outer[:-1])
+        found.every_source = f"each pass of {outer[-1].text}"
 
 
 def one_pass(found: Length, depth: int = 1) -> Length:

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from .values import Evaluator as _Evaluator
-from .values import Unknown, folds as _folds, sized as _sized
+from .values import Evaluator as _Evaluator, Unknown, folds as _folds, optimizer, sized as _sized
 
 # The body of an `if step % K == 0:` is periodic work if it calls something named like this.
 PERIODIC_WORDS = ("eval", "valid", "test", "save", "checkpoint", "ckpt", "estimate_loss",
@@ -33,10 +32,10 @@ _LIBRARY_ROOTS = tuple({os.path.realpath(p) + os.sep for p in (
 @dataclass
 class Loop:
     """One loop around the step: how many times it runs, and where it is written."""
-
     count: int | None  # None: not readable
     text: str  # "for epoch in range(1, args.epochs + 1)  (train.py:120)"
     over_loader: bool = False  # iterates the training DataLoader: its passes are the epochs
+    turns: bool = False  # steps each of several optimizers in turn: one step (values.optimizer)
     code: Any = None  # the code whose frame runs it, and the first name its `for` binds:
     target: str = ""  # which iteration it is in (torch_phases: the loop a new part began in)
 
@@ -90,6 +89,9 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
         files.append(user)
         for node in around:
             loop = _count(node, user, loader_loop)
+            if not loops and isinstance(node, ast.For) and any(optimizer(user.f_locals.get(n.id))
+                                                               for n in ast.walk(node.target) if isinstance(n, ast.Name)):
+                loop = Loop(1, f"{loop.text} (each optimizer in turn: one step)", turns=True)
             loop.code, loop.target = user.f_code, next((n.id for n in ast.walk(node.target) if isinstance(
                 n, ast.Name)), "") if isinstance(node, ast.For) else ""
             if not loops:  # the step's own loop: an `if step % K` there counts steps

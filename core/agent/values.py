@@ -25,11 +25,32 @@ class Unknown(Exception):
 def sized(value: Any) -> int:
     if isinstance(value, (range, list, tuple, dict, str, set, frozenset)):
         return len(value)
+    if _torch_sampler(value):  # a BatchSampler over the indexes (Lightning's PPO example)
+        return len(value)
     shape: Any = getattr(value, "shape", None)  # a tensor or array: its first dimension
     if isinstance(shape, tuple) or type(shape).__name__ == "Size":
         if len(shape) >= 1:
             return int(shape[0])
     raise Unknown(type(value).__name__)
+
+
+def _torch_sampler(value: Any) -> bool:
+    """A PyTorch sampler whose length PyTorch's own code gives (BatchSampler, RandomSampler,
+    SequentialSampler ...: the DataLoader asks them the same), not a subclass's own __len__."""
+    mro = type(value).__mro__
+    if not any(k.__name__ == "Sampler" and k.__module__ == "torch.utils.data.sampler"
+               for k in mro):
+        return False
+    owner = next((k for k in mro if "__len__" in vars(k)), None)
+    return owner is not None and owner.__module__.startswith("torch.utils.data")
+
+
+def optimizer(value: Any) -> bool:
+    """A PyTorch optimizer: the step's own loop over several of them, each stepped in turn
+    (MorvanZhou's tutorials train two to four nets side by side: ``for net, opt in zip(nets,
+    opts)``), is one probe step a pass - the first optimizer's, the lead's (adapters/lead.py)."""
+    return value is not None and any(k.__name__ == "Optimizer" and k.__module__.startswith(
+        "torch.optim") for k in type(value).__mro__)
 
 
 class Evaluator:

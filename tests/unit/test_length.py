@@ -452,3 +452,52 @@ def test_periodic_work_in_a_callback_the_loop_calls_is_read_off_its_step_counter
     (found,) = run_program(tmp_path / "b", CALLBACK_TRAINER.replace(
         "            generate()\n            save()\n", "            print()\n").replace("WORK", "500"))
     assert found.every is None  # no work in it (and the other loop's every 7 is not this one's)
+
+
+def test_an_update_loop_around_a_sampler_loop_times_its_pass_as_periodic_work(
+        tmp_path: Path) -> None:
+    """Lightning's Fabric PPO example: each update collects a rollout, then trains
+    `update_epochs` passes over a BatchSampler of the rollout's indexes. The sampler's length is
+    PyTorch's to give; the update loop's own work (the rollout) comes every 40 steps - not the
+    rollout's `args.num_steps`, which a setting read by name took for the job's length."""
+    torch_data = pytest.importorskip("torch.utils.data")
+    indexes = list(range(256))
+    sampler = torch_data.BatchSampler(torch_data.RandomSampler(indexes), batch_size=64,
+                                      drop_last=False)
+    ns = argparse.Namespace(update_epochs=10, num_steps=128, total_timesteps=32768, num_envs=2)
+    (found,) = run_program(tmp_path, """
+        def train():
+            for epoch in range(args.update_epochs):
+                for batch_idxes in sampler:
+                    step()
+                    return
+        num_updates = args.total_timesteps // (args.num_envs * args.num_steps)
+        for update in range(1, num_updates + 1):
+            for s in range(0, args.num_steps):
+                pass
+            train()
+            break
+    """, args=ns, sampler=sampler)
+    assert (found.steps, found.steps_per_epoch, found.every) == (5120, 4, 40)
+    assert "for update in range(1, num_updates + 1)" in found.every_source
+    assert "num_steps" not in found.source
+
+
+def test_a_loop_stepping_several_optimizers_in_turn_is_one_step(tmp_path: Path) -> None:
+    """MorvanZhou's batch-normalisation tutorial trains two nets side by side, each batch
+    `for net, opt in zip(nets, opts)`: the probe's step is the first optimizer's (the lead's),
+    so an epoch is the loader's batches, not twice them."""
+    torch = pytest.importorskip("torch")
+    nets = [torch.nn.Linear(2, 1) for _ in range(2)]
+    opts = [torch.optim.Adam(n.parameters()) for n in nets]
+    (found,) = run_program(tmp_path, """
+        for epoch in range(12):
+            for step_i, batch in enumerate(loader):
+                for net, opt in zip(nets, opts):
+                    step()
+                    break
+                break
+            break
+    """, nets=nets, opts=opts, loader=list(range(32)))
+    assert (found.steps, found.epochs) == (384, 12)
+    assert "each optimizer in turn" in found.source
