@@ -213,6 +213,42 @@ def test_an_endless_sampler_is_no_epoch_and_its_loop_says_the_length(tmp_path: P
 
 
 @pytest.mark.torch
+def test_an_update_loop_around_sampler_epochs_times_its_rollout(tmp_path: Path) -> None:
+    """Lightning's Fabric PPO example: each update collects a rollout (no training), then trains
+    a few epochs over a BatchSampler of its indexes. The job is updates x epochs x batches - not
+    the rollout's `--num-steps`, a setting named like a length - and each update's rollout, work
+    every update's steps, is timed and counted (blind: -70 %)."""
+    pytest.importorskip("torch")
+    row, log, _ = probe(tmp_path, """
+        import time
+        from torch.utils.data import BatchSampler
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--num-steps", type=int, default=64)
+        parser.add_argument("--update-epochs", type=int, default=4)
+        parser.add_argument("--total-timesteps", type=int, default=64 * 20)
+        args = parser.parse_args()
+        optimizer = torch.optim.Adam(model.parameters())
+        num_updates = args.total_timesteps // args.num_steps
+        for update in range(1, num_updates + 1):
+            for step in range(args.num_steps):  # the rollout: an environment's steps
+                time.sleep(0.002)
+            sampler = BatchSampler(RandomSampler(range(256)), batch_size=64, drop_last=False)
+            for epoch in range(args.update_epochs):
+                for idx in sampler:
+                    loss = loss_of(data[idx], labels[idx])
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+    """)
+    assert row["steps"] == 20 * 4 * 4, row["epochs_source"]
+    assert "for update in range(1, num_updates + 1)" in row["epochs_source"]
+    plan = next(e for e in events_of(log) if isinstance(e, Plan) and e.every)
+    assert plan.every == 16 and "each pass of for update" in plan.every_source
+    # the 19 rollouts after the first (64 sleeps of 2 ms each, at least 0.128 s) are in it
+    assert row["runtime_s"] - row["terms"]["t_init"] > 0.8 * 19 * 0.128, row["terms"]
+
+
+@pytest.mark.torch
 def test_a_loop_whose_length_only_its_arguments_say(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     row, _, _ = probe(tmp_path, """
