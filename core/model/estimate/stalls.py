@@ -304,15 +304,7 @@ def forecast(state: ProbeState, t_it: float, epoch_s: float, n_boundaries: float
                                 length.mean, epoch_s, seen,
                                 unseen_high=allowance + (plain_mean if with_fit_end else 0.0))
     per = plain_mean + p * length.mean
-    told = seen.untold_costs
-    if len(told) >= 2 and length.mean < INFORMATIVE_S and max(told) - min(told) < length.mean / 2:
-        # the boundaries to come wait too little to tell a stall from the rest, as the probe's
-        # did, and the probe's all cost alike (a mix of stalls and none would differ by about a
-        # stall): they cost what the probe's cost (epochs of 37 ms waited 27-29 ms for the 70 ms
-        # wake-up at each boundary of keras.io's TF-NumPy example, where odds of a stall said
-        # 12 ms - 200 epochs a fit, eight fits: -31 %)
-        per = gap_mean - (sum(seen.gaps) / len(seen.gaps) if seen.gaps else 0.0) \
-            + sum(told) / len(told)
+    per = _alike_untold(seen, gap_mean, length.mean) or per
     # given the odds and the run's level the boundaries are independent; the odds and the level
     # are uncertain and move them all together
     var_own = n * (p * length.second - p2 * length.shared)
@@ -321,3 +313,17 @@ def forecast(state: ProbeState, t_it: float, epoch_s: float, n_boundaries: float
     most = n * (plain_mean + length.most) if p > 0 else least
     return BoundaryForecast(per, per if with_fit_end else 0.0, sigma, least, most, p,
                             length.mean, epoch_s, seen)
+
+
+def _alike_untold(seen: Observed, gap_mean: float, stall_s: float) -> float | None:
+    """A boundary's cost where the ones to come wait too little to tell a stall from the rest,
+    as the probe's did, and the probe's all cost alike (a mix of stalls and none would differ by
+    about a stall): what the probe's cost (epochs of 37 ms waited 27-29 ms for the 70 ms wake-up
+    at each boundary of keras.io's TF-NumPy example, where odds of a stall said 12 ms - 200
+    epochs a fit, eight fits: -31 %). None otherwise. ``gap_mean``: the between-fit() work each
+    boundary to come carries, of which the probe's own gaps are already in its costs."""
+    told = seen.untold_costs
+    if len(told) < 2 or stall_s >= INFORMATIVE_S or max(told) - min(told) >= stall_s / 2:
+        return None
+    own_gaps = sum(seen.gaps) / len(seen.gaps) if seen.gaps else 0.0
+    return gap_mean - own_gaps + sum(told) / len(told)
