@@ -306,6 +306,29 @@ def test_keras_fit_called_in_a_loop_counts_its_calls(tmp_path: Path) -> None:
 
 
 @pytest.mark.tensorflow
+def test_fits_each_shorter_than_a_probe_are_a_run_seen_whole(tmp_path: Path) -> None:
+    """keras.io's wide-deep-cross fits three models for one epoch each, every fit shorter than a
+    probe: nothing is stopped, and the run the probe saw whole is its own answer (blind: no
+    `done`, so no length - ranked per 1 000 steps)."""
+    pytest.importorskip("tensorflow")
+    row, log, _ = probe(tmp_path, """
+        import tensorflow as tf
+        data = tf.data.Dataset.from_tensor_slices((x, y)).batch(256)  # 8 steps, length unread
+        for units in (16, 32):
+            m = keras.Sequential([keras.Input((8,)), layers.Dense(units, activation="relu"),
+                                  layers.Dense(2, activation="softmax")])
+            m.compile("adam", "sparse_categorical_crossentropy")
+            m.fit(data.filter(lambda a, b: True), epochs=1, verbose=0)
+            m.evaluate(data, verbose=0)
+    """, header=KERAS_HEADER)
+    assert row["equation"] == "measured", row["notes"]
+    done = [e for e in events_of(log) if isinstance(e, Done)]
+    assert [d.status for d in done] == ["complete"]
+    end = events_of(log)[-1]
+    assert isinstance(end, End) and row["runtime_s"] == pytest.approx(end.t, rel=0.01)
+
+
+@pytest.mark.tensorflow
 def test_a_gradient_tape_loop_with_module_level_epochs(tmp_path: Path) -> None:
     pytest.importorskip("tensorflow")
     row, _, _ = probe(tmp_path, """

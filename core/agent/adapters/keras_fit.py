@@ -175,6 +175,7 @@ class KerasFitAdapter:
         # when this phase's last fit() returned (its teardown done): the program's own work from
         # there to its next fit() call is that call's first step's `outside`
         self._returned_at: float | None = None
+        self._completed_at: float | None = None  # the last fit() that ran to its own end
 
     def _say(self, code: str, level: str, msg: str) -> None:
         if code not in self.said:
@@ -246,8 +247,21 @@ class KerasFitAdapter:
             return _history(model, session.last_metrics)
         if session.policy.full and not session.emitter.ended:
             session.mark_done("complete")
-        self._returned_at = time.monotonic()
+        elif self._completed_at is None and session.phases_enabled:  # a fit() may follow
+            import atexit
+
+            atexit.register(self._at_exit)
+        self._returned_at = self._completed_at = time.monotonic()
         return history
+
+    def _at_exit(self) -> None:
+        """Every fit() ran to its own end, none stopped (each shorter than a probe: keras.io's
+        wide-deep-cross fits three models for one epoch each): training ended with the last
+        one - the timed `done` that makes the run one the probe saw whole, its own answer."""
+        s = self.session
+        if self._completed_at is not None and not s.emitter.ended and not s.any_stopped \
+                and not s.trained:
+            s.mark_done("complete", "training ran to its end", at=self._completed_at)
 
     def _phase(self, frame: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Which phase this fit() call trains in: the first (its loop remembered), the current
