@@ -110,3 +110,18 @@ def test_epochs_that_each_run_slower_are_a_trend_whatever_their_own_pattern() ->
     assert whole_epochs({0: 101, 1: 101, 2: 40}, 101, False) == [100, 100]
     assert whole_epochs({0: 101, 1: 40}, 101, False) == []  # one whole epoch: no alignment
     assert whole_epochs({0: 101, 1: 101}, 101, True) == []  # periodic work took steps out
+
+
+def test_a_trend_that_turned_says_both_directions() -> None:
+    """Fabric's k-fold example: over its 297 steady steps the probe's steps slowed (+11 %), over
+    its last half they sped up. The note said "still speeding up (+6.4 %/100 steps, +11 %)" -
+    a direction and figures that contradict; it names the last half's and the whole's apart."""
+    from probecast.core.model.logstore import load_probe
+
+    log = CORPUS / "runs-public" / "probe-fabric-kfold.jsonl.gz"
+    st = load_probe(log).state
+    row = estimate_row(Candidate(key="k", label="k", state=st, path=str(log)),
+                       Pricing(Catalog({}), {}), RankOptions())
+    (note,) = [n for n in row.notes if n.startswith("the probe ended while")]
+    assert row.terms["ended_moving"] == "speeding up" and row.terms["drift"] == "slowing down"
+    assert "still speeding up (its last half; slowing down over all: +" in note

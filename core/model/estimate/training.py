@@ -214,10 +214,12 @@ def with_drift(est: Estimate, state: ProbeState) -> Estimate:
                     ended_moving=moving)
     notes = est.notes
     if moving and trend is not None:
-        notes = (*notes, f"the probe ended while its steps were still {moving} "
-                         f"({100 * trend.per_100_steps:+.1f} %/100 steps, {100 * trend.change:+.0f} % "
-                         f"over its {len(values)} steady steps): the step time is their mean, "
-                         "the run's may lie beyond it")
+        over = (f"{100 * trend.per_100_steps:+.1f} %/100 steps, {100 * trend.change:+.0f} % over "
+                f"its {len(values)} steady steps")
+        if trend.direction != moving:  # the last half turned: over all of them the other way
+            over = f"its last half; {trend.direction} over all: {over}"
+        notes = (*notes, f"the probe ended while its steps were still {moving} ({over}): the "
+                         "step time is their mean, the run's may lie beyond it")
     return replace(est, terms=terms, notes=notes)
 
 
