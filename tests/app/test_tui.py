@@ -576,10 +576,11 @@ async def test_a_replay_that_loads_inside_one_redraw_interval_is_still_drawn(mon
     async with app.run_test(size=(80, 24)) as pilot:
         await app.workers.wait_for_complete()
         table = app.screen.query_one(RankingTable)
-        # no forced refresh: the timer alone draws it (it once never did)
-        await until(lambda: table.row_count > 0, "the refresh timer to draw the ranking", 60)
+        # no forced refresh: the timer alone draws it (it once never did); the title names the
+        # workload shown through its watcher, a tick after the rows (a loaded machine sees both)
+        await until(lambda: table.row_count > 0 and "hf_trainer" in title(app),
+                    "the refresh timer to draw the ranking and its title", 60)
         assert table.row_count == 1  # one workload at a time
-        assert "hf_trainer" in title(app)
 
 
 async def test_a_probe_that_left_a_checkpoint_says_so_in_its_panel_and_detail(tmp_path) -> None:  # type: ignore[no-untyped-def]
