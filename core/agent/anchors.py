@@ -10,6 +10,7 @@ import ast
 import functools
 import linecache
 import os
+import sys
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
@@ -88,14 +89,45 @@ def _callers(frame: FrameType | None) -> tuple[tuple[str, int], ...]:
 def inside(anchor: LoopAnchor, frame: FrameType | None) -> bool:
     """``frame`` (the running point) is inside the anchor's loop, still running: the same
     frame, on a line of the loop, called from the same lines."""
+    return _found(anchor, frame)[0]
+
+
+def _found(anchor: LoopAnchor, frame: FrameType | None) -> tuple[bool, int]:
+    """``inside``, and how many frames out from ``frame`` the anchor's was (0: not found)."""
     depth = 0
     while frame is not None and depth < 60:
         depth += 1
         if id(frame) == anchor.frame_id and frame.f_code is anchor.code:
-            return anchor.first <= frame.f_lineno <= anchor.last \
-                and _same_callers(frame.f_back, anchor.callers)
+            return _running(anchor, frame), depth
         frame = frame.f_back
-    return False
+    return False, 0
+
+
+def _running(anchor: LoopAnchor, frame: FrameType) -> bool:
+    return anchor.first <= frame.f_lineno <= anchor.last \
+        and _same_callers(frame.f_back, anchor.callers)
+
+
+_DEPTH: dict[int, int] = {}  # the anchor frame's id: how far out inside_caller found it last
+
+
+def inside_caller(anchor: LoopAnchor) -> bool:
+    """``inside(anchor, <the caller's frame>)``, asked at every step: the anchor's frame is
+    looked for first where it was the last time (one C call), then walked to as ``inside``
+    does - the same answer, in a few of its instructions (a step's hook runs cold)."""
+    depth = _DEPTH.get(anchor.frame_id, 0)
+    if depth:
+        try:
+            frame = sys._getframe(depth)
+        except ValueError:  # a shallower stack
+            frame = None
+        if frame is not None and id(frame) == anchor.frame_id and frame.f_code is anchor.code:
+            return _running(anchor, frame)
+    found, depth = _found(anchor, sys._getframe(1))
+    _DEPTH.clear()
+    if depth:
+        _DEPTH[anchor.frame_id] = depth  # counted from the caller's frame: 1 from here
+    return found
 
 
 # Calls that train, written after a loop the probe had to unwind: the program trains on there.

@@ -110,16 +110,24 @@ class EventServer:
             pass
 
 
+def step_line(numbers: tuple[float, float, int, int]) -> bytes:
+    """A plain step event's line, as the Emitter writes it: t and dt (seconds, rounded to the
+    microsecond), epoch, step."""
+    t, dt, epoch, step = numbers
+    return b'{"ev":"step","t":%r,"dt":%r,"epoch":%d,"step":%d}\n' % (
+        round(t, 6), round(dt, 6), epoch, step)
+
+
 class EventClient:
     """The hook's end, inside the user's process: a file-like writer plus incoming commands."""
 
     def __init__(self, path: str, on_command: Callable[[str], None]) -> None:
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.connect(path)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # what waits (the program's thread appends to it)
+        self._sending = threading.Lock()  # taking what waits and sending it, in order
         self._on_command = on_command
-        self._waiting: list[bytes] = []  # step events not sent yet
-        self._first = 0.0  # when the oldest of them was written
+        self._waiting: list[bytes | tuple[float, float, int, int]] = []  # not sent yet
         self._wake = threading.Event()
         threading.Thread(target=self._listen, name="probecast-commands", daemon=True).start()
         threading.Thread(target=self._sender, name="probecast-steps", daemon=True).start()
@@ -138,24 +146,35 @@ class EventClient:
         except OSError:
             return
 
-    # the Emitter writes through this (write + flush, like a text file). Step events wait up to
-    # STEP_BATCH seconds to go together: one send per event cost a small job ~0.1 ms a step (a
-    # system call, and a wake-up of the agent's reader), about 5 % of a 2 ms step. Every other
-    # event goes at once and takes the waiting steps with it, so nothing the launcher acts on
-    # (done, end, memory, a stop's echo) waits; the step clock itself is read in this process.
+    # Step events wait up to STEP_BATCH seconds to go together: one send per event cost a small
+    # job ~0.1 ms a step (a system call, and a wake-up of the agent's reader), about 5 % of a
+    # 2 ms step. A plain step (``step``) is not even made into its line in the program's step:
+    # its four numbers wait, and the sender thread writes the lines (making them was most of
+    # the hook's own time in a step: there the interpreter's caches are cold, the framework's
+    # work having run in between). Every other event goes at once and takes the waiting steps
+    # with it, so nothing the launcher acts on (done, end, memory, a stop's echo) waits; the
+    # step clock itself is read in this process.
+    def step(self, t: float, dt: float, epoch: int, step: int) -> None:
+        """A plain step event (no other field): t and dt (seconds), epoch, step."""
+        with self._lock:
+            self._waiting.append((t, dt, epoch, step))
+            n = len(self._waiting)
+        if n == 1:
+            self._wake.set()  # the sender sends it within STEP_BATCH if nothing else does
+        elif n >= STEP_LINES:
+            self._send()
+
     def write(self, text: str) -> int:
+        """A line the Emitter made (write + flush, like a text file): a step waits with the
+        others, any other line goes now, with them."""
         data = text.encode("utf-8")
         with self._lock:
-            now = time.monotonic()
-            first = not self._waiting
-            if first:
-                self._first = now
             self._waiting.append(data)
-            if not data.startswith(STEP_PREFIX) or now - self._first >= STEP_BATCH \
-                    or len(self._waiting) >= STEP_LINES:
-                self._send()
-            elif first:
-                self._wake.set()  # the sender sends it within STEP_BATCH if nothing else does
+            n = len(self._waiting)
+        if not data.startswith(STEP_PREFIX) or n >= STEP_LINES:
+            self._send()
+        elif n == 1:
+            self._wake.set()
         return len(text)
 
     def flush(self) -> None:
@@ -163,13 +182,15 @@ class EventClient:
 
     def drain(self) -> None:
         """Send what waits: at the exit (atexit, os._exit paths), before the process ends."""
-        with self._lock:
-            self._send()
+        self._send()
 
     def _send(self) -> None:
-        if self._waiting:
-            data, self._waiting = b"".join(self._waiting), []
-            self._sock.sendall(data)
+        with self._sending:  # taken and sent as one: a later send cannot overtake this one
+            with self._lock:
+                waiting, self._waiting = self._waiting, []
+            if waiting:
+                self._sock.sendall(b"".join(item if isinstance(item, bytes) else step_line(item)
+                                            for item in waiting))
 
     def _sender(self) -> None:
         while True:

@@ -95,6 +95,7 @@ class Emitter:
         path: str | None = None,
         t0: float | None = None,
         strict: bool | None = None,
+        steps: Callable[[float, float, int, int], None] | None = None,
     ) -> None:
         self.strict = os.environ.get(ENV_STRICT, "") not in ("", "0") if strict is None else strict
         self.t0 = process_start_monotonic() if t0 is None else t0
@@ -106,6 +107,10 @@ class Emitter:
             self._file = open(path, "a", encoding="utf-8")
             self._outs.append(self._file)
         self._lock = threading.Lock()  # the sampler thread emits too
+        self._main = threading.main_thread().ident
+        # where a plain step's numbers go, its line made later (channel.EventClient.step): only
+        # when that is the one output (a file needs the line now)
+        self._steps = steps if path is None else None
         self.ended = False
         # A cancel signal must not land between advancing the clock and writing the line (the
         # dt partition would lose that event): handlers defer while a write is in progress.
@@ -132,7 +137,7 @@ class Emitter:
     def timed(self, ev: str, at: float | None = None, **fields: Any) -> dict[str, Any]:
         """Emit a timed event whose dt runs from the end of the previous timed event to now
         (or to ``at``, a monotonic time already past: when the event was known to end)."""
-        main = threading.current_thread() is threading.main_thread()
+        main = threading.get_ident() == self._main
         with self._lock:
             if main:
                 self.critical = True
@@ -151,6 +156,38 @@ class Emitter:
             raise ProbeCancelled(reason)
         return out
 
+    def step(self, epoch: int, step: int, at: float | None = None) -> float:
+        """A plain step event (no other field), timed as ``timed`` times it, its line made here
+        directly (or by ``steps``, later): one is written per optimizer step, inside the
+        program's step, and the general path (a dict, _flat_line) was most of the hook's own time
+        there. Returns its dt."""
+        if self.strict:
+            return float(self.timed("step", at=at, epoch=epoch, step=step)["dt"])
+        main = threading.get_ident() == self._main
+        with self._lock:
+            if main:
+                self.critical = True
+            try:
+                now = time.monotonic() if at is None else max(self._last_timed, at)
+                dt = now - self._last_timed
+                self._last_timed = now
+                if self._steps is None:
+                    dt = round(dt, 6)
+                    self._write_raw(f'{{"ev":"step","t":{round(now - self.t0, 6)!r},"dt":{dt!r},'
+                                    f'"epoch":{int(epoch)},"step":{int(step)}}}\n')
+                else:  # (rounded where the line is made)
+                    try:
+                        self._steps(now - self.t0, dt, int(epoch), int(step))
+                    except (OSError, ValueError):
+                        self._lost()
+            finally:
+                if main:
+                    self.critical = False
+        if main and self.pending_cancel:
+            reason, self.pending_cancel = self.pending_cancel, None
+            raise ProbeCancelled(reason)
+        return dt
+
     def _write(self, obj: dict[str, Any]) -> dict[str, Any]:
         # JSON has no NaN/Infinity: a diverged loss is written as null, never as a bad line
         line = _flat_line(obj)
@@ -168,12 +205,16 @@ class Emitter:
                 out.write(line)
                 out.flush()
             except (OSError, ValueError):
-                # Our reader went away (probecast quit, the SSH channel closed): the log file
-                # still gets everything; stop the training at the next timed event.
-                if i == 0 and not self.orphaned:
-                    self.orphaned = True
-                    if self.pending_cancel is None and not self.ended:
-                        self.pending_cancel = "reader gone (stdout closed)"
+                if i == 0:
+                    self._lost()
+
+    def _lost(self) -> None:
+        """Our reader went away (probecast quit, the SSH channel closed): the log file still
+        gets everything; stop the training at the next timed event."""
+        if not self.orphaned:
+            self.orphaned = True
+            if self.pending_cancel is None and not self.ended:
+                self.pending_cancel = "reader gone (stdout closed)"
 
     def start(self, probe: str, **fields: Any) -> None:
         fields.setdefault("host", socket.gethostname())

@@ -54,7 +54,7 @@ def session_from_config(cfg: dict[str, Any], out: Any, t0: float | None) -> Prob
                      epochs=m.get("epochs"),
                      price_per_hour=m.get("price_per_hour"), extra=m.get("extra", {}))
     meta.extra = {**meta.extra, "rank": process_rank()} if process_rank() else meta.extra
-    emitter = Emitter(out=out, t0=t0)
+    emitter = Emitter(out=out, t0=t0, steps=out.step if isinstance(out, EventClient) else None)
     interval = None if switched_off(ENV_SAMPLER) else cfg.get("sample_interval", 1.0)
     return ProbeSession(emitter, policy, meta, sample_interval=interval, under_agent=True)
 

@@ -132,18 +132,21 @@ class ProbeSession(Phases, GoingOn):
         self.epoch, last = epoch, self._last_index
         self._last_index = step
         outside, self.outside = self.outside, 0.0
-        ev = self.emitter.timed("step", at=at, epoch=epoch, step=step, **self._phase_field(),
-                                **({"outside": round(outside, 6)} if outside > 0 else {}))
+        if outside > 0 or self.phase > 1:
+            dt = self.emitter.timed("step", at=at, epoch=epoch, step=step, **self._phase_field(),
+                                    **({"outside": round(outside, 6)} if outside > 0 else {}))["dt"]
+        else:
+            dt = self.emitter.step(epoch, step, at)  # the common case, made short
         self.total_steps += 1
         # The run's first step and each later epoch's first step are not steady state: the first
         # carries tracing/compilation, the others the epoch-boundary cost (estimated separately).
-        self.policy.observe(ev["dt"], steady=not (first_ever or first_of_epoch))
+        self.policy.observe(dt, steady=not (first_ever or first_of_epoch))
         if not (first_ever or first_of_epoch):
             self._own_steady.append(self.own)
         self.own = 0.0
         if first_of_epoch:
             self.boundaries += 1
-            self._maybe_hint(ev["dt"])
+            self._maybe_hint(dt)
             if not self.steps_per_epoch and self.boundaries == 1:  # counted, where unknown
                 self.plan(steps_per_epoch=last + 1)
                 self.steps_per_epoch = last + 1

@@ -51,3 +51,31 @@ def test_every_line_arrives_in_order_and_other_events_take_the_steps_with_them()
         client.close()
     finally:
         server.close()
+
+
+def test_a_steps_numbers_wait_and_go_as_its_line_in_order_with_every_other_line() -> None:
+    """A plain step's numbers (EventClient.step) are made into its line by whoever sends them -
+    the sender thread, another event, drain - never out of order with the lines around them."""
+    from probecast.core.agent.channel import step_line
+
+    got = Received()
+    server = EventServer(got.on_line)
+    try:
+        client = EventClient(server.path, lambda cmd: None)
+        expected: list[str] = []
+        for i in range(3 * STEP_LINES):
+            if i % 97 == 5:  # another event: goes now, the waiting steps before it
+                client.write(line("done", i))
+                expected.append(line("done", i).strip())
+            elif i % 31 == 7:  # a step with another field: its line made by the Emitter
+                client.write(line("step", i))
+                expected.append(line("step", i).strip())
+            else:
+                client.step(i + 0.1234567, 0.0012345678, 0, i)
+                expected.append(step_line((i + 0.1234567, 0.0012345678, 0, i)).decode().strip())
+        assert got.wait_for(len(expected)) == expected  # the sender sent the last ones
+        assert json.loads(expected[0]) == {"ev": "step", "t": 0.123457, "dt": 0.001235,
+                                           "epoch": 0, "step": 0}
+        client.close()
+    finally:
+        server.close()

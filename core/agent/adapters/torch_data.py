@@ -115,16 +115,16 @@ class TorchData:
                 raise StopIteration  # training ends here: the epoch loop runs out
             if hook.first_batch_at is None:
                 hook.first_batch_at = time.monotonic()  # the program asks for data: T_init ends
-            hook.own(t0)
+            t1 = time.perf_counter()
             try:
                 batch = original_next(it)
             except StopIteration:
                 if hook.val is not None and hook.val[0] == key:
                     hook._end_val()
                 raise
-            t1 = time.perf_counter()
+            t2 = time.perf_counter()
             hook._batch(key)
-            hook.own(t1)
+            hook.own(t2 - (t1 - t0))  # the hook's own: before the loader's next and after it
             return batch
 
         setattr(loader_class, iter_name, loader_iter)

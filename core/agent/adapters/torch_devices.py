@@ -40,12 +40,23 @@ def _resolve(name: str) -> Any:
     return _RESOLVED[name]
 
 
+_INITIALIZED: list[Any] = []  # torch.distributed.is_initialized where it is available
+
+
+def _distributed() -> bool:
+    """torch.distributed is initialized (asked at every step: its function resolved once)."""
+    if not _INITIALIZED:
+        r = _resolve
+        _INITIALIZED.append(r(compat.TORCH_DIST_INITIALIZED) if r(compat.TORCH_DIST_AVAILABLE)()
+                            else (lambda: False))
+    return bool(_INITIALIZED[0]())
+
+
 def agree(stop: bool) -> bool:
     """Under torch.distributed: rank 0's decision, the same on every rank at the same step."""
     try:
         r = _resolve
-        if not (r(compat.TORCH_DIST_AVAILABLE)() and r(compat.TORCH_DIST_INITIALIZED)()) \
-                or r(compat.TORCH_DIST_WORLD_SIZE)() < 2:
+        if not _distributed() or r(compat.TORCH_DIST_WORLD_SIZE)() < 2:
             return stop
         device = r(compat.TORCH_DEVICE)
         device = (device("cuda", r(compat.TORCH_CUDA_DEVICE)())

@@ -112,7 +112,8 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
 
     def _patch_backward(self) -> None:
         """Count the optimizers the program makes, and take a backward pass as the step of a
-        program that made none (hand-written updates)."""
+        program that made none (hand-written updates): once one is made, backward is torch's
+        own again."""
         optimizer_class, init_name = compat.owner(compat.TORCH_OPTIMIZER_INIT)
         original_init = getattr(optimizer_class, init_name)
         autograd_module, backward_name = compat.owner(compat.TORCH_BACKWARD)
@@ -122,7 +123,9 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         @functools.wraps(original_init)
         def init(optimizer: Any, *args: Any, **kwargs: Any) -> None:
             hook.optimizers += 1
-            original_init(optimizer, *args, **kwargs)
+            if getattr(autograd_module, backward_name) is backward:  # (nobody's patch on ours)
+                setattr(autograd_module, backward_name, original_backward)  # idle from now on:
+            original_init(optimizer, *args, **kwargs)  # its frame cost every backward ~1 %
 
         @functools.wraps(original_backward)
         def backward(*args: Any, **kwargs: Any) -> Any:
@@ -142,6 +145,8 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         """A step (count: its index) or a validation pass (count: its batches) ended: told now
         on the host's clock, or, on CUDA, once the device has run it. True: the probe stops."""
         if self.clock is None:
+            if kind == "step" and self.began:  # every step on the host's clock: _tell, short
+                return self.session.step(epoch, count)
             return self._tell(kind, epoch, count, None)
         self.clock.mark((kind, epoch, count))
         stop = False
@@ -223,8 +228,9 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
             self._synchronize()  # no device events: the host's clock, after the device's work
         if not s.started or self.phase_pending:
             self._begin()
-        self._adopt_loader()  # a new loader each pass (torch_phases.py)
-        self._end_val()  # a validation pass the program left early
+        if self.val is not None:  # (asked here: a call less at every step)
+            self._adopt_loader()  # a new loader each pass (torch_phases.py)
+            self._end_val()  # a validation pass the program left early
         if s.total_steps == 1 and self.per_pass:
             self._check_batches_per_step(self.batches_since_step, *self.per_pass)
         self.batches_since_step = 0

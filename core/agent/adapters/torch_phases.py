@@ -19,7 +19,7 @@ import sys
 from types import FrameType
 from typing import Any
 
-from ..anchors import inside, loop_anchor
+from ..anchors import inside, inside_caller, loop_anchor
 from ..length import Length, one_pass
 from ..loop_exit import LoopExit, arm, loop_exits
 from ..probe_session import ProbeSession, ProbeStop
@@ -85,7 +85,7 @@ class TorchPhases:
         """A step outside the current phase's loop: that loop ran to its end, another began."""
         anchor = self.session.anchor
         return (self.session.phases_enabled and anchor is not None
-                and not inside(anchor, sys._getframe()))
+                and not inside_caller(anchor))
 
     def _next_phase(self) -> None:
         """A step after the probe stopped a loop, or outside the loop that ran: a new phase
