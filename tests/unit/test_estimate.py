@@ -289,3 +289,20 @@ def _through(events, last):  # type: ignore[no-untyped-def]
         if e is last:
             break
     return out
+
+
+@pytest.mark.parametrize("name", ["probe-pt-reinforce", "probe-pt-actor_critic"])
+def test_a_rate_over_an_unknown_length_has_a_low_bound_above_zero(name: str) -> None:
+    """pytorch/examples' REINFORCE and actor-critic train until solved: ranked per 1 000 steps,
+    their step level's wander over a run of unknown length gave +-110 % and a low bound of 0.0 s.
+    The wander is a factor: the low bound is 1/(1 + r) of the rate as the high one is 1 + r."""
+    from conftest import ROOT
+
+    from probecast.core.model.estimate.runtime import per_steps_estimate
+    from probecast.core.model.logstore import load_probe
+
+    state = load_probe(ROOT / "benchmarks" / "corpus" / "runs-public" / f"{name}.jsonl.gz").state
+    est = per_steps_estimate(state, 1000)
+    r = est.high_s / est.runtime_s - 1
+    assert r > 1  # this wide: a straight half-width would reach below 0
+    assert est.low_s == pytest.approx(est.runtime_s / (1 + r))

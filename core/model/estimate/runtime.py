@@ -175,6 +175,8 @@ def per_steps_estimate(state: ProbeState, n: int, statistic: str = DEFAULT_STATI
                     validation=n_per * cal.val_rel * (t_per or 0.0), post=0.0,
                     floor=cal.floor * total, drift=drift * n * t_it)
     low, high = interval(total, u, cal)
+    if total > 0:  # the level over an unknown length moves by a factor (its wander), and the
+        low = max(low, total * total / high)  # low bound as a factor too: 1/(1+r), never 0 s
     notes = []
     if periodic is not None and t_per is None:
         notes.append(f"periodic work every {every} steps: not reached by the probe, not included")
