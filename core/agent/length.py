@@ -22,11 +22,12 @@ wrong here leaves the length unknown; it never reaches the program.
 
 from __future__ import annotations
 
+import ast
 import functools
 import math
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -54,6 +55,7 @@ class Length:
     source: str = ""
     every_source: str = ""
     loops: list[Loop] = field(default_factory=list)
+    until: str = ""  # no total: the condition an endless loop around the step stops at
 
     def fields(self) -> dict[str, Any]:
         """The `plan` event's fields (only those known)."""
@@ -66,6 +68,8 @@ class Length:
             out["source"] = self.source[:300]
         if self.every_source and "every" in out:
             out["every_source"] = self.every_source[:300]
+        if self.until and "epochs" not in out and "steps" not in out:
+            out["until"] = self.until[:300]
         return out
 
 
@@ -115,9 +119,55 @@ def read_length(frame: FrameType | None, loader_loop: Callable[[Any], int | None
         pass
     try:
         _by_name(found)
+        if found.steps is None and found.epochs is None:
+            found.until = until(found.loops)
     except Exception:  # noqa: BLE001
         pass
     return found
+
+
+ENDLESS = ("count", "cycle", "repeat")  # itertools' iterators of no end: for i in count(1)
+
+
+def until(loops: list[Loop]) -> str:
+    """How a loop with no end but its ``break`` stops - an RL loop ``for i_episode in count(1):``
+    ... ``if running_reward > env.spec.reward_threshold: break`` - the innermost such loop's
+    conditions ("running_reward > env.spec.reward_threshold (actor_critic.py:175)"), else "".
+    A condition, not a count: the job's length is in no text to read."""
+    for lp in loops:
+        node = lp.node
+        endless = (isinstance(node, ast.While) and isinstance(node.test, ast.Constant)
+                   and bool(node.test.value)) or (isinstance(node, ast.For) and isinstance(
+                       node.iter, ast.Call) and _name(node.iter.func) in ENDLESS)
+        if lp.count is not None or not endless:
+            continue
+        file = os.path.basename(getattr(lp.code, "co_filename", ""))
+        tests = [f"{ast.unparse(stmt.test)[:100]} ({file}:{stmt.lineno})"
+                 for stmt in _own(node.body) if isinstance(stmt, ast.If)
+                 and any(isinstance(b, ast.Break) for b in stmt.body)]
+        if tests:
+            return " or ".join(tests[:2])
+    return ""
+
+
+def _own(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """A loop body's statements, into its ifs, withs and trys, not into inner loops or defs
+    (their breaks end those)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef,
+                             ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                yield from _own([s for s in inner if isinstance(s, ast.stmt)] + [
+                    t for h in inner if isinstance(h, ast.ExceptHandler) for t in h.body])
+
+
+def _name(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr \
+        if isinstance(func, ast.Attribute) else ""
 
 
 def calls_around(frame: FrameType | None) -> tuple[int, str] | None:

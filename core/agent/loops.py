@@ -38,6 +38,7 @@ class Loop:
     turns: bool = False  # steps each of several optimizers in turn: one step (values.optimizer)
     code: Any = None  # the code whose frame runs it, and the first name its `for` binds:
     target: str = ""  # which iteration it is in (torch_phases: the loop a new part began in)
+    node: Any = None  # its ast node (length.until: how a loop of no count ends)
 
 
 def user_code(filename: str) -> bool:
@@ -92,8 +93,8 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
             if not loops and isinstance(node, ast.For) and any(optimizer(user.f_locals.get(n.id))
                                                                for n in ast.walk(node.target) if isinstance(n, ast.Name)):
                 loop = Loop(1, f"{loop.text} (each optimizer in turn: one step)", turns=True)
-            loop.code, loop.target = user.f_code, next((n.id for n in ast.walk(node.target) if isinstance(
-                n, ast.Name)), "") if isinstance(node, ast.For) else ""
+            loop.code, loop.node, loop.target = user.f_code, node, next((n.id for n in ast.walk(
+                node.target) if isinstance(n, ast.Name)), "") if isinstance(node, ast.For) else ""
             if not loops:  # the step's own loop: an `if step % K` there counts steps
                 every = _periodic(node, user)
                 if every is not None and _once_a_pass(node, user, every[0], loop.count):
@@ -390,8 +391,7 @@ _LOOPS: dict[tuple[Any, int], list[ast.For | ast.While]] = {}
 
 
 def _loops_cached(tree: ast.Module, line: int, code: Any) -> list[ast.For | ast.While]:
-    """The loops around a line (and the one it heads), once per line: an eager step asks at
-    every step."""
+    """The loops around a line (and the one it heads), once per line (asked at every step)."""
     key = (code, line)
     if key not in _LOOPS:
         if len(_LOOPS) > 10_000:

@@ -147,12 +147,13 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     # epochs, total training steps, and periodic work (an evaluation or checkpoint every K steps).
     # `source` / `every_source` say where each was read ("argparse --max_iters 5000", "Lightning
     # max_steps", "module global eval_interval"). A later `plan` replaces an earlier one's fields;
-    # its `steps_per_epoch` corrects start's N_it (learned at the second step).
+    # its `steps_per_epoch` corrects start's N_it (learned at the second step). `until`, with no
+    # length: the condition an endless loop around the step stops at (a loop until solved).
     Kind("plan", timed=False, fields=(
         Field("epochs", COUNT, nullable=True), Field("steps", COUNT, nullable=True),
         Field("every", COUNT, nullable=True), Field("source", STR), Field("every_source", STR),
         Field("steps_per_epoch", COUNT, nullable=True),
-        Field("earliest_epochs", COUNT, nullable=True))),
+        Field("earliest_epochs", COUNT, nullable=True), Field("until", STR))),
     # Peak memory of the probe (written when training ends, and with `does-not-fit`): the device
     # the framework allocated on (PyTorch max_memory_allocated/reserved, TF get_memory_info's
     # peak, else NVML's used) and the host (peak RSS of the training processes), with the limits

@@ -501,3 +501,47 @@ def test_a_loop_stepping_several_optimizers_in_turn_is_one_step(tmp_path: Path) 
     """, nets=nets, opts=opts, loader=list(range(32)))
     assert (found.steps, found.epochs) == (384, 12)
     assert "each optimizer in turn" in found.source
+
+
+def test_an_endless_loop_stopped_by_a_condition_says_the_condition(tmp_path: Path) -> None:
+    """pytorch/examples' REINFORCE and actor-critic train ``for i_episode in count(1):`` until
+    ``running_reward > env.spec.reward_threshold``: no count to read. The plan says the condition
+    (the break of an inner loop ends that loop, not this one); a loop of a count says none."""
+    found = run_program(tmp_path, """
+        from itertools import count
+        running_reward, threshold = 10.0, 475.0
+        solved = lambda r: r > 2 * threshold
+        for i_episode in count(1):
+            for t in range(1, 10000):
+                if t > 3:
+                    break
+            step()
+            running_reward += 100.0
+            if i_episode % 10 == 0:
+                pass
+            elif running_reward > threshold:
+                break
+        while True:
+            step()
+            try:
+                pass
+            finally:
+                if solved(running_reward):
+                    break
+            running_reward += 1000.0
+        for epoch in range(3):
+            step()
+            if running_reward > threshold:
+                break
+    """)
+    untils = [f.fields().get("until") for f in found]  # one reading a step() call
+    assert untils[0] == "running_reward > threshold (train.py:13)"
+    assert found[5].fields() == {"until": "solved(running_reward) (train.py:20)"}
+    assert "until" not in found[-1].fields() and found[-1].steps == 3
+
+
+def test_a_rate_over_an_unknown_length_names_the_condition_training_stops_at() -> None:
+    """The `plan`'s until, with no length: the ranking's header says what stops training."""
+    state = state_of(log(0, [0.01] * 30, plan={"until": "running_reward > 475 (rl.py:9)"}))
+    length = resolve(state)
+    assert length.unknown.startswith("the program trains until running_reward > 475 (rl.py:9)")

@@ -100,6 +100,8 @@ def resolve(state: ProbeState, epochs: float | None = None, steps: int | None = 
         missing = (f"{n_ep:g} epochs ({source}), but not the steps in one: "
                    + ("its passes are not epochs" if note else "no DataLoader or loop of known "
                       "length around the step"))
+    elif plan is not None and plan.until:
+        missing = f"the program trains until {plan.until}: a condition, no count to read"
     else:
         missing = "neither epochs nor steps were found in the program"
     return JobLength(0.0, 0, source, unknown=f"{missing}; give the job's length with --steps N or "
