@@ -137,56 +137,57 @@ class Emitter:
     def timed(self, ev: str, at: float | None = None, **fields: Any) -> dict[str, Any]:
         """Emit a timed event whose dt runs from the end of the previous timed event to now
         (or to ``at``, a monotonic time already past: when the event was known to end)."""
-        main = threading.get_ident() == self._main
-        with self._lock:
-            if main:
-                self.critical = True
-            try:
-                now = time.monotonic() if at is None else max(self._last_timed, at)
-                dt = now - self._last_timed
-                self._last_timed = now
-                out = self._write(
-                    {"ev": ev, "t": round(now - self.t0, 6), "dt": round(dt, 6), **fields}
-                )
-            finally:
-                if main:
-                    self.critical = False
-        if main and self.pending_cancel and ev != "end":
-            reason, self.pending_cancel = self.pending_cancel, None
-            raise ProbeCancelled(reason)
-        return out
+        out, main = self._clocked(at, lambda now, dt: self._write(
+            {"ev": ev, "t": round(now - self.t0, 6), "dt": round(dt, 6), **fields}))
+        if main and ev != "end":
+            self._cancel_if_asked()
+        return out  # type: ignore[no-any-return]
 
     def step(self, epoch: int, step: int, at: float | None = None) -> float:
-        """A plain step event (no other field), timed as ``timed`` times it, its line made here
+        """A plain step event (no other field), timed as ``timed`` times it, its line made
         directly (or by ``steps``, later): one is written per optimizer step, inside the
         program's step, and the general path (a dict, _flat_line) was most of the hook's own time
         there. Returns its dt."""
         if self.strict:
             return float(self.timed("step", at=at, epoch=epoch, step=step)["dt"])
+        dt, main = self._clocked(at, lambda now, dt: self._step_line(epoch, step, now, dt))
+        if main:
+            self._cancel_if_asked()
+        return dt  # type: ignore[no-any-return]
+
+    def _step_line(self, epoch: int, step: int, now: float, dt: float) -> float:
+        if self._steps is None:
+            dt = round(dt, 6)
+            self._write_raw(f'{{"ev":"step","t":{round(now - self.t0, 6)!r},"dt":{dt!r},'
+                            f'"epoch":{int(epoch)},"step":{int(step)}}}\n')
+            return dt
+        try:  # (rounded where the line is made)
+            self._steps(now - self.t0, dt, int(epoch), int(step))
+        except (OSError, ValueError):
+            self._lost()
+        return dt
+
+    def _clocked(self, at: float | None, write: Callable[[float, float], Any]) -> tuple[Any, bool]:
+        """``write(now, dt)`` with the clock moved to now (or to ``at``, never back), under the
+        lock and - on the main thread - inside the critical section a cancel signal waits out.
+        Returns what it returned, and whether this is the main thread (a waiting cancel is
+        raised there next, the line written)."""
         main = threading.get_ident() == self._main
         with self._lock:
             if main:
                 self.critical = True
             try:
                 now = time.monotonic() if at is None else max(self._last_timed, at)
-                dt = now - self._last_timed
-                self._last_timed = now
-                if self._steps is None:
-                    dt = round(dt, 6)
-                    self._write_raw(f'{{"ev":"step","t":{round(now - self.t0, 6)!r},"dt":{dt!r},'
-                                    f'"epoch":{int(epoch)},"step":{int(step)}}}\n')
-                else:  # (rounded where the line is made)
-                    try:
-                        self._steps(now - self.t0, dt, int(epoch), int(step))
-                    except (OSError, ValueError):
-                        self._lost()
+                dt, self._last_timed = now - self._last_timed, now
+                return write(now, dt), main
             finally:
                 if main:
                     self.critical = False
-        if main and self.pending_cancel:
+
+    def _cancel_if_asked(self) -> None:
+        if self.pending_cancel:
             reason, self.pending_cancel = self.pending_cancel, None
             raise ProbeCancelled(reason)
-        return dt
 
     def _write(self, obj: dict[str, Any]) -> dict[str, Any]:
         # JSON has no NaN/Infinity: a diverged loss is written as null, never as a bad line
