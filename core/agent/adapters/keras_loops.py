@@ -55,6 +55,7 @@ class KerasLoopsAdapter:
         self.latest: LoopAnchor | None = None  # the loop of the latest dataset pass or apply
         self.elsewhere: LoopAnchor | None = None  # ... when outside the current phase's loop
         self.length_at_pass: Any = None  # the length read where a phase's dataset was iterated
+        self._read: tuple[Any, Any] | None = None  # (where, the length read there): read once
         self._installed = False
 
     # ---- the step clock ----------------------------------------------------------------------
@@ -140,13 +141,18 @@ class KerasLoopsAdapter:
 
     def _read_length_at(self, frame: Any, ds: Any, card: int) -> None:
         """A pass that may begin a phase: the loops around the line that iterates it say the
-        phase's length (the traced step's own stack has none of the program's frames)."""
+        phase's length (the traced step's own stack has none of the program's frames). Read
+        once for a loop and cardinality: a program calling predict() in a loop (text generation,
+        an RL agent's actions) iterates a dataset twice a call, and each reading took ~1 ms."""
         from ..length import read_length
 
         def loader_loop(obj: Any) -> int | None:
             return card if card > 0 and obj is ds else None
 
-        self.length_at_pass = read_length(frame, loader_loop)
+        where = (self.latest, card)
+        if self._read is None or self._read[0] != where or self.latest is None:
+            self._read = (where, read_length(frame, loader_loop))
+        self.length_at_pass = self._read[1]
 
     def _watchdog(self, wait: float = 10.0) -> None:
         """A loop with no Python-level point to stop at (graph mode over NumPy slices): after
