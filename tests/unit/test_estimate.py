@@ -306,3 +306,24 @@ def test_a_rate_over_an_unknown_length_has_a_low_bound_above_zero(name: str) -> 
     r = est.high_s / est.runtime_s - 1
     assert r > 1  # this wide: a straight half-width would reach below 0
     assert est.low_s == pytest.approx(est.runtime_s / (1 + r))
+
+
+def test_a_run_seen_whole_varies_in_a_repeat_over_all_its_work_not_its_training_alone() -> None:
+    """keras.io's char-LSTM (recorded): four one-epoch fits, and between them 1 600 predict()
+    calls generating text - 80 % of the run. A repeat of it moves with the host over all of that:
+    the measured answer's drift is over the work after start-up, not over the fits alone."""
+    from conftest import ROOT
+
+    from probecast.core.model.estimate.bounds import Calibration
+    from probecast.core.model.estimate.runtime import measured_run
+    from probecast.core.model.logstore import load_probe
+
+    path = ROOT / "benchmarks" / "corpus" / "runs-public" / "probe-keras-char-lstm.jsonl.gz"
+    state = load_probe(path).state
+    est = measured_run(state, estimate_runtime(state, 1))
+    assert est.equation == "measured"
+    work = est.runtime_s - (state.t_init or 0.0)
+    assert (est.terms.fit_s or 0.0) < 0.5 * work  # most of the run is not training
+    cal = Calibration.for_state(state)
+    rel = math.hypot(cal.drift_base, cal.drift_per_sqrt_s / math.sqrt(work))
+    assert est.uncertainty["drift"] == pytest.approx(rel * work, rel=0.02)

@@ -138,10 +138,13 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
     train_s = est.terms.fit_s or max(0.0, total - (state.t_init or 0.0))
     # a repeat's level against this run's: the drift's base and its short-run share (how the
     # run itself wandered is in its total already, not a reason for a repeat to differ more)
-    drift = math.hypot(cal.drift_base, cal.drift_per_sqrt_s / math.sqrt(max(train_s, 1.0)))
+    # the host's level moves the program's other work as it moves training (evaluation, text
+    # generated between fits, post-training: keras.io's char-LSTM spends 80 % of its run there)
+    work = max(train_s, total - (state.t_init or 0.0))
+    drift = math.hypot(cal.drift_base, cal.drift_per_sqrt_s / math.sqrt(max(work, 1.0)))
     u = Uncertainty(steps=0.0, boundaries=0.0, validation=0.0, post=0.0,
                     floor=cal.floor * total, init=cal.init_rel * (state.t_init or 0.0),
-                    drift=drift * train_s)
+                    drift=drift * work)
     low, high = interval(total, u, cal)
     notes = ("the probe saw the whole run (it ended by itself): the measured runtime is the "
              "answer; the bounds are what a repeat of it may vary",
