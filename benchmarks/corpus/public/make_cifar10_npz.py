@@ -1,0 +1,20 @@
+# Synthetic stand-in for keras.datasets.cifar10.load_data():
+# same dtypes/shapes per sample (uint8 images 32x32x3, uint8 labels of shape (N, 1), 10 classes),
+# fewer samples (defaults: 800 train, 256 test).
+import sys
+import numpy as np
+
+n_train = int(sys.argv[1]) if len(sys.argv) > 1 else 800
+n_test = int(sys.argv[2]) if len(sys.argv) > 2 else 256
+rng = np.random.default_rng(0)
+templates = rng.integers(0, 256, size=(10, 32, 32, 3)).astype(np.float32)
+
+def make(n):
+    y = rng.integers(0, 10, size=(n, 1)).astype(np.uint8)
+    x = 0.6 * templates[y[:, 0]] + 0.4 * rng.integers(0, 256, size=(n, 32, 32, 3))
+    return np.clip(x, 0, 255).astype(np.uint8), y
+
+x_train, y_train = make(n_train)
+x_test, y_test = make(n_test)
+np.savez("cifar10.npz", x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+print(x_train.shape, x_train.dtype, y_train.shape, y_train.dtype, x_test.shape)
