@@ -110,7 +110,8 @@ def log_parts(st: ProbeState) -> Parts:
     else:
         validation = sum(v.dt for v in st.vals)
     boundaries = sum(b - m for b in st.boundary_steps)
-    return Parts(startup=(st.t_init or 0.0) + (st.t_it1 or 0.0), step_s=m,
+    startup = (st.t_init or 0.0) - st.agent_init_s + (st.t_it1 or 0.0)  # the program's own
+    return Parts(startup=startup, step_s=m,
                  steps=max(0, st.steps - 1), periodic=periodic, boundaries=boundaries,
                  validation=validation, end=(st.fit_end_time or 0.0) + (st.post_time or 0.0))
 

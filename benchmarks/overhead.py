@@ -49,8 +49,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 MARK = "overhead-mark"
-COLUMNS = ("variant", "runs", "first_s", "step_ms", "agent_step_ms", "end_s", "total_s",
-           "cpu_s", "d_first_s", "d_step_pct", "d_end_s", "d_total_s", "d_total_pct")
+COLUMNS = ("variant", "runs", "first_s", "agent_init_s", "step_ms", "agent_step_ms", "end_s",
+           "total_s", "cpu_s", "d_first_s", "d_first_left_s", "d_step_pct", "d_end_s",
+           "d_total_s", "d_total_pct")
 
 JOB_TORCH = '''
 import argparse, time
@@ -160,6 +161,7 @@ class Run:
     log_ok: bool | None  # the agent's dts add up to its end (None: no agent)
     steps_logged: int | None  # the agent's step events: every step the program ran
     agent_step_ms: float | None  # the agent's mean step over the program's steps 2..N
+    agent_init_s: float | None  # the agent's own start-up, as its `init` says (taken off T_init)
 
 
 def job_command(job: Path, ns: argparse.Namespace) -> list[str]:
@@ -197,21 +199,23 @@ def run_once(variant: str, job: Path, work: Path, ns: argparse.Namespace) -> Run
     marks = {parts[1]: (int(parts[2]), float(parts[3])) for parts in
              (line.split() for line in text.splitlines() if line.startswith(MARK))}
     (n0, first), (n1, last) = marks["first"], marks["last"]
-    seen = agent_log(log) if switches is not None else (None, None, None)
+    seen = agent_log(log) if switches is not None else (None, None, None, None)
     return Run(variant, first - launched, 1000 * (last - first) / max(1, n1 - n0),
                exited - last, exited - launched, cpu, *seen)
 
 
-def agent_log(log: Path) -> tuple[bool, int, float | None]:
+def agent_log(log: Path) -> tuple[bool, int, float | None, float]:
     """What the agent's log says: whether its timed dts add up to its `end` (the schema's
-    invariant), how many steps it logged, its mean step after the first (milliseconds)."""
+    invariant), how many steps it logged, its mean step after the first (milliseconds), and its
+    own start-up (`init.agent_s`)."""
     events = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     timed = [e for e in events if "dt" in e]
     adds_up = bool(timed) and timed[-1].get("ev") == "end" and abs(
         sum(e["dt"] for e in timed) - timed[-1]["t"]) <= 1e-3 + 1e-5 * len(timed)
     steps = [e["dt"] for e in events if e.get("ev") == "step"]
     mean = 1000 * statistics.fmean(steps[1:]) if len(steps) > 1 else None
-    return adds_up, len(steps), mean
+    own = next((e.get("agent_s", 0.0) for e in events if e.get("ev") == "init"), 0.0)
+    return adds_up, len(steps), mean, own
 
 
 def summarise(runs: list[Run]) -> list[dict[str, Any]]:
@@ -226,10 +230,14 @@ def summarise(runs: list[Run]) -> list[dict[str, Any]]:
             row[key] = round(statistics.median(getattr(r, key) for r in mine), 4)
         seen = [r.agent_step_ms for r in mine if r.agent_step_ms is not None]
         row["agent_step_ms"] = round(statistics.median(seen), 4) if seen else "-"
+        own = [r.agent_init_s for r in mine if r.agent_init_s is not None]
+        row["agent_init_s"] = round(statistics.median(own), 4) if own else 0.0
         rows.append(row)
     plain = rows[0]
     for row in rows:
         row["d_first_s"] = round(row["first_s"] - plain["first_s"], 4)
+        # the start-up lag the estimate still carries once the agent's own share is off T_init
+        row["d_first_left_s"] = round(row["d_first_s"] - row["agent_init_s"], 4)
         row["d_step_pct"] = round(100 * (row["step_ms"] / plain["step_ms"] - 1), 2)
         row["d_end_s"] = round(row["end_s"] - plain["end_s"], 4)
         row["d_total_s"] = round(row["total_s"] - plain["total_s"], 4)

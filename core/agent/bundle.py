@@ -26,9 +26,11 @@ import os as _os
 def _probecast_hook():
     if not _os.environ.get("PROBECAST_EVENTS"):
         return
+    import time
+    began = time.monotonic()  # the hook's own set-up is no part of the program's start-up
     try:
         from {PACKAGE}.hook import install
-        install()
+        install(began)
     except Exception as exc:  # never break the program: it runs unprobed, and says so
         import sys
         sys.stderr.write("probecast: hook not installed (%r); the program runs unprobed\\n" % (exc,))

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 
 ENV_SOCKET = "PROBECAST_EVENTS"
+ENV_SPAWN = "PROBECAST_SPAWN"  # when the launcher started the command: its own time is before
 STEP_PREFIX = b'{"ev":"step",'  # how the Emitter writes a step event (ev first, no spaces)
 STEP_BATCH = 0.05  # s a step event may wait to be sent with others (live views draw at 4-10 Hz)
 STEP_LINES = 256  # ... or until this many wait

@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import probe_session as session_module
-from .channel import ENV_SOCKET, EventClient
+from .channel import ENV_SOCKET, ENV_SPAWN, EventClient
 from .emit import Emitter, ProbeCancelled
 from .policy import StopPolicy
 from .probe_meta import ProbeMeta
@@ -59,8 +59,9 @@ def session_from_config(cfg: dict[str, Any], out: Any, t0: float | None) -> Prob
     return ProbeSession(emitter, policy, meta, sample_interval=interval, under_agent=True)
 
 
-def install() -> None:
-    """Connect to the agent and patch frameworks on import. Safe to call more than once."""
+def install(began: float | None = None) -> None:
+    """Connect to the agent and patch frameworks on import. Safe to call more than once.
+    ``began``: the monotonic time the zip's sitecustomize began (the hook's own imports)."""
     global _SESSION
     path = os.environ.get(ENV_SOCKET)
     if not path or _SESSION is not None:
@@ -105,6 +106,26 @@ def install() -> None:
 
     watch_arguments()  # the program's parsed arguments: its settings, by name (length.py)
     _quiet_probe_exits()
+    session.agent_init_s = _own_start_up(began, t0)
+
+
+def _own_start_up(began: float | None, t0: float | None) -> float:
+    """The agent's own seconds in this process's start-up, which the plain program does not
+    spend: the launcher's, from its start (T0) to starting the command, and the hook's set-up
+    here (its imports and install). `init.agent_s` adds the hook's import callbacks to it."""
+    import time
+
+    from .imports import SPENT
+
+    # (callbacks that ran inside install are counted with the rest of them, at `init`)
+    own = max(0.0, time.monotonic() - began - SPENT[0]) if began is not None else 0.0
+    spawned = os.environ.get(ENV_SPAWN)
+    if t0 is not None and spawned:
+        try:
+            own += min(max(0.0, float(spawned) - t0), 60.0)
+        except ValueError:
+            pass
+    return own
 
 
 def _hello(client: EventClient, framework: str) -> Any:

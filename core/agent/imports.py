@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 OnError = Callable[[str, Exception], None]
+SPENT = [0.0]  # seconds the callbacks took (the hook's own, inside the program's imports)
 
 
 def when_imported(name: str, callback: Callable[[], None], on_error: OnError | None = None) -> None:
@@ -22,6 +24,7 @@ def when_imported(name: str, callback: Callable[[], None], on_error: OnError | N
     The failure goes to ``on_error(name, exc)`` - the hook logs it - never to the program."""
 
     def guarded() -> None:
+        began = time.monotonic()
         try:
             callback()
         except Exception as exc:  # noqa: BLE001 - never break the program's import
@@ -30,6 +33,7 @@ def when_imported(name: str, callback: Callable[[], None], on_error: OnError | N
                     on_error(name, exc)
                 except Exception:  # noqa: BLE001 - nor by reporting it
                     pass
+        SPENT[0] += time.monotonic() - began
 
     if name in sys.modules:
         guarded()

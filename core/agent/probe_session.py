@@ -13,6 +13,7 @@ import uuid
 from array import array
 from typing import Any
 
+from . import imports
 from .emit import Emitter, ProbeCancelled, clean_metrics
 from .going_on import GoingOn
 from .phases import Phases
@@ -68,6 +69,7 @@ class ProbeSession(Phases, GoingOn):
         self._pending_plan: dict[str, Any] = {}
         self._pending_logs: list[tuple[str, str, str]] = []  # said before `start`: after it
         self.memory_said = False  # a does-not-fit wrote its own `memory` event (hook.py)
+        self.agent_init_s = 0.0  # the agent's own start-up before the program's (hook.py)
         # the hook's own seconds inside the program's steps (an adapter adds them) since the last
         self.own, self._own_steady = 0.0, array("d")  # step; each steady step's: `done`'s hook_ms
         self.init_phases()
@@ -112,7 +114,8 @@ class ProbeSession(Phases, GoingOn):
         if m.price_per_hour is not None:
             fields["price_per_hour"] = m.price_per_hour
         self.emitter.start(m.probe or uuid.uuid4().hex[:12], **fields)
-        self.emitter.timed("init", at=at)
+        own = self.agent_init_s + imports.SPENT[0] if self.agent_init_s else 0.0
+        self.emitter.timed("init", at=at, **({"agent_s": round(own, 6)} if own else {}))
         if self._pending_plan:
             self.emitter.emit("plan", **self._pending_plan)
             self._pending_plan = {}

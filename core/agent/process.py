@@ -8,9 +8,9 @@ Python process it starts, and relays the hook's events - and only those - to pro
     agent ◀── events (socket) ── relayed to stdout and --out, one flushed line each
           ◀── the program's stdout+stderr (one pipe) ── copied whole to stderr / --output
 
-The agent owns the clock (``t`` = seconds since the command was launched) and the last word:
-after the program exits it writes ``end`` with the program's exit status, so the time from the
-end of training to the exit - the program's own post-training work - is measured.
+The agent owns the clock (``t`` = seconds since the agent started; `init` says its own share)
+and the last word: after the program exits it writes ``end`` with the program's exit status, so
+the time from the end of training to the exit - the program's own post-training work - is measured.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from . import limits, memory
-from .channel import ENV_SOCKET, EventServer
+from .channel import ENV_SOCKET, ENV_SPAWN, EventServer
 from .emit import Emitter
 
 ENV_CONFIG = "PROBECAST_CONFIG"
@@ -177,7 +177,7 @@ class Launcher:
         env[ENV_T0] = repr(self.emitter.t0)
         env[ENV_CONFIG] = json.dumps(self.opts.hook_config)
         env.setdefault("PYTHONUNBUFFERED", "1")
-        return env
+        return {**env, ENV_SPAWN: repr(time.monotonic())}  # the last thing before it starts
 
     def _run(self) -> int:
         try:

@@ -120,7 +120,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
         Field("autotune", BOOL, read=False),
         Field("rank", INT, read=False),
     )),
-    Kind("init", timed=True),
+    # `agent_s`: the agent's own seconds inside this dt - its launcher's before the command
+    # started, the hook's set-up in the process - which the plain program does not spend
+    Kind("init", timed=True, fields=(Field("agent_s", DURATION),)),
     Kind("step", timed=True, fields=(
         Field("epoch", COUNT, required=True), Field("step", COUNT, required=True),
         Field("phase", COUNT),  # from the second phase on (see `phase`): its number

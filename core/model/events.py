@@ -71,6 +71,7 @@ class Start(_Event, tag="start"):
 class Init(_Event, tag="init"):
     t: Time
     dt: Duration
+    agent_s: Duration = 0.0  # the agent's own start-up inside dt (not the program's)
 
 
 class Step(_Event, tag="step"):

@@ -69,6 +69,7 @@ class ProbeState:
     memory: Memory | None = None  # peak memory (fields merged: the highest peak of each)
     done: Done | None = None  # training over; end.dt is then the program's post-training work
     hook_s: float = 0.0  # the agent's own time inside each steady step (done.hook_ms): off them
+    agent_init_s: float = 0.0  # the agent's own start-up inside T_init (init.agent_s): off it
     done_dts: list[float] = field(default_factory=list)
     end: End | None = None
     last_t: float = 0.0
@@ -114,6 +115,7 @@ class ProbeState:
             self.elapsed += ev.dt
         elif isinstance(ev, Init):
             self.t_init = ev.dt
+            self.agent_init_s = min(ev.agent_s, ev.dt)
             self.elapsed += ev.dt
         elif isinstance(ev, Start):
             self.start = ev

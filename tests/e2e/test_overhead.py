@@ -39,6 +39,9 @@ def test_the_overhead_measure_runs_plain_and_under_every_agent_variant(tmp_path:
         assert run["steps_logged"] == (None if run["variant"] == "plain" else 12)
     for run in runs:  # the program's own marks were read: launch < first step < last < exit
         assert 0 < run["first_s"] < run["total_s"] and run["step_ms"] > 0 and run["end_s"] > 0
+    for run in runs:  # the agent's own start-up (its launcher, the hook's set-up) is in its log,
+        if run["variant"] != "plain":  # and inside the time to the program's first mark
+            assert 0 < run["agent_init_s"] < run["first_s"], run
     rows = result["rows"]
     assert [row["variant"] for row in rows] == list(overhead.VARIANTS)
     assert all(set(overhead.COLUMNS) <= set(row) for row in rows)

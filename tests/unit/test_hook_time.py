@@ -63,10 +63,11 @@ def test_no_hook_time_no_field(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "hook_ms" not in done
 
 
-def _state(hook_ms: float | None, exit_code: int | None = None) -> ProbeState:
+def _state(hook_ms: float | None, exit_code: int | None = None,
+           agent_s: float | None = None) -> ProbeState:
+    init = {"ev": "init", "t": 2.0, "dt": 2.0, **({"agent_s": agent_s} if agent_s else {})}
     lines = [{"ev": "start", "t": 0.0, "v": 4, "probe": "p", "instance": "i", "batch_size": 8,
-              "workload": "w", "steps_per_epoch": 100, "val_steps": 0},
-             {"ev": "init", "t": 2.0, "dt": 2.0}]
+              "workload": "w", "steps_per_epoch": 100, "val_steps": 0}, init]
     t = 2.0
     for i in range(60):
         dt = 0.5 if i == 0 else 0.001
@@ -102,3 +103,45 @@ def test_a_run_seen_whole_is_the_measured_run_less_the_hooks_time() -> None:
     est = measured_run(state, estimate_runtime(state, 1))
     assert est.runtime_s == pytest.approx(state.end.t - 60 * 0.0002)  # type: ignore[union-attr]
     assert any(n.startswith("the agent's own") for n in est.notes)
+
+
+def test_init_says_the_agents_own_start_up_and_the_import_callbacks_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from probecast.core.agent import hook, imports
+
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(imports, "SPENT", [0.0])
+    # the launcher started at 1000.0 and the command at 1000.12; the hook's set-up took 0.05 s
+    monkeypatch.setenv("PROBECAST_SPAWN", "1000.12")
+    now[0] = 1000.25
+    own = hook._own_start_up(1000.2, t0=1000.0)
+    assert own == pytest.approx(0.12 + 0.05)
+    imports.SPENT[0] = 0.03  # patching torch as the program imported it
+    out = io.StringIO()
+    s = ProbeSession(Emitter(out=out, t0=1000.0, strict=True), StopPolicy(max_steps=10),
+                     sample_interval=None, under_agent=True)
+    s.agent_init_s = own
+    now[0] = 1003.0
+    s.begin(steps_per_epoch=5)
+    init = [e for e in map(json.loads, out.getvalue().splitlines()) if e["ev"] == "init"][0]
+    assert init["dt"] == pytest.approx(3.0) and init["agent_s"] == pytest.approx(0.2)
+    # not under the agent's launcher (a program that times itself): no such field
+    out = io.StringIO()
+    ProbeSession(Emitter(out=out, strict=True), StopPolicy(max_steps=10),
+                 sample_interval=None).begin(steps_per_epoch=5)
+    assert all("agent_s" not in e for e in map(json.loads, out.getvalue().splitlines()))
+
+
+def test_the_estimate_and_a_run_seen_whole_take_the_agents_start_up_off() -> None:
+    plain, hooked = _state(None), _state(None, agent_s=0.3)
+    assert hooked.agent_init_s == pytest.approx(0.3) and hooked.t_init == pytest.approx(2.0)
+    a, b = estimate_runtime(plain, 10), estimate_runtime(hooked, 10)
+    assert a.runtime_s - b.runtime_s == pytest.approx(0.3)
+    assert b.terms.t_init == pytest.approx(1.7)
+    assert any(n.startswith("the agent's own 0.30 s before the first step") for n in b.notes)
+    seen = _state(None, exit_code=0, agent_s=0.3)
+    est = measured_run(seen, estimate_runtime(seen, 1))
+    assert est.runtime_s == pytest.approx(seen.end.t - 0.3)  # type: ignore[union-attr]
+    # never more than T_init itself (a log that says more is read as all of it)
+    assert _state(None, agent_s=5.0).agent_init_s == pytest.approx(2.0)

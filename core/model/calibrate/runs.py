@@ -53,8 +53,8 @@ class Pair:
 
     @property
     def truth(self) -> float:
-        assert self.full.end is not None
-        return self.full.end.t
+        assert self.full.end is not None  # less the agent's own start-up (not the program's)
+        return self.full.end.t - self.full.agent_init_s
 
     @property
     def epochs(self) -> int:

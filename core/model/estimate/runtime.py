@@ -55,6 +55,10 @@ def estimate_runtime(
         est = replace(est, notes=(*est.notes, f"the agent's own {1000 * state.hook_s:.3f} ms "
                                   "inside each step is taken off the step time (the plain "
                                   "program does not spend it)"))
+    if state.agent_init_s:
+        est = replace(est, notes=(*est.notes, f"the agent's own {state.agent_init_s:.2f} s "
+                                  "before the first step (its launcher, the hook's set-up) is "
+                                  "taken off T_init (the plain program does not spend it)"))
     # what the stopped run left in the program's folder (a checkpoint a later run may resume from)
     left = state.left_files()
     return replace(est, notes=(*est.notes, *left)) if left else est
@@ -134,17 +138,18 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
         return est
     cal = Calibration.for_state(state)
     # the agent's own time inside the steps is no part of the plain program's run
-    total = end.t - state.hook_s * (state.steps + sum(p.steps for p in state.phases))
-    train_s = est.terms.fit_s or max(0.0, total - (state.t_init or 0.0))
+    total = (end.t - state.agent_init_s
+             - state.hook_s * (state.steps + sum(p.steps for p in state.phases)))
+    t_init = (state.t_init or 0.0) - state.agent_init_s
+    train_s = est.terms.fit_s or max(0.0, total - t_init)
     # a repeat's level against this run's: the drift's base and its short-run share (how the
     # run itself wandered is in its total already, not a reason for a repeat to differ more)
     # the host's level moves the program's other work as it moves training (evaluation, text
     # generated between fits, post-training: keras.io's char-LSTM spends 80 % of its run there)
-    work = max(train_s, total - (state.t_init or 0.0))
+    work = max(train_s, total - t_init)
     drift = math.hypot(cal.drift_base, cal.drift_per_sqrt_s / math.sqrt(max(work, 1.0)))
     u = Uncertainty(steps=0.0, boundaries=0.0, validation=0.0, post=0.0,
-                    floor=cal.floor * total, init=cal.init_rel * (state.t_init or 0.0),
-                    drift=drift * work)
+                    floor=cal.floor * total, init=cal.init_rel * t_init, drift=drift * work)
     low, high = interval(total, u, cal)
     notes = ("the probe saw the whole run (it ended by itself): the measured runtime is the "
              "answer; the bounds are what a repeat of it may vary",

@@ -173,7 +173,8 @@ def training_estimate(
                          "length around the step): give the job's length with --steps N")
     if state.t_it1 is None:
         raise NoEstimate("the log has no training steps")
-    t_init = state.t_init if state.t_init is not None else 0.0
+    # the plain program's start-up: the agent's own (its launcher, the hook's set-up) taken off
+    t_init = state.t_init - state.agent_init_s if state.t_init is not None else 0.0
     notes: list[str] = []
     if state.t_init is None:
         notes.append("no init event: T_init taken as 0")
