@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from .loops import _call_name, _tree, _where, user_code, user_frames
+from .loops import _tree, _where, user_code, user_frames
+from .values import call_name as _call_name
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from .values import Evaluator as _Evaluator, Unknown, folds as _folds, optimizer, sized as _sized
+from .periodic import periodic_if as _periodic_if
+from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, folds as _folds,
+                     maybe_int as _maybe_int, optimizer, sized as _sized)
 
-# The body of an `if step % K == 0:` is periodic work if it calls something named like this.
-PERIODIC_WORDS = ("eval", "valid", "test", "save", "checkpoint", "ckpt", "estimate_loss",
-                  "sample", "generate", "val_", "dump", "export")
 _TRANSPARENT = ("enumerate", "tqdm", "trange", "iter", "list", "tuple", "sorted", "reversed",
                 "progress_bar", "track")
 _LIBRARY_ROOTS = tuple({os.path.realpath(p) + os.sep for p in (
@@ -308,16 +307,6 @@ def _bound(test: ast.expr, ev: _Evaluator, leave: bool) -> int:
     raise Unknown("not a bound")
 
 
-def _maybe_int(expr: ast.expr, ev: _Evaluator) -> int | None:
-    try:
-        value = ev.value(expr)
-    except Unknown:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        return None
-    return int(value) if abs(value) < 1e15 else None
-
-
 def _once_a_pass(loop: ast.For | ast.While, frame: FrameType, k: int, count: int | None) -> bool:
     """``if i % K == 0`` on the loop's own index, K no less than a pass (DCGAN's ``i % 100``
     over 16 batches): it holds at each pass's start only - the pass's work, not every K steps."""
@@ -352,39 +341,6 @@ def _periodic(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] | 
         if hit is not None and (best is None or hit[0] < best[0]):
             best = hit
     return best
-
-
-def _periodic_if(node: ast.If, ev: _Evaluator, frame: FrameType) -> tuple[int, str] | None:
-    """``if ... % K == 0:`` whose body evaluates or saves: (K, where it is written)."""
-    k = _modulo(node.test, ev)
-    if k is None or k <= 1:
-        return None
-    calls = [_call_name(c).lower() for b in node.body for c in ast.walk(b)
-             if isinstance(c, ast.Call)]
-    if not any(w in c for c in calls for w in PERIODIC_WORDS):
-        return None
-    return k, f"if {ast.unparse(node.test)[:80]} ({os.path.basename(frame.f_code.co_filename)}:{node.lineno})"
-
-
-def _modulo(test: ast.expr, ev: _Evaluator) -> int | None:
-    if isinstance(test, ast.BoolOp):
-        for value in test.values:
-            k = _modulo(value, ev)
-            if k is not None:
-                return k
-        return None
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test = test.operand  # `if not step % K:`
-    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-        test = test.left
-    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod):
-        return _maybe_int(test.right, ev)
-    return None
-
-
-def _call_name(call: ast.Call) -> str:
-    f = call.func
-    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
 
 
 _LOOPS: dict[tuple[Any, int], list[ast.For | ast.While]] = {}

@@ -169,3 +169,18 @@ def folds(node: ast.expr, ev: Evaluator) -> int | None:
     except Exception:  # noqa: BLE001 - Unknown, or a splitter that cannot count without data
         return None
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
+
+
+def call_name(call: ast.Call) -> str:
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+
+
+def maybe_int(expr: ast.expr, ev: Evaluator) -> int | None:
+    try:
+        value = ev.value(expr)
+    except Unknown:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return int(value) if abs(value) < 1e15 else None

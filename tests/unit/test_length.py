@@ -90,6 +90,31 @@ def test_while_loops_count_steps_and_an_if_every_k_is_periodic_work(tmp_path: Pa
     assert found[1].steps == 500
 
 
+def test_an_if_every_k_that_runs_the_model_on_test_data_is_periodic_work(tmp_path: Path) -> None:
+    """MorvanZhou's CNN tests a 2 000-image batch `if step % 50 == 0:` - `cnn(test_x)`, a call
+    named for nothing but its model: the data it runs on says evaluation. A print of a test
+    figure is no work of its own."""
+    found = run_program(tmp_path, """
+        cnn = lambda x: x
+        test_x, val_loss = [0], 0.5
+        for epoch in range(2):
+            for it in range(1200):
+                step()
+                if it % 50 == 0:
+                    test_output = cnn(test_x)
+                    print('test accuracy', test_output)
+                break
+            break
+        for it in range(1200):
+            step()
+            if it % 50 == 0:
+                print('step', it, 'val loss', val_loss)
+            break
+    """)
+    assert found[0].every == 50 and "it % 50 == 0" in found[0].every_source
+    assert found[1].every is None
+
+
 def test_an_if_on_a_pass_index_past_the_pass_is_no_periodic_work(tmp_path: Path) -> None:
     """pytorch/examples' DCGAN saves samples `if i % 100 == 0`, i its batch index: over a
     FakeData pass of 16 batches that holds at each pass's start only - the pass's own work (its

@@ -132,3 +132,15 @@ def test_boundaries_too_short_to_tell_a_stall_cost_what_the_probes_cost() -> Non
     assert fc.per_boundary == pytest.approx(sum(seen.untold_costs) / len(seen.untold_costs))
     est = estimate_runtime(st, 200)  # each fit's 200 epochs; the later fits are its phases
     assert abs(est.runtime_s / truth - 1) < 0.10 and est.low_s <= truth <= est.high_s
+
+
+def test_epochs_of_one_step_each_have_no_steady_step_and_still_an_answer() -> None:
+    """keras.io's WGAN-GP (blind): one fit() of 3 epochs of one 10 s step each - no step but an
+    epoch's first, so no steady step time (NaN), and the stall forecast took it for an epoch's
+    lifetime: the estimate raised ValueError. The probe saw the run whole: that is the answer."""
+    from probecast.core.model.estimate.runtime import estimate_runtime, measured_run
+
+    state = load_probe(CORPUS / "runs-public" / "probe-keras-wgan-gp.jsonl.gz").state
+    est = measured_run(state, estimate_runtime(state, 3))
+    assert est.equation == "measured"
+    assert est.runtime_s == pytest.approx(state.end.t - state.agent_init_s)  # type: ignore[union-attr]

@@ -265,6 +265,8 @@ def forecast(state: ProbeState, t_it: float, epoch_s: float, n_boundaries: float
     teardown when training ends) for epochs of ``epoch_s`` seconds, in a run of ``train_s``
     seconds of steps (how far its level may drift)."""
     stalls = cal.stalls
+    if not math.isfinite(t_it):  # epochs of one step each: no steady step (NaN) to add
+        t_it = 0.0
     seen = observe(state, t_it, stalls and cal.stall_point)
     odds = prior_odds(state, cal).seen(seen.stalled, seen.cheap) if stalls else StallOdds(0, 1)
     if train_s is None:
