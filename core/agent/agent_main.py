@@ -24,7 +24,7 @@ from typing import Any
 
 from . import leftovers
 from .emit import Emitter
-from .policy import DEFAULT_MAX_STEPS, probe_length
+from .policy import DEFAULT_MAX_STEPS, DEFAULT_MIN_STEADY_S, probe_length, steady_floor
 from .process import LaunchOptions, Launcher
 
 
@@ -33,6 +33,10 @@ def add_stop_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-steps", type=int, default=None,
                    help=f"stop after N training steps (default {DEFAULT_MAX_STEPS} unless "
                         "--target-ci/--max-seconds/--full)")
+    g.add_argument("--min-steady-seconds", type=float, default=None, metavar="S",
+                   help="past --max-steps, go on until the steady steps add up to S seconds (up to "
+                        f"100x the steps; default {DEFAULT_MIN_STEADY_S:g} with the default step "
+                        "limit, else 0: a given step count is kept)")
     g.add_argument("--max-seconds", type=float, default=None, help="stop after S seconds of training")
     g.add_argument("--target-ci", type=float, default=None,
                    help="stop once the step time's 95%% CI half-width is within X (e.g. 0.02)")
@@ -64,8 +68,10 @@ def add_stop_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def policy_config(ns: argparse.Namespace) -> dict[str, Any]:
+    floor = steady_floor(ns.max_steps, ns.target_ci, ns.max_seconds, ns.full, ns.min_steady_seconds)
     max_steps = probe_length(ns.max_steps, ns.target_ci, ns.max_seconds, ns.full)
     return {"max_steps": max_steps, "max_seconds": ns.max_seconds, "target_ci": ns.target_ci,
+            "min_steady_s": floor,
             "min_steps": ns.min_steps, "full": ns.full,
             "boundary_budget": 0.0 if ns.full else ns.boundary_budget}
 

@@ -45,6 +45,7 @@ def session_from_config(cfg: dict[str, Any], out: Any, t0: float | None) -> Prob
     p = cfg.get("policy", {})
     policy = StopPolicy(max_steps=p.get("max_steps"), max_seconds=p.get("max_seconds"),
                         target_ci=p.get("target_ci"), min_steps=int(p.get("min_steps", 10)),
+                        min_steady_s=float(p.get("min_steady_s", 0.0)),
                         full=bool(p.get("full", False)),
                         boundary_budget=float(p.get("boundary_budget", 0.0)))
     m = cfg.get("meta", {})

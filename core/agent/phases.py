@@ -40,6 +40,7 @@ class Phases:
     waiting_for_boundary: bool
     _periodic_said: bool
     every: int | None
+    until: str | None
     planned_steps: int | None
     planned_epochs: int | None
     going_on: dict[str, float]
@@ -103,11 +104,12 @@ class Phases:
         self.epoch = None
         self.boundaries = 0
         self.stop_requested = self.waiting_for_boundary = self._periodic_said = False
-        self.every = self.planned_steps = self.planned_epochs = None
+        self.every = self.planned_steps = self.planned_epochs = self.until = None
         self.going_on = {}  # what it goes on for is its own (going_on.py)
         policy = self.policy
         self.policy = StopPolicy(max_steps=policy.max_steps, max_seconds=policy.max_seconds,
                                  target_ci=policy.target_ci, min_steps=policy.min_steps,
+                                 min_steady_s=policy.min_steady_s,
                                  full=policy.full, boundary_budget=policy.boundary_budget,
                                  boundaries_wanted=policy.boundaries_wanted,
                                  job_share=policy.job_share, statistic=policy.statistic)

@@ -9,6 +9,11 @@ from dataclasses import dataclass, field
 from .steady import DEFAULT_STATISTIC, StepSeries
 
 DEFAULT_MAX_STEPS = 30  # a probe's length when nothing else says when to stop (probe_length)
+# ... and the steady steps it goes on for past that, where the steps are short: 30 steps of a
+# millisecond are 30 ms of evidence, most of it the first calls' warm-up (pytorch/tutorials'
+# char-RNN generation, 1.2 ms steps: probed 30 / 300 / 3 000 steps, +11 / +5 / +3 %)
+DEFAULT_MIN_STEADY_S = 1.0
+STEADY_STEP_CAP = 100  # ... but never past this many times the step limit
 
 
 def probe_length(max_steps: int | None, target_ci: float | None, max_seconds: float | None,
@@ -21,12 +26,25 @@ def probe_length(max_steps: int | None, target_ci: float | None, max_seconds: fl
     return max_steps
 
 
+def steady_floor(max_steps: int | None, target_ci: float | None, max_seconds: float | None,
+                 full: bool = False, given: float | None = None) -> float:
+    """Seconds of steady steps a step limit waits for (``StopPolicy.min_steady_s``): the given
+    value, else DEFAULT_MIN_STEADY_S where the default length applies (no limit, CI target or time
+    given), else none - a user's own step count is kept exactly."""
+    if given is not None:
+        return given
+    if max_steps is None and target_ci is None and max_seconds is None and not full:
+        return DEFAULT_MIN_STEADY_S
+    return 0.0
+
+
 @dataclass
 class StopPolicy:
     """Counts steady steps (every step except the very first) and says when to stop.
 
-    ``full`` never stops early. Otherwise the first of: ``max_steps`` steps in all, ``max_seconds``
-    since training began, or - with ``target_ci`` - the 95 % interval of the steady step time within
+    ``full`` never stops early. Otherwise the first of: ``max_steps`` steps in all (and, with
+    ``min_steady_s``, steady steps adding up to that many seconds, up to STEADY_STEP_CAP times the
+    limit), ``max_seconds`` since training began, or - with ``target_ci`` - the 95 % interval of the steady step time within
     ``target_ci`` (relative half-width) once ``min_steps`` steps were seen.
     """
 
@@ -34,6 +52,7 @@ class StopPolicy:
     max_seconds: float | None = None
     target_ci: float | None = None
     min_steps: int = 10
+    min_steady_s: float = 0.0
     full: bool = False
     # Seconds the probe may go on, once it has seen enough, to reach the next epoch and time one
     # real epoch boundary (Keras pays seconds there; a probe inside one epoch cannot see it).
@@ -64,11 +83,21 @@ class StopPolicy:
         if steady:
             self.series.add(dt)
 
+    def _steady_enough(self) -> bool:
+        """Past the step limit: whether the steady steps add up to ``min_steady_s`` (or the cap
+        is reached)."""
+        assert self.max_steps is not None
+        return (self.min_steady_s <= 0 or self.series.total() >= self.min_steady_s
+                or self.steps >= STEADY_STEP_CAP * self.max_steps)
+
     def should_stop(self) -> bool:
         if self.full:
             return False
-        if self.max_steps is not None and self.steps >= self.max_steps:
+        if self.max_steps is not None and self.steps >= self.max_steps and self._steady_enough():
             self.reason = f"max-steps {self.max_steps}"
+            if self.steps > self.max_steps:
+                self.reason += (f"; went on to {self.steps} steps for {self.series.total():.2g} s "
+                                f"of steady steps (at least {self.min_steady_s:g} s)")
             return True
         if (
             self.max_seconds is not None

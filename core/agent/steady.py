@@ -75,6 +75,9 @@ class StepSeries:
     def mean(self) -> float:
         return self._sum / self.n if self.n else math.nan
 
+    def total(self) -> float:
+        return self._sum
+
     def interval(self, statistic: str = DEFAULT_STATISTIC) -> tuple[float, float, float]:
         """(estimate, low, high) of the steady step time, 95 % confidence."""
         cached = self._cache.get(statistic)

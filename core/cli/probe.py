@@ -37,6 +37,7 @@ def _settings(ns: argparse.Namespace, base: ProbeSettings) -> ProbeSettings:
         s.batch_sizes = ns.batch_size
     if ns.max_steps is not None or ns.target_ci is not None or ns.full:
         s.max_steps, s.target_ci = ns.max_steps, ns.target_ci
+        s.min_steady_seconds = None  # the rule again: none where a length is given
     if ns.max_seconds is not None:
         s.max_seconds = ns.max_seconds
     if ns.epochs is not None:

@@ -171,7 +171,7 @@ def apply_to_settings(cl: CommandLine, settings: ProbeSettings) -> ProbeSettings
     if cl.batch_sizes:
         s.batch_sizes = list(cl.batch_sizes)
     if cl.max_steps is not None:
-        s.max_steps = cl.max_steps
+        s.max_steps, s.min_steady_seconds = cl.max_steps, None  # a given count is kept exactly
     return s
 
 

@@ -21,7 +21,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
-from ..agent.policy import DEFAULT_MAX_STEPS, probe_length
+from ..agent.policy import DEFAULT_MAX_STEPS, DEFAULT_MIN_STEADY_S, probe_length, steady_floor
 from ..agent.workloads import WORKLOADS
 from .sky_settings import SkyPilotSettings, check_skypilot
 from .config_catalog import CatalogRow, OwnInstance, checked_catalog
@@ -107,6 +107,8 @@ class ProbeSettings(msgspec.Struct, forbid_unknown_fields=True):
     max_steps: Annotated[int, msgspec.Meta(ge=2)] | None = None
     target_ci: Annotated[float, msgspec.Meta(gt=0, lt=1)] | None = None
     max_seconds: Seconds | None = None
+    # past max_steps, steady steps adding up to this (None: the rule, policy.steady_floor)
+    min_steady_seconds: Annotated[float, msgspec.Meta(ge=0, le=3600)] | None = None
     boundary_budget: Annotated[float, msgspec.Meta(ge=0, le=1e7)] | None = None
     timeout: Seconds = 900.0  # seconds: a probe running longer is stopped (bounds its cost)
     # seconds of extra probing for undecided contenders (None: 5 % of the leader's predicted job;
@@ -154,7 +156,8 @@ def local_host() -> Host:
 
 def default_config() -> Config:
     """No config file: this machine is the one probe host, with the built-in workload."""
-    return Config(hosts=[local_host()], probe=ProbeSettings(max_steps=DEFAULT_MAX_STEPS),
+    return Config(hosts=[local_host()], probe=ProbeSettings(max_steps=DEFAULT_MAX_STEPS,
+                                                                min_steady_seconds=DEFAULT_MIN_STEADY_S),
                   path=None)
 
 
@@ -329,6 +332,8 @@ def _check_settings(s: ProbeSettings, fail: Any, base: Path | None = None) -> No
                                           f"probe.command), got {s.workload!r}")
     if s.command is not None and not s.command.strip():
         raise fail(("probe", "command"), "probe.command must not be empty")
+    s.min_steady_seconds = steady_floor(s.max_steps, s.target_ci, s.max_seconds,
+                                        given=s.min_steady_seconds)
     s.max_steps = probe_length(s.max_steps, s.target_ci, s.max_seconds)
     if s.project is not None:
         given = Path(os.path.expanduser(s.project))

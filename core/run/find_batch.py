@@ -35,6 +35,7 @@ def probe_settings(settings: ProbeSettings) -> ProbeSettings:
         s.max_steps = PROBE_STEPS if s.target_ci is None else s.max_steps
     s.boundary_budget = 0.0
     s.adaptive_budget = 0.0
+    s.min_steady_seconds = 0.0
     return s
 
 

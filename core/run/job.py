@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..agent.policy import probe_length
+from ..agent.policy import probe_length, steady_floor
 from ..model.epochs import EpochsInfo
 from ..model.rank.ranking import Ranking, RankOptions
 from .board import Board
@@ -79,9 +79,17 @@ class LaunchProvider(Protocol):
                ) -> Launch: ...
 
 
-def settings_for(settings: ProbeSettings, full: bool = False) -> ProbeSettings:
-    """The probe settings a job runs with: the step limit decided by the one rule."""
+def settings_for(settings: ProbeSettings, full: bool = False,
+                 typed_over: ProbeSettings | None = None) -> ProbeSettings:
+    """The probe settings a job runs with: the step limit decided by the one rule. ``typed_over``:
+    the settings a length was typed over (the setup screen) - a length other than theirs is the
+    user's, kept exactly (no steady floor)."""
     s = settings.copy()
+    if typed_over is not None and (s.max_steps, s.target_ci) != (typed_over.max_steps,
+                                                                 typed_over.target_ci):
+        s.min_steady_seconds = None
+    s.min_steady_seconds = 0.0 if full else steady_floor(s.max_steps, s.target_ci, s.max_seconds,
+                                                         given=s.min_steady_seconds)
     s.max_steps = probe_length(s.max_steps, s.target_ci, s.max_seconds, full)
     return s
 
@@ -89,6 +97,8 @@ def settings_for(settings: ProbeSettings, full: bool = False) -> ProbeSettings:
 def describe_length(s: ProbeSettings) -> str:
     """How a probe stops, in a few words (the setup's summary)."""
     parts = [f"{s.max_steps} steps"] if s.max_steps else []
+    if parts and s.min_steady_seconds:
+        parts[0] += f" (or {s.min_steady_seconds:g} s of them)"
     if s.target_ci is not None:
         parts.append(f"CI ≤ {s.target_ci:.0%}")
     if s.max_seconds is not None:

@@ -87,6 +87,7 @@ def plan_probes(hosts: list[Host], settings: ProbeSettings, log_dir: Path,
                 workload=settings.workload, command=settings.command, workdir=settings.workdir,
                 epochs=settings.epochs, max_steps=settings.max_steps, target_ci=settings.target_ci,
                 max_seconds=settings.max_seconds, boundary_budget=settings.boundary_budget,
+                min_steady_s=settings.min_steady_seconds,
                 price_per_hour=host.price_per_hour, workload_args=list(settings.workload_args),
             )
             out.append(PlannedProbe(host, spec, log_dir / f"{_safe(key)}.jsonl", host_prep))

@@ -51,6 +51,7 @@ class ProbeSpec:
     max_steps: int | None = None
     target_ci: float | None = None
     max_seconds: float | None = None
+    min_steady_s: float | None = None
     boundary_budget: float | None = None
     full: bool = False
     price_per_hour: float | None = None
@@ -82,6 +83,8 @@ class ProbeSpec:
             args += ["--target-ci", repr(self.target_ci)]
         if self.max_seconds is not None:
             args += ["--max-seconds", repr(self.max_seconds)]
+        if self.min_steady_s is not None:
+            args += ["--min-steady-seconds", repr(self.min_steady_s)]
         if self.boundary_budget is not None:
             args += ["--boundary-budget", repr(self.boundary_budget)]
         if self.command:

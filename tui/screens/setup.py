@@ -309,7 +309,7 @@ class SetupScreen(StartFromSetup, Screen[None]):
             s.target_ci = float(ci) if ci else None
         except ValueError:
             s.target_ci = None
-        s = settings_for(s)  # the probe's length: the one rule, as headless
+        s = settings_for(s, typed_over=base)  # the probe's length: the one rule, as headless
         s.epochs = int(epochs) if epochs else None
         job_steps = self.query_one("#job-steps", Input).value.strip()
         s.steps = int(job_steps) if job_steps else None
