@@ -1,6 +1,7 @@
 """What a probe goes on for after it has seen enough steps: the program's periodic work, an
 epoch boundary (or two), the first epoch's end where an epoch's length is unknown, the
-program's own end where nothing says how long the job is - each within the boundary budget.
+program's own end where nothing says how long the job is - each within the boundary budget
+(a loop that trains until a condition: a few of them).
 The part of the ProbeSession that decides it (``ProbeSession.step`` asks in that order).
 """
 
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from .emit import Emitter
     from .policy import StopPolicy
 
+# A loop that trains until a condition: the boundary budgets it may go on for its own end
+UNTIL_BUDGETS = 4
 
 class GoingOn:
     """Mixed into ProbeSession (whose attributes these are)."""
@@ -21,6 +24,7 @@ class GoingOn:
     emitter: Emitter
     policy: StopPolicy
     every: int | None
+    until: str | None
     total_steps: int
     steps_per_epoch: int
     boundaries: int
@@ -69,9 +73,16 @@ class GoingOn:
         program ends by itself, since a run seen whole is its own answer where a stopped one can
         only be ranked per 1 000 steps. A while: as long again as the probe took so far (at
         least 5 s), within the boundary budget - a short job is seen whole, a long one costs
-        the probe at most twice its length."""
+        the probe at most twice its length. A loop that trains until a condition holds (the
+        plan's ``until``: a reward reached, a loss small enough) has a length only its run can
+        tell: up to UNTIL_BUDGETS boundary budgets (2 min by default)."""
         if self.planned_steps or self.planned_epochs or self.policy.began is None:
             return False
+        if self.until:
+            return self._go_on("end", lambda budget: UNTIL_BUDGETS * budget,
+                               f"the program trains until {self.until[:120]}: going on up to "
+                               "{:.0f} s in case that comes", "; went on for the program's own "
+                               "end (it trains until a condition), which did not come")
         return self._go_on("end", lambda budget: min(budget, max(5.0, self.emitter.now())),
                            "the job's length is not in the program: going on up to {:.0f} s "
                            "in case it ends by itself", "; went on for the program's own end "

@@ -61,6 +61,7 @@ class ProbeSession(Phases, GoingOn):
         self._waiting_since = 0.0
         self._boundary_by = 0  # the step count by which the boundary waited for must have come
         self.every: int | None = None  # periodic work every K steps (the program's `plan`)
+        self.until: str | None = None  # the condition a loop trains until (the `plan`'s until)
         self._periodic_said = False
         self.going_on: dict[str, float] = {}  # the first epoch's end, the program's own: until
         self._last_index = -1  # the last step's index in its epoch
@@ -229,6 +230,8 @@ class ProbeSession(Phases, GoingOn):
         every, n_it = fields.get("every"), fields.get("steps_per_epoch")
         if isinstance(every, int) and every > 1:
             self.every = every
+        if isinstance(fields.get("until"), str):
+            self.until = fields["until"]
         if isinstance(n_it, int) and 0 < n_it != self.steps_per_epoch and self.started \
                 and self.phase == 1:  # start's N_it corrected (a later phase has its own):
             # the epoch waited for, and a total that was epochs x the old N_it, follow it

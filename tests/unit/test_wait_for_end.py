@@ -112,3 +112,22 @@ def test_a_first_epoch_longer_than_the_budget_is_not_waited_for(
 def test_no_budget_no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
     s, _, clock = session(monkeypatch, budget=0.0, launched_ago=2.0)
     assert steps(s, clock, 30)[-1] is True
+
+
+def test_a_loop_until_a_condition_goes_on_for_a_few_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytorch/examples' REINFORCE trains until its running reward passes the threshold: no
+    count to read, so only the run can tell its length - a short one (81.6 s plain here) is
+    seen whole within four boundary budgets instead of being ranked per 1 000 steps."""
+    s, out, clock = session(monkeypatch, budget=30.0, launched_ago=2.0)
+    s.plan(until="running_reward > env.spec.reward_threshold (reinforce.py:101)")
+    assert not any(steps(s, clock, 30))
+    said = logs(out)[-1]["msg"]
+    assert "trains until running_reward > env.spec.reward_threshold" in said and "up to 120 s" in said
+    clock.now += 119.0
+    assert steps(s, clock, 1) == [False]
+    clock.now += 1.5
+    assert steps(s, clock, 1) == [True]
+    assert "it trains until a condition), which did not come" in s.policy.reason
+    off, out, clock = session(monkeypatch, budget=0.0, launched_ago=2.0)  # the budget off: none
+    off.plan(until="loss < 1e-3 (main.py:60)")
+    assert steps(off, clock, 30)[-1] is True
