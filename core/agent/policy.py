@@ -95,9 +95,11 @@ class StopPolicy:
             return False
         if self.max_steps is not None and self.steps >= self.max_steps and self._steady_enough():
             self.reason = f"max-steps {self.max_steps}"
-            if self.steps > self.max_steps:
-                self.reason += (f"; went on to {self.steps} steps for {self.series.total():.2g} s "
-                                f"of steady steps (at least {self.min_steady_s:g} s)")
+            if self.steps > self.max_steps:  # short steps: went on for the floor, or the cap
+                total = self.series.total()
+                self.reason += (f"; went on to {self.steps} steps, {total:.2g} s of steady steps"
+                                + ("" if total >= self.min_steady_s else
+                                   f" (the most it goes on for {self.min_steady_s:g} s)"))
             return True
         if (
             self.max_seconds is not None

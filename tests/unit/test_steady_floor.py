@@ -42,7 +42,7 @@ def test_short_real_steps_go_on_to_a_second_of_steady_steps() -> None:
     n = steps_until_stop(policy, dts)
     assert 30 < n < STEADY_STEP_CAP * 30
     assert sum(dts[1:n]) >= 1.0 > sum(dts[1:n - 1])
-    assert policy.reason.startswith("max-steps 30; went on to") and f"{n} steps" in policy.reason
+    assert policy.reason == f"max-steps 30; went on to {n} steps, 1 s of steady steps"
     assert steps_until_stop(StopPolicy(max_steps=30), dts) == 30  # no floor: the count kept
 
 
@@ -53,7 +53,9 @@ def test_long_steps_stop_at_the_limit_and_tiny_ones_at_the_cap() -> None:
     policy = StopPolicy(max_steps=30, min_steady_s=1.0)
     assert steps_until_stop(policy, dts + [dts[-1]] * 100) > 30  # 0.34 s: went on
     tiny = [1e-5] * (STEADY_STEP_CAP * 30 + 10)
-    assert steps_until_stop(StopPolicy(max_steps=30, min_steady_s=1.0), tiny) == STEADY_STEP_CAP * 30
+    capped = StopPolicy(max_steps=30, min_steady_s=1.0)
+    assert steps_until_stop(capped, tiny) == STEADY_STEP_CAP * 30
+    assert capped.reason.endswith("0.03 s of steady steps (the most it goes on for 1 s)")
 
 
 def test_the_floor_is_the_default_lengths_only() -> None:
