@@ -113,7 +113,7 @@ def test_a_step_budgeted_gpt_style_loop_with_periodic_evaluation(tmp_path: Path)
             if iter_num > max_iters:
                 break
         print("trained", iter_num)
-    """)
+    """, "--max-steps", "30")  # a second of its 2 ms steps would see the 401 whole
     assert row["steps"] == 401 and row["equation"] == "steps"
     assert "while True" in row["epochs_source"] and "max_iters" in row["epochs_source"]
     terms = row["terms"]

@@ -33,7 +33,8 @@ def probe(tmp: Path, script: str, *extra: str) -> tuple[dict[str, Any], list[Any
     """The script probed (or run whole, with --full) as a user would: its ranking row and log."""
     out = tmp / ("full" if "--full" in extra else "probe")
     r = subprocess.run([PY, "-m", "probecast.tui", "probe", "--local", "--headless", "--json",
-                        "-b", "32", "--out", str(out), *extra, "--", PY, str(SCRIPTS / script)],
+                        "-b", "32", "--out", str(out), *thirty_steps(extra), "--", PY,
+                        str(SCRIPTS / script)],
                        cwd=tmp, capture_output=True, text=True, timeout=480)
     assert r.returncode == 0, r.stderr[-3000:]
     rows = json.loads(r.stdout)
@@ -43,6 +44,14 @@ def probe(tmp: Path, script: str, *extra: str) -> tuple[dict[str, Any], list[Any
     events, report = read_log(logs[0])
     assert not report.malformed
     return rows[0], events
+
+
+def thirty_steps(flags: tuple[str, ...]) -> tuple[str, ...]:
+    """The default length's 30 steps, given: its steady floor (a second of steps) would run
+    these scripts' millisecond loops whole - what is tested is a probe stopping each loop."""
+    if "--full" in flags or "--max-steps" in flags:
+        return flags
+    return ("--max-steps", "30", *flags)
 
 
 def phases_of(events: list[Any]) -> dict[int, dict[str, Any]]:
@@ -93,7 +102,8 @@ def agent_run(tmp: Path, script: Path, *flags: str, timeout: int = 300) -> tuple
     # on a timeout the agent is told to stop (SIGTERM: it stops the program's process group, in
     # a session of its own) - killed with the test, it left a probe that could not stop its
     # program (a broken hook) running a 100 000-epoch script under the rest of the suite
-    p = subprocess.Popen([PY, "-m", "probecast.core.agent", "run", *flags, "--out", str(log),
+    p = subprocess.Popen([PY, "-m", "probecast.core.agent", "run", *thirty_steps(flags),
+                          "--out", str(log),
                           "--output", str(tmp / "out.txt"), "--", PY, str(script)],
                          cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          start_new_session=True)
@@ -193,7 +203,7 @@ def test_loops_with_no_loader_are_left_at_their_next_line_and_both_probed(
 
 @pytest.mark.torch
 @pytest.mark.parametrize("flags", [(), ("--max-steps", "20", "--boundary-budget", "0")],
-                         ids=["defaults", "stopped-in-each-layer"])
+                         ids=["thirty-steps", "stopped-in-each-layer"])
 def test_a_layer_wise_trainer_probes_each_layer_as_a_phase(tmp_path: Path,
                                                             flags: tuple[str, ...]) -> None:
     """One optimizer and one loop per layer, called from a loop over the layers (pytorch/
