@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from ..agent.policy import DEFAULT_MAX_STEPS, DEFAULT_MIN_STEADY_S
 from .config import LOCAL, Config, Host, ProbeSettings, config_from_data
 
 PLACEHOLDER = "{batch_size}"
@@ -185,7 +186,7 @@ def config_toml(config: Config, header: str = "") -> str:
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
     for host in config.hosts:
         lines += ["", "[[hosts]]", *_pairs(_host_table(host))]
-    lines += ["", "[probe]", *_pairs(_changed(config.probe, ProbeSettings()))]
+    lines += ["", "[probe]", *_pairs(_length_derived(_changed(config.probe, ProbeSettings())))]
     if config.prices:
         lines += ["", "[prices]", *_pairs(dict(config.prices))]
     for section in ("aws", "skypilot"):
@@ -221,6 +222,18 @@ def _host_table(host: Host) -> dict[str, Any]:
     if host.kind == "local" and table.get("python") == sys.executable:
         del table["python"]  # this machine's own Python: derived again where the file is read
     return table
+
+
+def _length_derived(probe: dict[str, Any]) -> dict[str, Any]:
+    """[probe] without what the length rule derives again on loading: the default 30 steps and
+    their steady second, or no steady floor beside a given length."""
+    floor = probe.get("min_steady_seconds")
+    if floor == DEFAULT_MIN_STEADY_S and probe.get("max_steps") == DEFAULT_MAX_STEPS \
+            and "target_ci" not in probe and "max_seconds" not in probe:
+        return {k: v for k, v in probe.items() if k not in ("max_steps", "min_steady_seconds")}
+    if floor == 0.0 and any(k in probe for k in ("max_steps", "target_ci", "max_seconds")):
+        return {k: v for k, v in probe.items() if k != "min_steady_seconds"}
+    return probe
 
 
 def _changed(value: msgspec.Struct, default: msgspec.Struct) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from conftest import ROOT
 from probecast.core.agent.agent_main import _parser, policy_config
 from probecast.core.agent.policy import (DEFAULT_MIN_STEADY_S, STEADY_STEP_CAP, StopPolicy,
                                          steady_floor)
-from probecast.core.run.config import ProbeSettings, default_config, parse_config
+from probecast.core.run.command_line import config_toml
+from probecast.core.run.config import default_config, parse_config
 from probecast.core.run.job import describe_length, settings_for
 from probecast.core.run.runners import ProbeSpec
 
@@ -93,3 +94,16 @@ def test_the_config_and_the_runner_carry_the_floor_to_the_agent() -> None:
 def test_a_floor_out_of_range_is_refused(given: float) -> None:
     with pytest.raises(Exception, match="min_steady_seconds"):
         parse_config(f"[probe]\nmin_steady_seconds = {given}\n")
+
+
+@pytest.mark.parametrize("probe", ["", "max_steps = 50\n", "target_ci = 0.02\n",
+                                   "max_steps = 30\nmin_steady_seconds = 3\n",
+                                   "min_steady_seconds = 0\n"])
+def test_a_saved_config_keeps_the_length_and_writes_no_derived_key(probe: str) -> None:
+    first = parse_config('[probe]\ncommand = "python t.py"\n' + probe)
+    written = config_toml(first)
+    assert parse_config(written).probe == first.probe
+    if not probe:  # the rule's own length: nothing about it written
+        assert "max_steps" not in written and "min_steady_seconds" not in written
+    if probe == "max_steps = 50\n":
+        assert "min_steady_seconds" not in written
