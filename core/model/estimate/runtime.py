@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from .bounds import Calibration, Uncertainty, interval
 from .length import ended_by_itself
 from .phases import with_phases
-from .stalls import BoundaryForecast, forecast
+from .stalls import BoundaryForecast, epoch_lifetimes, forecast
 from ...agent.steady import DEFAULT_STATISTIC
 from .training import (DEFAULT_HORIZONS, EQUATIONS, MEASURED, PER_STEPS_EQUATION, Estimate,
                        NoEstimate, Terms, eq_5_1, eq_5_3, eq_5_4, parse_horizons,
@@ -150,12 +150,49 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
     drift = math.hypot(cal.drift_base, cal.drift_per_sqrt_s / math.sqrt(max(work, 1.0)))
     u = Uncertainty(steps=0.0, boundaries=0.0, validation=0.0, post=0.0,
                     floor=cal.floor * total, init=cal.init_rel * t_init, drift=drift * work)
+    redrawn = _stalls_redrawn(state, est, cal)
+    if redrawn is not None:
+        u = replace(u, boundaries=redrawn.sigma, reach_low=redrawn.least, reach_high=redrawn.most)
     low, high = interval(total, u, cal)
     notes = ("the probe saw the whole run (it ended by itself): the measured runtime is the "
              "answer; the bounds are what a repeat of it may vary",
+             *([redrawn.note] if redrawn is not None and redrawn.note else []),
              *(n for n in est.notes if n.startswith("the agent's own")))
     return replace(est, runtime_s=total, low_s=low, high_s=high, equation=MEASURED, notes=notes,
                    uncertainty=u.as_dict())
+
+
+@dataclass(frozen=True)
+class _Redrawn:
+    """A repeat's boundaries against the run seen whole's: their spread, and how much less
+    (none stalls) or more (every one stalls at its longest) they can cost, seconds."""
+
+    sigma: float
+    least: float
+    most: float
+    note: str
+
+
+def _stalls_redrawn(state: ProbeState, est: Estimate, cal: Calibration) -> _Redrawn | None:
+    """A Keras run seen whole paid its boundaries' tf.data stalls once - each a draw (stalls.py)
+    that a repeat draws again: keras.io's Siamese example's plain run waited 20.6 s for a
+    wake-up its probe's run did not. The stall forecast over the run's own boundaries and the
+    end of training, its odds from what this run's boundaries did, bounds the repeat's. None
+    where boundaries do not stall (a DataLoader) or no steady step tells an epoch's lifetime."""
+    t = est.terms
+    if not (cal.stalls and cal.stall_point) or not t.t_it or t.t_it != t.t_it or not t.n_it:
+        return None
+    n_b = max(0, len(state.full_epochs()) - 1)
+    fc = forecast(state, t.t_it, t.n_it * t.t_it + (t.t_val or 0.0), n_b, cal,
+                  with_fit_end=True, train_s=(n_b + 1) * t.n_it * t.t_it)
+    if fc.p_stall <= 0:
+        return None
+    paid = sum(cost for _, cost, _ in epoch_lifetimes(state, t.t_it)) + (state.fit_end_time or 0.0)
+    note = (f"tf.data autotuner: a repeat's {n_b + 1} iterator teardowns may stall where this "
+            f"run's did not, or not where they did (up to {fc.stall_s:.1f} s each, odds "
+            f"{fc.p_stall:.0%}): in the bounds" if fc.stall_s >= 0.05 * max(fc.lifetime_s, 1e-9)
+            else "")
+    return _Redrawn(fc.sigma, max(0.0, paid - fc.least), max(0.0, fc.most - paid), note)
 
 
 def per_steps_estimate(state: ProbeState, n: int, statistic: str = DEFAULT_STATISTIC) -> Estimate:
