@@ -1,5 +1,5 @@
-"""Periodic work in a training loop: ``if step % K == 0:`` whose body evaluates, samples or saves
-(nanoGPT's ``iter_num % eval_interval``, a test pass every 50 steps), read off the program's
+"""Periodic work in a training loop: ``if step % K == 0:`` whose body evaluates, samples, saves or
+draws (nanoGPT's ``iter_num % eval_interval``, a test pass every 50 steps), read off the program's
 source (loops.py reads the loops around the step)."""
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ from types import FrameType
 
 from .values import Evaluator, call_name, maybe_int
 
-# The body of an `if step % K == 0:` is periodic work if it calls something named like this.
+# The body of an `if step % K == 0:` is periodic work if it calls something named like this:
+# evaluating, sampling, saving - or drawing (matplotlib's plot/draw/pause every K steps:
+# MorvanZhou's GAN redraws its figure every 50 steps, ~70 ms against a 1.5 ms step)
 PERIODIC_WORDS = ("eval", "valid", "test", "save", "checkpoint", "ckpt", "estimate_loss",
-                  "sample", "generate", "val_", "dump", "export")
+                  "sample", "generate", "val_", "dump", "export", "plot", "draw", "pause",
+                  "imshow", "scatter", "add_image", "add_figure", "add_histogram")
 
 
 def periodic_if(node: ast.If, ev: Evaluator, frame: FrameType) -> tuple[int, str] | None:
