@@ -314,9 +314,8 @@ def add_probe_parser(sub: Any) -> None:
                         "the command and [probe] setup run in the copy")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--max-steps", type=int, default=None, metavar="N",
-                   help=f"stop each probe after exactly N training steps (default "
-                        f"{DEFAULT_MAX_STEPS}, or on until 1 s of them where steps are short, "
-                        "unless --target-ci, --max-seconds or --full)")
+                   help=f"stop each probe after exactly N steps (default {DEFAULT_MAX_STEPS}, on to 1 s "
+                        "of them where steps are short, unless --target-ci, --max-seconds, --full)")
     g.add_argument("--target-ci", type=float, default=None,
                    help="stop once the step time is known to within this fraction (0.02 = 2 %%)")
     g.add_argument("--full", action="store_true", help="run the whole training")
