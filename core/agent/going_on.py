@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 # A loop that trains until a condition: the boundary budgets it may go on for its own end
 UNTIL_BUDGETS = 4
 
+
 class GoingOn:
     """Mixed into ProbeSession (whose attributes these are)."""
 

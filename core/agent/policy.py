@@ -44,8 +44,9 @@ class StopPolicy:
 
     ``full`` never stops early. Otherwise the first of: ``max_steps`` steps in all (and, with
     ``min_steady_s``, steady steps adding up to that many seconds, up to STEADY_STEP_CAP times the
-    limit), ``max_seconds`` since training began, or - with ``target_ci`` - the 95 % interval of the steady step time within
-    ``target_ci`` (relative half-width) once ``min_steps`` steps were seen.
+    limit), ``max_seconds`` since training began, or - with ``target_ci`` - the 95 % interval of
+    the steady step time within ``target_ci`` (relative half-width) once ``min_steps`` steps were
+    seen.
     """
 
     max_steps: int | None = DEFAULT_MAX_STEPS
