@@ -44,9 +44,11 @@ def probe_steps(tmp: Path, *extra: str) -> tuple[list[float], str]:
 
 def test_the_default_goes_on_to_a_second_of_short_steps(tmp_path: Path) -> None:
     dts, reason = probe_steps(tmp_path)
-    assert 30 < len(dts) <= 3000
+    assert 30 <= len(dts) <= 3000
     assert sum(dts[1:]) >= 1.0 or len(dts) == 3000  # the floor reached, or the cap
-    assert reason.startswith("max-steps 30; went on to") and f"{len(dts)} steps" in reason
+    if sum(dts[1:30]) < 1.0:  # 30 steps of ~2 ms: it went on (a host 17x slower would not need to)
+        assert len(dts) > 30
+        assert reason.startswith("max-steps 30; went on to") and f"{len(dts)} steps" in reason
 
 
 def test_a_given_step_count_is_kept_exactly(tmp_path: Path) -> None:
