@@ -113,8 +113,15 @@ LIGHTNING_ACCUMULATION = "accumulate_grad_batches"
 LIGHTNING_MAX_EPOCHS = "max_epochs"
 LIGHTNING_MAX_STEPS = "max_steps"
 LIGHTNING_VAL_INTERVAL = "val_check_interval"
+# its EarlyStopping callbacks (each a ``patience`` in validation checks), the epochs between
+# validations, and the fewest epochs it trains whatever a callback says
+LIGHTNING_EARLY_STOPPING = "early_stopping_callbacks"
+LIGHTNING_PATIENCE = "patience"
+LIGHTNING_VAL_EVERY_EPOCHS = "check_val_every_n_epoch"
+LIGHTNING_MIN_EPOCHS = "min_epochs"
 LIGHTNING_INSTANCE = (LIGHTNING_STOP, LIGHTNING_BATCHES, LIGHTNING_ACCUMULATION,
-                      LIGHTNING_MAX_EPOCHS, LIGHTNING_MAX_STEPS, LIGHTNING_VAL_INTERVAL)
+                      LIGHTNING_MAX_EPOCHS, LIGHTNING_MAX_STEPS, LIGHTNING_VAL_INTERVAL,
+                      LIGHTNING_EARLY_STOPPING, LIGHTNING_VAL_EVERY_EPOCHS, LIGHTNING_MIN_EPOCHS)
 
 LIGHTNING = (LIGHTNING_TRAINERS[0], f"{LIGHTNING_TRAINERS[0]}.{TRAINER_INIT}")
 PYTORCH_LIGHTNING = (LIGHTNING_TRAINERS[1], f"{LIGHTNING_TRAINERS[1]}.{TRAINER_INIT}")

@@ -1,7 +1,7 @@
 """What a probe goes on for after it has seen enough steps: the program's periodic work, an
 epoch boundary (or two), the first epoch's end where an epoch's length is unknown, the
 program's own end where nothing says how long the job is - each within the boundary budget
-(a loop that trains until a condition: a few of them).
+(a loop that trains until a condition, or an early stop that can end it within them: a few).
 The part of the ProbeSession that decides it (``ProbeSession.step`` asks in that order).
 """
 
@@ -26,6 +26,7 @@ class GoingOn:
     policy: StopPolicy
     every: int | None
     until: str | None
+    earliest_epochs: int | None
     total_steps: int
     steps_per_epoch: int
     boundaries: int
@@ -88,6 +89,27 @@ class GoingOn:
                            "the job's length is not in the program: going on up to {:.0f} s "
                            "in case it ends by itself", "; went on for the program's own end "
                            "(its length is not in the program), which did not come")
+
+    def _wait_for_early_end(self) -> bool:
+        """An early stop (Keras' EarlyStopping) can end training before its planned epochs, at
+        an epoch only the run can tell: where its soonest end (the patience's) comes within
+        UNTIL_BUDGETS configured boundary budgets at the steady step time, go on up to those for
+        the program's own end - a run seen whole is its own answer, where the planned epochs'
+        is only an upper bound (keras.io's anomaly detector: 7 of 50 epochs). Not from the job's
+        share: that is of the planned epochs', which the run may never reach."""
+        soonest, epochs, n_it = self.earliest_epochs, self.planned_epochs, self.steps_per_epoch
+        if not (soonest and epochs and n_it and soonest < epochs) or self.planned_steps \
+                or self.policy.began is None or not self.policy.series.n:
+            return False
+        most = UNTIL_BUDGETS * self.policy.boundary_budget
+        if "early" not in self.going_on:
+            to_soonest = max(0, soonest * n_it - self.total_steps) * self.policy.series.mean()
+            if to_soonest > most:
+                return False
+        return self._go_on("early", lambda budget: most,
+                           f"EarlyStopping can end training from epoch {soonest} of {epochs}: "
+                           "going on up to {:.0f} s in case it does", "; went on for an early "
+                           "stop (EarlyStopping), which did not come")
 
     def _go_on(self, what: str, seconds: Callable[[float], float], said: str,
                gave_up: str) -> bool:

@@ -56,6 +56,8 @@ class Length:
     every_source: str = ""
     loops: list[Loop] = field(default_factory=list)
     until: str = ""  # no total: the condition an endless loop around the step stops at
+    early: str = ""  # what may end training before its epochs (a trainer's EarlyStopping) ...
+    earliest_epochs: int | None = None  # ... and the soonest it can (its patience)
 
     def fields(self) -> dict[str, Any]:
         """The `plan` event's fields (only those known)."""
@@ -68,6 +70,8 @@ class Length:
             out["source"] = self.source[:300]
         if self.every_source and "every" in out:
             out["every_source"] = self.every_source[:300]
+        if self.earliest_epochs and "epochs" in out:
+            out["earliest_epochs"] = int(self.earliest_epochs)
         if self.until and "epochs" not in out and "steps" not in out:
             out["until"] = self.until[:300]
         return out

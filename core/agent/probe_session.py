@@ -62,6 +62,7 @@ class ProbeSession(Phases, GoingOn):
         self._boundary_by = 0  # the step count by which the boundary waited for must have come
         self.every: int | None = None  # periodic work every K steps (the program's `plan`)
         self.until: str | None = None  # the condition a loop trains until (the `plan`'s until)
+        self.earliest_epochs: int | None = None  # the soonest an early stop can end training
         self._periodic_said = False
         self.going_on: dict[str, float] = {}  # the first epoch's end, the program's own: until
         self._last_index = -1  # the last step's index in its epoch
@@ -167,7 +168,8 @@ class ProbeSession(Phases, GoingOn):
                 self.stop_requested, self.waiting_for_boundary = True, False
                 self.policy.reason += "; went on for an epoch boundary that did not come"
         elif self.policy.should_stop() and not self._wait_for_periodic() \
-                and not self._wait_for_epoch() and not self._wait_for_end():
+                and not self._wait_for_epoch() and not self._wait_for_end() \
+                and not self._wait_for_early_end():
             left = self.steps_per_epoch - step - 1 if self.steps_per_epoch else -1
             wanted = self.policy.boundaries_wanted
             if self.planned_steps and self.planned_steps <= self.steps_per_epoch:
@@ -232,6 +234,8 @@ class ProbeSession(Phases, GoingOn):
             self.every = every
         if isinstance(fields.get("until"), str):
             self.until = fields["until"]
+        if isinstance(fields.get("earliest_epochs"), int):
+            self.earliest_epochs = fields["earliest_epochs"]
         if isinstance(n_it, int) and 0 < n_it != self.steps_per_epoch and self.started \
                 and self.phase == 1:  # start's N_it corrected (a later phase has its own):
             # the epoch waited for, and a total that was epochs x the old N_it, follow it

@@ -128,8 +128,9 @@ def test_early_stopping_gives_the_soonest_the_job_can_end_and_the_low_bound_is_t
         model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0,
                   callbacks=[stop])""")
     log = tmp_path / "probe.jsonl"
-    r = agent("run", "--max-steps", "8", "--out", str(log), "--", sys.executable, str(s), "40",
-              str(tmp_path / "m"), cwd=tmp_path)
+    # (no boundary budget: the probe stops at its steps, not going on for the early stop)
+    r = agent("run", "--max-steps", "8", "--boundary-budget", "0", "--out", str(log), "--",
+              sys.executable, str(s), "40", str(tmp_path / "m"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     events, _ = read_log(log)
     assert any(isinstance(e, Log) and e.code == "early-stop" for e in events)
@@ -144,6 +145,45 @@ def test_early_stopping_gives_the_soonest_the_job_can_end_and_the_low_bound_is_t
     from probecast.core.model.rows import Candidate
     row = estimate_row(Candidate("p", "p", st), Pricing(Catalog.embedded()), RankOptions())
     assert row.runtime_low_s == pytest.approx(soonest.low_s) and row.runtime_s > soonest.high_s
+
+
+@pytest.mark.tensorflow
+def test_a_probe_goes_on_for_an_early_stop_within_reach_and_the_run_seen_whole_answers(
+        tmp_path: Path) -> None:
+    """An EarlyStopping whose soonest end comes within four boundary budgets: the probe goes on
+    past its steps for the program's own end; the run stops itself after 3 of 40 epochs (no
+    improvement ever counts), is seen whole and is its own answer - its bounds reach a repeat
+    that stops at any epoch up to the 40th. Before, the estimate was the 40 epochs' (13x)."""
+    from probecast.core.model.estimate.training import MEASURED
+    from probecast.core.model.pricing import Catalog
+    from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row
+    from probecast.core.model.rows import Candidate
+    from probecast.core.model.state import fold_all
+
+    s = script(tmp_path, """
+        import keras as K
+        stop = K.callbacks.EarlyStopping(monitor="val_loss", patience=2, min_delta=100.0)
+        model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0,
+                  callbacks=[stop])""")
+    log = tmp_path / "probe.jsonl"
+    r = agent("run", "--max-steps", "8", "--out", str(log), "--", sys.executable, str(s), "40",
+              str(tmp_path / "m"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert (tmp_path / "m").exists()  # the program went on past fit() to its own end
+    events, _ = read_log(log)
+    said = [e.msg for e in events if isinstance(e, Log)]
+    assert any("EarlyStopping can end training from epoch 3 of 40: going on" in m for m in said)
+    done = [e for e in events if isinstance(e, Done)]
+    assert done and done[0].status == "complete"
+    st = fold_all(events)
+    assert len(set(st.epochs_done)) == 3 and st.steps == 3 * 20
+    row = estimate_row(Candidate("p", "p", st), Pricing(Catalog.embedded()), RankOptions())
+    assert row.equation == MEASURED
+    assert any("EarlyStopping ended this run after 3 of 40 epochs" in n for n in row.notes)
+    end = [e for e in events if isinstance(e, End)][0]
+    assert row.runtime_s < end.t  # the measured run (the agent's own start-up taken off)
+    fit_s = end.t - (st.t_init or 0.0)
+    assert row.runtime_high_s > row.runtime_s + 30 * fit_s / 3  # reaches a 40-epoch repeat
 
 
 @pytest.mark.tensorflow

@@ -203,6 +203,27 @@ def test_lightning_is_stopped_through_its_trainer_and_gives_its_epochs(tmp_path:
     assert epochs_run < 15
 
 
+def test_a_lightning_early_stop_within_reach_is_waited_for_and_seen_whole(tmp_path: Path) -> None:
+    """Lightning's EarlyStopping (patience 2: its soonest end after 3 validations, one an
+    epoch): the agent reads it from the Trainer, says the 40 epochs are an upper bound, and goes
+    on for the program's own end - the run stops itself after 3 epochs, seen whole."""
+    pytest.importorskip("lightning")
+    from probecast.core.model.state import fold_all
+
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "lit_early.py"), extra=("--max-steps", "8"))
+    events, _ = read_log(log)
+    plan = next(e for e in events if isinstance(e, Plan))
+    assert plan.epochs == 40 and plan.earliest_epochs == 3
+    said = {e.code: e.msg for e in events if isinstance(e, Log)}
+    assert "upper bound" in said["early-stop"]
+    assert any("EarlyStopping can end training from epoch 3 of 40" in e.msg
+               for e in events if isinstance(e, Log))
+    assert "after fit: epochs run 3" in output
+    assert next(e for e in events if isinstance(e, Done)).status == "complete"
+    st = fold_all(events)
+    assert st.steps == 3 * 28 and isinstance(events[-1], End) and events[-1].exit_code == 0
+
+
 def test_a_lightning_cli_program_parses_its_trainer_and_is_probed(tmp_path: Path) -> None:
     """LightningCLI builds its parser from the Trainer's signature: the agent's patched
     constructor must keep it (it failed with 'No action for key "trainer.max_epochs"'). A command

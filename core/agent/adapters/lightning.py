@@ -57,6 +57,9 @@ class LightningAdapter:
         interval = getattr(trainer, compat.LIGHTNING_VAL_INTERVAL, None)
         if isinstance(interval, int) and not isinstance(interval, bool) and interval > 1:
             found.every, found.every_source = interval, f"Trainer(val_check_interval={interval})"
+        if found.epochs and not found.steps:
+            found.earliest_epochs = earliest_stop(trainer)
+            found.early = "EarlyStopping" if found.earliest_epochs else ""
         return found if found.steps or found.epochs else None
 
     def planned_epochs(self, trainer: Any) -> int | None:
@@ -69,3 +72,21 @@ class LightningAdapter:
                 setattr(trainer, compat.LIGHTNING_STOP, True)  # fit() leaves through its exit
             except Exception:  # noqa: BLE001
                 pass
+
+
+def earliest_stop(trainer: Any) -> int | None:
+    """The fewest epochs the Trainer's EarlyStopping callbacks let it run: the first validation
+    improves on nothing, then ``patience`` checks without improvement stop it - one check every
+    ``check_val_every_n_epoch`` epochs (a check within epochs, val_check_interval: one epoch
+    at the soonest) - and never before ``min_epochs``. None: no EarlyStopping."""
+    stops = getattr(trainer, compat.LIGHTNING_EARLY_STOPPING, None) or []
+    patience = [p for p in (getattr(c, compat.LIGHTNING_PATIENCE, None) for c in stops)
+                if isinstance(p, int) and not isinstance(p, bool)]
+    if not patience:
+        return None
+    every = getattr(trainer, compat.LIGHTNING_VAL_EVERY_EPOCHS, None)
+    within = getattr(trainer, compat.LIGHTNING_VAL_INTERVAL, 1.0) not in (1, 1.0)
+    checks = max(min(patience), 1) + 1
+    soonest = 1 if within else checks * (every if isinstance(every, int) and every > 0 else 1)
+    least = getattr(trainer, compat.LIGHTNING_MIN_EPOCHS, None)
+    return max(soonest, least if isinstance(least, int) else 0)

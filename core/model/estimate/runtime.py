@@ -42,15 +42,17 @@ def estimate_runtime(
         return with_phases(state, whole_process(state, est, epochs), statistic)
 
     est = whole(n_ep)
-    soonest = state.plan.earliest_epochs if state.plan is not None else None
-    if soonest and soonest < n_ep and "early-stop" in state.codes:
-        # an early stop can end it sooner, but no sooner than its patience allows: the low
-        # bound is that run's (the point stays the planned epochs': an upper bound, said)
+    soonest = _soonest_stop(state)
+    if soonest and soonest < n_ep:
+        # an early stop can end it sooner, but no sooner than its patience allows, nor before
+        # the epochs the probe saw it go on past: the low bound is that run's (the point stays
+        # the planned epochs': an upper bound, said)
         least = whole(soonest)
         if least.low_s < est.low_s:
             est = replace(est, low_s=least.low_s, notes=(
                 *est.notes, f"EarlyStopping can end training after {soonest} epochs at the "
-                            f"soonest (its patience): the low bound is that run's"))
+                            f"soonest (its patience, or the epochs the probe saw): the low bound "
+                            "is that run's"))
     if state.hook_s:
         est = replace(est, notes=(*est.notes, f"the agent's own {1000 * state.hook_s:.3f} ms "
                                   "inside each step is taken off the step time (the plain "
@@ -153,13 +155,43 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
     redrawn = _stalls_redrawn(state, est, cal)
     if redrawn is not None:
         u = replace(u, boundaries=redrawn.sigma, reach_low=redrawn.least, reach_high=redrawn.most)
+    fewer, more, stopped = _early_stopped(state, est.terms.n_ep, train_s)
+    u = replace(u, unseen_low=fewer, unseen_high=more)
     low, high = interval(total, u, cal)
     notes = ("the probe saw the whole run (it ended by itself): the measured runtime is the "
              "answer; the bounds are what a repeat of it may vary",
              *([redrawn.note] if redrawn is not None and redrawn.note else []),
+             *([stopped] if stopped else []),
              *(n for n in est.notes if n.startswith("the agent's own")))
     return replace(est, runtime_s=total, low_s=low, high_s=high, equation=MEASURED, notes=notes,
                    uncertainty=u.as_dict())
+
+
+def _soonest_stop(state: ProbeState) -> int | None:
+    """The fewest epochs an early stop (Keras' EarlyStopping) lets the run train: its patience's
+    (the plan's ``earliest_epochs``), or the epochs the probe saw pass without it. None: no
+    early stop."""
+    soonest = state.plan.earliest_epochs if state.plan is not None else None
+    if not soonest or "early-stop" not in state.codes:
+        return None
+    return max(soonest, len(set(state.epochs_done)))
+
+
+def _early_stopped(state: ProbeState, n_ep: float, train_s: float) -> tuple[float, float, str]:
+    """A run seen whole that an early stop ended after k of its planned epochs: a repeat (an
+    unseeded one, on another host) may stop at any epoch from the patience's soonest to the
+    planned last - keras.io's anomaly detector stopped after 7 to 50 of 50 epochs in five
+    plain runs - so the bounds reach those runs: seconds less, seconds more, and the note."""
+    soonest = state.plan.earliest_epochs if state.plan is not None else None
+    k = len(set(state.epochs_done))
+    if not soonest or "early-stop" not in state.codes or not 0 < k < n_ep:
+        return 0.0, 0.0, ""
+    per_epoch = train_s / k
+    least = max(0.0, k - soonest) * per_epoch
+    return least, (n_ep - k) * per_epoch, (
+        f"EarlyStopping ended this run after {k} of {n_ep:g} epochs; a repeat may stop at "
+        f"another epoch, from {min(soonest, k)} to {n_ep:g} ({per_epoch:.1f} s an epoch): the "
+        "bounds reach those runs")
 
 
 @dataclass(frozen=True)

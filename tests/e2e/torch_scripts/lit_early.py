@@ -1,0 +1,28 @@
+# lit.py with an EarlyStopping that stops it after its soonest 3 epochs (no improvement counts)
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+import lightning as L
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 2))
+    def training_step(self, batch, i):
+        x, y = batch
+        return nn.functional.cross_entropy(self.net(x), y)
+    def validation_step(self, batch, i):
+        x, y = batch
+        self.log("val_loss", nn.functional.cross_entropy(self.net(x), y))
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), 1e-3)
+
+torch.manual_seed(0)
+x = torch.randn(1024, 32); y = (x[:, 0] > 0).long()
+train = DataLoader(TensorDataset(x[:896], y[:896]), batch_size=32, shuffle=True)
+val = DataLoader(TensorDataset(x[896:], y[896:]), batch_size=128)
+stop = L.pytorch.callbacks.EarlyStopping("val_loss", patience=2, min_delta=100.0)
+trainer = L.Trainer(max_epochs=40, callbacks=[stop], accelerator="cpu", logger=False,
+                    enable_checkpointing=False, enable_progress_bar=True)
+trainer.fit(Model(), train, val)
+print("after fit: epochs run", trainer.current_epoch)

@@ -1,0 +1,101 @@
+"""A probe of a fit() with an EarlyStopping goes on for the program's own end where the early
+stop's soonest end (its patience) comes within a few boundary budgets: the run may end there, and
+a run seen whole is its own answer where the planned epochs' is only an upper bound. The session
+driven as the Keras adapter drives it, on a fake clock, with keras.io's anomaly detector's shape
+(69 steps an epoch, 50 epochs, EarlyStopping(patience=5): its soonest end after 6 epochs)."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import pytest
+
+from probecast.core.agent.emit import Emitter
+from probecast.core.agent.policy import StopPolicy
+from probecast.core.agent.probe_session import ProbeSession
+
+pytestmark = pytest.mark.unit
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def session(monkeypatch: pytest.MonkeyPatch, *, budget: float, epochs: int, soonest: int | None,
+            n_it: int = 69) -> tuple[ProbeSession, io.StringIO, Clock]:
+    clock = Clock()
+    monkeypatch.setattr(time, "monotonic", clock)
+    out = io.StringIO()
+    s = ProbeSession(Emitter(out=out, t0=clock.now - 4.0, strict=True),
+                     StopPolicy(max_steps=30, boundary_budget=budget), sample_interval=None,
+                     under_agent=True)
+    s.plan(epochs=epochs, source=f"fit(epochs={epochs})",
+           **({"earliest_epochs": soonest} if soonest else {}))
+    s.begin(steps_per_epoch=n_it, epochs=epochs)
+    return s, out, clock
+
+
+def run(s: ProbeSession, clock: Clock, n: int, dt: float) -> list[bool]:
+    """``n`` more steps of ``dt`` s, epochs of the session's N_it; the stops asked for."""
+    stops = []
+    for _ in range(n):
+        clock.now += dt
+        i = s.total_steps
+        stops.append(s.step(i // s.steps_per_epoch, i % s.steps_per_epoch))
+        if stops[-1]:
+            break
+    return stops
+
+
+def said(out: io.StringIO) -> list[str]:
+    return [e["msg"] for e in map(json.loads, out.getvalue().splitlines()) if e["ev"] == "log"]
+
+
+def test_an_early_stop_within_reach_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    s, out, clock = session(monkeypatch, budget=30.0, epochs=50, soonest=6)
+    stops = run(s, clock, 69 * 8, dt=0.015)  # 8 epochs of 15 ms steps: about 8 s
+    assert not any(stops)  # past 30 steps and two boundaries, the run may still end itself
+    assert any("EarlyStopping can end training from epoch 6 of 50: going on up to 120 s" in m
+               for m in said(out))
+    clock.now += 112.5  # 120 s after it began going on, at its 30th step
+    assert run(s, clock, 1, dt=0.015) == [True]
+    assert s.policy.reason.startswith("max-steps 30")
+    assert "went on for an early stop (EarlyStopping), which did not come" in s.policy.reason
+
+
+def test_an_early_stop_out_of_reach_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """keras.io's weather forecaster's shape at its own 10 epochs: 1 172 steps of 50 ms an epoch,
+    soonest end after 6 epochs - 350 s away, past four budgets of 30 s: the probe stops as
+    without the EarlyStopping (here at its 30 steps, an epoch being too far to reach)."""
+    s, out, clock = session(monkeypatch, budget=30.0, epochs=10, soonest=6, n_it=1172)
+    stops = run(s, clock, 40, dt=0.05)
+    assert stops[-1] is True and len(stops) == 30
+    assert not any("EarlyStopping" in m for m in said(out))
+
+
+def test_no_early_stop_or_one_past_the_planned_epochs_stops_as_before(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for soonest, epochs in ((None, 50), (6, 1), (6, 6)):  # (its patience outlasts the epochs)
+        s, out, clock = session(monkeypatch, budget=30.0, epochs=epochs, soonest=soonest)
+        stops = run(s, clock, 69 * 8, dt=0.015)
+        assert stops[-1] is True and len(stops) < 69 * 3, (soonest, epochs)
+        assert not any("EarlyStopping" in m for m in said(out))
+
+
+def test_no_budget_no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    s, _, clock = session(monkeypatch, budget=0.0, epochs=50, soonest=6)
+    assert run(s, clock, 40, dt=0.015)[-1] is True
+
+
+def test_a_user_given_length_in_steps_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    s, out, clock = session(monkeypatch, budget=30.0, epochs=50, soonest=6)
+    s.plan(steps=600, source="--steps")
+    stops = run(s, clock, 69 * 8, dt=0.015)
+    assert stops[-1] is True and len(stops) < 69 * 3
+    assert not any("EarlyStopping" in m for m in said(out))
