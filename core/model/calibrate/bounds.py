@@ -22,7 +22,8 @@ from ..estimate.bounds import (GPU, MECHANISMS, TF, Calibration, Uncertainty,
 from .runs import Calibrations, Pair, Result, evaluate
 from ..estimate.runtime import STEP_CI_Z
 from ..state import ProbeState
-from ..estimate.stalls import cores_usable, epoch_lifetimes, observe
+from ..estimate.stalls import (INFORMATIVE_S, MATCH_REL, cores_usable, epoch_lifetimes, observe,
+                               stall_after)
 
 COVERAGE = 0.9  # the bounds' promise: the real total inside [low, high] 9 times in 10
 DRIFT_FLOOR = 0.02  # two instances of one type differ by a few percent: one machine cannot show it
@@ -75,6 +76,36 @@ def stall_counts(pairs: list[Pair]) -> list[tuple[int, int]]:
         if seen.stalled + seen.cheap:
             out.append((seen.stalled, seen.stalled + seen.cheap))
     return out
+
+
+def teardown_counts(pairs: list[Pair]) -> tuple[int, int]:
+    """(stalled, informative) teardowns when fit() returned across the full runs: the last
+    epoch's iterator, torn down as training ends - where its predicted stall was long enough to
+    tell, did it come? (benchmarks/stalls.py's teardown rows)"""
+    stalled = told = 0
+    for p in pairs:
+        st = p.full
+        t_it = st.step_time("trimmed")[0]
+        if st.fit_end_time is None or not t_it == t_it or not epoch_lifetimes(st, t_it) \
+                or not st.steps_by_epoch:
+            continue
+        last = (st.time_by_epoch.get(max(st.steps_by_epoch), 0.0)
+                - (st.boundary_steps[-1] if st.boundary_steps else 0.0) + t_it)
+        due = stall_after(last)
+        if due >= INFORMATIVE_S:
+            told += 1
+            stalled += abs(st.fit_end_time - due) <= max(MATCH_REL * due, INFORMATIVE_S)
+    return stalled, told
+
+
+def end_ratio(pairs: list[Pair]) -> float:
+    """The teardowns' share stalled over the boundaries' (1.0 where either is not told)."""
+    k, n = teardown_counts(pairs)
+    counts = stall_counts(pairs)
+    told = sum(t for _, t in counts)
+    if not n or not told or not sum(s for s, _ in counts):
+        return 1.0
+    return round((k / n) / (sum(s for s, _ in counts) / told), 3)
 
 
 def fit_beta_binomial(counts: list[tuple[int, int]]) -> tuple[float, float]:
@@ -163,15 +194,18 @@ def plain_boundaries(pairs: list[Pair], stalls: bool) -> list[list[float]]:
 
 def fit_stalls(pairs: list[Pair], base: Calibration) -> Calibration:
     """Whether boundaries stall (at least 1 in 20 of those that could tell) and, if they do,
-    the Beta odds with one core usable and with more."""
+    the Beta odds with one core usable and with more, and the teardown's against them."""
     counts = stall_counts(pairs)
     told = sum(n for _, n in counts)
     stalls = told > 0 and sum(k for k, _ in counts) / told >= 0.05
-    one = stall_counts([p for p in pairs if cores_usable(p.full) == 1])
-    many = stall_counts([p for p in pairs if cores_usable(p.full) != 1])
+    ones = [p for p in pairs if cores_usable(p.full) == 1]
+    manys = [p for p in pairs if cores_usable(p.full) != 1]
     return replace(base, stalls=stalls,
-                   stall_prior_one=fit_beta_binomial(one) if stalls else (0.0, 1.0),
-                   stall_prior_many=fit_beta_binomial(many) if stalls else (0.0, 1.0))
+                   stall_prior_one=fit_beta_binomial(stall_counts(ones)) if stalls else (0.0, 1.0),
+                   stall_prior_many=fit_beta_binomial(stall_counts(manys)) if stalls
+                   else (0.0, 1.0),
+                   stall_end_ratio_one=end_ratio(ones) if stalls else 1.0,
+                   stall_end_ratio_many=end_ratio(manys) if stalls else 1.0)
 
 
 def _rel_spread(log_ratios: list[float], otherwise: float) -> float:

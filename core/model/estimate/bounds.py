@@ -80,6 +80,10 @@ class Calibration:
     stall_point: bool = True  # ... expected in the estimate (else allowed for on the high side)
     stall_prior_one: tuple[float, float] = (9.0, 1.0)  # Beta odds of a stall: one core usable
     stall_prior_many: tuple[float, float] = (1.0, 1.0)  # ... more cores, or not said
+    # the teardown when training ends stalls at these times a boundary's odds (the recorded
+    # runs' share of teardowns stalled over their share of boundaries): one core, more
+    stall_end_ratio_one: float = 1.0
+    stall_end_ratio_many: float = 1.0
     # an epoch's lifetime from one epoch to the next within a run (s.d., relative), likewise
     lifetime_base: float = 0.03
     lifetime_per_wander: float = 1.0
