@@ -123,8 +123,14 @@ LIGHTNING_INSTANCE = (LIGHTNING_STOP, LIGHTNING_BATCHES, LIGHTNING_ACCUMULATION,
                       LIGHTNING_MAX_EPOCHS, LIGHTNING_MAX_STEPS, LIGHTNING_VAL_INTERVAL,
                       LIGHTNING_EARLY_STOPPING, LIGHTNING_VAL_EVERY_EPOCHS, LIGHTNING_MIN_EPOCHS)
 
-LIGHTNING = (LIGHTNING_TRAINERS[0], f"{LIGHTNING_TRAINERS[0]}.{TRAINER_INIT}")
-PYTORCH_LIGHTNING = (LIGHTNING_TRAINERS[1], f"{LIGHTNING_TRAINERS[1]}.{TRAINER_INIT}")
+# the EarlyStopping class in both package names (only checked: the Trainer lists its instances)
+LIGHTNING_EARLY_STOPPING_CLASSES = ("lightning.pytorch.callbacks.early_stopping:EarlyStopping",
+                                    "pytorch_lightning.callbacks.early_stopping:EarlyStopping")
+
+LIGHTNING = (LIGHTNING_TRAINERS[0], f"{LIGHTNING_TRAINERS[0]}.{TRAINER_INIT}",
+             LIGHTNING_EARLY_STOPPING_CLASSES[0])
+PYTORCH_LIGHTNING = (LIGHTNING_TRAINERS[1], f"{LIGHTNING_TRAINERS[1]}.{TRAINER_INIT}",
+                     LIGHTNING_EARLY_STOPPING_CLASSES[1])
 
 # ---- Hugging Face (adapters/hf_trainer.py: its Trainer; Accelerate is only named) --------------
 HF_TRAINER = "transformers.trainer:Trainer"
@@ -141,9 +147,16 @@ HF_EVAL_STEPS = "transformers.training_args:TrainingArguments.eval_steps"
 HF_EVAL_STRATEGY = ("transformers.training_args:TrainingArguments.eval_strategy",
                     "transformers.training_args:TrainingArguments.evaluation_strategy")
 HF_BY_STEPS = "steps"  # the strategy's value (an enum whose str ends in it) for "every K steps"
+HF_BY_EPOCH = "epoch"  # ... and for "every epoch"
+# its callbacks (on the Trainer's handler), an early stop among them and its patience (in
+# evaluations; set on each instance)
+HF_CALLBACK_HANDLER = "callback_handler"
+HF_CALLBACK_LIST = "callbacks"
+HF_EARLY_STOPPING = "transformers.trainer_callback:EarlyStoppingCallback"
+HF_PATIENCE = "early_stopping_patience"
 
 TRANSFORMERS = (HF_TRAINER, f"{HF_TRAINER}.{TRAINER_INIT}", HF_STOP, HF_ACCUMULATION, HF_EPOCHS,
-                HF_MAX_STEPS, HF_EVAL_STEPS)
+                HF_MAX_STEPS, HF_EVAL_STEPS, HF_EARLY_STOPPING)
 ACCELERATE = ("accelerate.accelerator:Accelerator",)  # its module loaded: the framework label
 
 # By distribution (what pip installs): every symbol the agent relies on in it.

@@ -86,7 +86,9 @@ def _lightning(package: str) -> list[str]:
     trainer = compat.resolve(symbols[0])(
         logger=False, enable_checkpointing=False, enable_progress_bar=False,
         enable_model_summary=False, accelerator="cpu", max_epochs=2)
-    return _lacks(trainer, compat.LIGHTNING_INSTANCE, "Trainer")
+    stop = compat.resolve(symbols[2])(monitor="val_loss")
+    return (_lacks(trainer, compat.LIGHTNING_INSTANCE, "Trainer")
+            + _lacks(stop, (compat.LIGHTNING_PATIENCE,), "EarlyStopping"))
 
 
 def transformers() -> list[str]:
@@ -99,7 +101,12 @@ def transformers() -> list[str]:
     with tempfile.TemporaryDirectory() as out:
         trainer = compat.resolve(compat.HF_TRAINER)(
             model=t.nn.Linear(2, 1), args=arguments(output_dir=out, report_to=[], use_cpu=True))
-    problems += _lacks(trainer, compat.HF_TRAINER_INSTANCE, "Trainer")
+    problems += _lacks(trainer, compat.HF_TRAINER_INSTANCE + (compat.HF_CALLBACK_HANDLER,),
+                       "Trainer")
+    problems += _lacks(getattr(trainer, compat.HF_CALLBACK_HANDLER, None),
+                       (compat.HF_CALLBACK_LIST,), "Trainer.callback_handler")
+    problems += _lacks(compat.resolve(compat.HF_EARLY_STOPPING)(), (compat.HF_PATIENCE,),
+                       "EarlyStoppingCallback")
     control = getattr(trainer, compat.HF_CONTROL, None)
     return problems + _lacks(control, (compat.attribute(compat.HF_STOP),), "Trainer.control")
 

@@ -431,6 +431,25 @@ def test_a_trainers_settings_are_its_length() -> None:
     assert made.planned_epochs() == 7 and made.accumulation() is None
 
 
+def test_a_real_training_arguments_evaluation_interval_is_read() -> None:
+    """TrainingArguments keeps its strategy as an enum whose str is "IntervalStrategy.STEPS" in
+    recent releases ("steps" in older ones): read either way (it was missed: no `every`)."""
+    pytest.importorskip("transformers")
+    from types import SimpleNamespace
+
+    from transformers import TrainingArguments
+
+    from probecast.core.agent.adapters import Trainers
+    from probecast.core.agent.adapters.hf_trainer import HfTrainerAdapter
+
+    args = TrainingArguments(output_dir="unused", num_train_epochs=3, eval_strategy="steps",
+                             eval_steps=50, report_to=[], use_cpu=True)
+    made = Trainers()
+    made.add(HfTrainerAdapter(made), SimpleNamespace(args=args, control=None))
+    found = made.length()
+    assert found is not None and (found.epochs, found.every) == (3, 50)
+
+
 def test_a_trainer_is_stopped_through_its_own_flag() -> None:
     from types import SimpleNamespace
 

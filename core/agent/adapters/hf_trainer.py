@@ -52,11 +52,19 @@ class HfTrainerAdapter:
             if isinstance(epochs, (int, float)) and epochs > 0:
                 found.epochs = int(math.ceil(epochs))
                 found.source = f"TrainingArguments.num_train_epochs = {epochs:g}"
+        # (an enum: "IntervalStrategy.STEPS" in recent releases, "steps" in older ones)
         strategy = str(_setting(trainer, compat.HF_EVAL_STRATEGY[0],
-                                _setting(trainer, compat.HF_EVAL_STRATEGY[1], "")))
+                                _setting(trainer, compat.HF_EVAL_STRATEGY[1], ""))).lower()
         every = _setting(trainer, compat.HF_EVAL_STEPS)
         if strategy.endswith(compat.HF_BY_STEPS) and isinstance(every, int) and every > 0:
             found.every, found.every_source = every, f"TrainingArguments.eval_steps = {every}"
+        patience = _patience(trainer)
+        if patience is not None and found.epochs:
+            found.early = compat.attribute(compat.HF_EARLY_STOPPING)
+            # patience + 1 evaluations at the soonest (the first sets the best): in epochs
+            # where it evaluates every epoch (every K steps: said as an upper bound alone)
+            if strategy.endswith(compat.HF_BY_EPOCH):
+                found.earliest_epochs = patience + 1
         return found
 
     def planned_epochs(self, trainer: Any) -> int | None:
@@ -73,3 +81,15 @@ class HfTrainerAdapter:
 def _setting(trainer: Any, symbol: str, default: Any = None) -> Any:
     """One of the trainer's TrainingArguments, by the symbol compat names it with."""
     return getattr(getattr(trainer, compat.HF_ARGS, None), compat.attribute(symbol), default)
+
+
+def _patience(trainer: Any) -> int | None:
+    """The fewest evaluations without improvement an EarlyStoppingCallback among the trainer's
+    callbacks waits for; None: none."""
+    handler = getattr(trainer, compat.HF_CALLBACK_HANDLER, None)
+    name = compat.attribute(compat.HF_EARLY_STOPPING)
+    found = [getattr(c, compat.HF_PATIENCE, None)
+             for c in getattr(handler, compat.HF_CALLBACK_LIST, None) or []
+             if type(c).__name__ == name]
+    counts = [p for p in found if isinstance(p, int) and not isinstance(p, bool) and p >= 0]
+    return min(counts) if counts else None
