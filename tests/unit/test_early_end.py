@@ -99,3 +99,21 @@ def test_a_user_given_length_in_steps_is_kept(monkeypatch: pytest.MonkeyPatch) -
     stops = run(s, clock, 69 * 8, dt=0.015)
     assert stops[-1] is True and len(stops) < 69 * 3
     assert not any("EarlyStopping" in m for m in said(out))
+
+
+def test_an_early_stop_whose_patience_outlasts_the_epochs_is_no_upper_bound() -> None:
+    """keras.io's weather forecaster, at its own one epoch with EarlyStopping(patience=5): its
+    soonest stop (6 epochs) comes after the job's end, so the one epoch is the length, not an
+    upper bound; the anomaly detector's 50 epochs (patience 5) are one (recorded probes)."""
+    from conftest import ROOT
+
+    from probecast.core.model.estimate.runtime import estimate_runtime
+    from probecast.core.model.logstore import load_probe
+
+    public = ROOT / "benchmarks" / "corpus" / "runs-public"
+    weather = load_probe(public / "probe-keras-timeseries_weather_forecasting.jsonl.gz").state
+    assert weather.plan is not None and weather.plan.earliest_epochs == 6
+    assert not any("upper bound" in n for n in estimate_runtime(weather, 1).notes)
+    assert any("upper bound" in n for n in estimate_runtime(weather, 10).notes)
+    anomaly = load_probe(public / "probe-keras-ts_anomaly.jsonl.gz").state
+    assert any("upper bound" in n for n in estimate_runtime(anomaly, 50).notes)

@@ -102,7 +102,9 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
     fit_end = state.fit_end_time if measured_end else fc.fit_end
     tally.total += fit_end or 0.0
     post_s, post = _post_training(state, cal, tally)
-    if "early-stop" in state.codes:
+    soonest = state.plan.earliest_epochs if state.plan is not None else None
+    if "early-stop" in state.codes and not (soonest and soonest >= n_ep):
+        # (one whose patience outlasts the epochs cannot end them sooner: not an upper bound)
         tally.notes.append("EarlyStopping may end training sooner: this is an upper bound for "
                            f"{n_ep:g} epochs (full runs on one host tell the epochs it stops at: "
                            "--epochs-from)")
