@@ -269,9 +269,12 @@ def report(judged: list[Judged], markdown: bool) -> list[str]:
 
 
 def early_stopped(j: Judged) -> bool:
-    """An EarlyStopping ends the job where its metric stops improving: the point is the planned
-    epochs' (an upper bound, said), its check the bounds (the soonest stop to the planned)."""
-    return j.row is not None and any(n.startswith("EarlyStopping may end") for n in j.row.notes)
+    """An EarlyStopping ends the job where its metric stops improving: the point is the run the
+    probe saw end (one draw of the epoch it stops at), else the planned epochs' (an upper bound,
+    said); its check the bounds (the soonest stop to the planned)."""
+    return j.row is not None and any(n.startswith(("EarlyStopping may end",
+                                                   "EarlyStopping ended this run"))
+                                     for n in j.row.notes)
 
 
 def _apart(judged: list[Judged]) -> list[str]:
@@ -287,8 +290,10 @@ def _apart(judged: list[Judged]) -> list[str]:
             f"{statistics.median(errs):+.1%}, median |error| "
             f"{statistics.median(abs(e) for e in errs):.1%}, max "
             f"{max(abs(e) for e in errs):.1%}, inside {sum(bool(i) for i in ins)}/{len(ins)}; "
-            f"early stops: {sum(bool(j.inside) for j in early)}/{len(early)} inside (the point "
-            "is the planned epochs', an upper bound)"]
+            f"early stops: {sum(bool(j.inside) for j in early)}/{len(early)} inside, median "
+            f"|error| {statistics.median(abs(j.err) for j in early if j.err is not None):.1%} "
+            "(the point: the probe's run seen to its stop, one draw of its stop epoch; else the "
+            "planned epochs', an upper bound)"]
 
 
 def main() -> int:

@@ -117,3 +117,30 @@ def test_an_early_stop_whose_patience_outlasts_the_epochs_is_no_upper_bound() ->
     assert any("upper bound" in n for n in estimate_runtime(weather, 10).notes)
     anomaly = load_probe(public / "probe-keras-ts_anomaly.jsonl.gz").state
     assert any("upper bound" in n for n in estimate_runtime(anomaly, 50).notes)
+
+
+def test_a_run_an_early_stop_ended_is_measured_and_its_bounds_reach_other_stop_epochs() -> None:
+    """keras.io's graph attention network (100 epochs planned, EarlyStopping(patience=5)): the
+    probe went on and saw it stop after 6 epochs - its measured time is the answer; a repeat may
+    stop at any epoch up to the 100th, at this run's ~2 s an epoch after the first (whose first
+    step traced the model for 16 s): the high bound reaches that run, the low bound this one's
+    (recorded probe)."""
+    from conftest import ROOT
+
+    from probecast.core.model.pricing import Catalog
+    from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row
+    from probecast.core.model.rows import Candidate
+    from probecast.core.model.logstore import load_probe
+
+    st = load_probe(ROOT / "benchmarks" / "corpus" / "runs-public"
+                    / "probe-keras-gat.jsonl.gz").state
+    assert st.done is not None and st.done.status == "complete"
+    assert len(set(st.epochs_done)) == 6 and st.start is not None and st.start.epochs == 100
+    row = estimate_row(Candidate("gat", "gat", st), Pricing(Catalog.embedded()), RankOptions())
+    assert row.equation == "measured"
+    assert any("EarlyStopping ended this run after 6 of 100 epochs" in n for n in row.notes)
+    later = [st.time_by_epoch[e] for e in range(1, 6)]
+    assert max(later) < 3.0 < st.time_by_epoch[0]
+    assert row.runtime_high_s > row.runtime_s + 94 * min(later)
+    assert row.runtime_high_s < row.runtime_s + 94 * max(later) + 0.5 * row.runtime_s
+    assert row.runtime_low_s > 0.5 * row.runtime_s  # it stopped at the soonest: none sooner

@@ -157,7 +157,7 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
     redrawn = _stalls_redrawn(state, est, cal)
     if redrawn is not None:
         u = replace(u, boundaries=redrawn.sigma, reach_low=redrawn.least, reach_high=redrawn.most)
-    fewer, more, stopped = _early_stopped(state, est.terms.n_ep, train_s)
+    fewer, more, stopped = _early_stopped(state, est.terms.n_ep)
     u = replace(u, unseen_low=fewer, unseen_high=more)
     low, high = interval(total, u, cal)
     notes = ("the probe saw the whole run (it ended by itself): the measured runtime is the "
@@ -179,7 +179,7 @@ def _soonest_stop(state: ProbeState) -> int | None:
     return max(soonest, len(set(state.epochs_done)))
 
 
-def _early_stopped(state: ProbeState, n_ep: float, train_s: float) -> tuple[float, float, str]:
+def _early_stopped(state: ProbeState, n_ep: float) -> tuple[float, float, str]:
     """A run seen whole that an early stop ended after k of its planned epochs: a repeat (an
     unseeded one, on another host) may stop at any epoch from the patience's soonest to the
     planned last - keras.io's anomaly detector stopped after 7 to 50 of 50 epochs in five
@@ -188,7 +188,14 @@ def _early_stopped(state: ProbeState, n_ep: float, train_s: float) -> tuple[floa
     k = len(set(state.epochs_done))
     if not soonest or "early-stop" not in state.codes or not 0 < k < n_ep:
         return 0.0, 0.0, ""
-    per_epoch = train_s / k
+    # an epoch as this run took them: its steps, validation and boundaries (each epoch's first
+    # step carries the boundary before it), over the epochs it ran after the first (whose
+    # first step carries the start-up: tracing, compilation)
+    ran = sorted(set(state.epochs_done))
+    timed = [state.time_by_epoch[e] for e in ran[1:] or ran if e in state.time_by_epoch]
+    if not timed:
+        return 0.0, 0.0, ""
+    per_epoch = sum(timed) / len(timed)
     least = max(0.0, k - soonest) * per_epoch
     return least, (n_ep - k) * per_epoch, (
         f"EarlyStopping ended this run after {k} of {n_ep:g} epochs; a repeat may stop at "
