@@ -210,7 +210,8 @@ def test_a_lightning_early_stop_within_reach_is_waited_for_and_seen_whole(tmp_pa
     pytest.importorskip("lightning")
     from probecast.core.model.state import fold_all
 
-    log, output = agent(tmp_path, PY, str(SCRIPTS / "lit_early.py"), extra=("--max-steps", "8"))
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "lit.py"), "early",
+                        extra=("--max-steps", "8"))
     events, _ = read_log(log)
     plan = next(e for e in events if isinstance(e, Plan))
     assert plan.epochs == 40 and plan.earliest_epochs == 3
@@ -263,7 +264,7 @@ def test_a_hugging_face_early_stop_within_reach_is_waited_for_and_seen_whole(
     after 3 evaluations): the agent reads it from the Trainer's callbacks, says the 30 epochs are
     an upper bound and goes on for the program's own end - train() stops itself after 3."""
     pytest.importorskip("transformers")
-    log, output = agent(tmp_path, PY, str(SCRIPTS / "hf_early.py"), str(tmp_path / "hf-out"),
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "hf.py"), str(tmp_path / "hf-out"), "early",
                         extra=("--max-steps", "8"))
     events, _ = read_log(log)
     plan = next(e for e in events if isinstance(e, Plan))

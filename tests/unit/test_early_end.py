@@ -15,16 +15,9 @@ import pytest
 from probecast.core.agent.emit import Emitter
 from probecast.core.agent.policy import StopPolicy
 from probecast.core.agent.probe_session import ProbeSession
+from test_wait_for_end import Clock
 
 pytestmark = pytest.mark.unit
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def session(monkeypatch: pytest.MonkeyPatch, *, budget: float, epochs: int, soonest: int | None,

@@ -1,6 +1,7 @@
 import sys
 import torch
-from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+from transformers import (BertConfig, BertForSequenceClassification, EarlyStoppingCallback, Trainer,
+                          TrainingArguments)
 
 class Data(torch.utils.data.Dataset):
     def __init__(self, n, seed):
@@ -16,9 +17,22 @@ class Data(torch.utils.data.Dataset):
 cfg = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                  intermediate_size=64, max_position_embeddings=32)
 model = BertForSequenceClassification(cfg)
-args = TrainingArguments(output_dir=sys.argv[1], num_train_epochs=8, per_device_train_batch_size=16,
-                         per_device_eval_batch_size=64, eval_strategy="epoch", save_strategy="no",
-                         report_to=[], logging_strategy="no", use_cpu=True, disable_tqdm=False)
-trainer = Trainer(model=model, args=args, train_dataset=Data(1600, 0), eval_dataset=Data(256, 1))
+if sys.argv[2:] == ["early"]:  # 30 epochs with an EarlyStoppingCallback: no improvement ever
+    # counts (a threshold of 100), so it stops after its soonest 3 evaluations, one an epoch
+    args = TrainingArguments(output_dir=sys.argv[1], num_train_epochs=30,
+                             per_device_train_batch_size=16, per_device_eval_batch_size=64,
+                             eval_strategy="epoch", save_strategy="epoch",
+                             load_best_model_at_end=True, metric_for_best_model="loss",
+                             report_to=[], logging_strategy="no", use_cpu=True, disable_tqdm=False)
+    stop = EarlyStoppingCallback(early_stopping_patience=2, early_stopping_threshold=100.0)
+    trainer = Trainer(model=model, args=args, train_dataset=Data(320, 0),
+                      eval_dataset=Data(64, 1), callbacks=[stop])
+else:
+    args = TrainingArguments(output_dir=sys.argv[1], num_train_epochs=8,
+                             per_device_train_batch_size=16, per_device_eval_batch_size=64,
+                             eval_strategy="epoch", save_strategy="no", report_to=[],
+                             logging_strategy="no", use_cpu=True, disable_tqdm=False)
+    trainer = Trainer(model=model, args=args, train_dataset=Data(1600, 0),
+                      eval_dataset=Data(256, 1))
 result = trainer.train()
 print("after train: global step", result.global_step, flush=True)

@@ -1,3 +1,4 @@
+import sys
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -16,11 +17,16 @@ class Model(L.LightningModule):
     def configure_optimizers(self):
         return torch.optim.Adam(self.parameters(), 1e-3)
 
+# "early": 40 epochs with an EarlyStopping that stops them after its soonest 3 (no improvement
+# counts), on a quarter of the data
+EARLY = sys.argv[1:] == ["early"]
 torch.manual_seed(0)
-x = torch.randn(4096, 32); y = (x[:, 0] > 0).long()
-train = DataLoader(TensorDataset(x[:3584], y[:3584]), batch_size=32, shuffle=True)
-val = DataLoader(TensorDataset(x[3584:], y[3584:]), batch_size=128)
-trainer = L.Trainer(max_epochs=15, accelerator="cpu", logger=False, enable_checkpointing=False,
-                    enable_progress_bar=True)
+n = 1024 if EARLY else 4096
+x = torch.randn(n, 32); y = (x[:, 0] > 0).long()
+train = DataLoader(TensorDataset(x[:n * 7 // 8], y[:n * 7 // 8]), batch_size=32, shuffle=True)
+val = DataLoader(TensorDataset(x[n * 7 // 8:], y[n * 7 // 8:]), batch_size=128)
+stop = [L.pytorch.callbacks.EarlyStopping("val_loss", patience=2, min_delta=100.0)] if EARLY else []
+trainer = L.Trainer(max_epochs=40 if EARLY else 15, callbacks=stop, accelerator="cpu",
+                    logger=False, enable_checkpointing=False, enable_progress_bar=True)
 trainer.fit(Model(), train, val)
 print("after fit: epochs run", trainer.current_epoch)
