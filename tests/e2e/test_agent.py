@@ -148,6 +148,26 @@ def test_early_stopping_gives_the_soonest_the_job_can_end_and_the_low_bound_is_t
 
 
 @pytest.mark.tensorflow
+def test_an_early_stopping_whose_patience_outlasts_the_epochs_is_no_early_stop(
+        tmp_path: Path) -> None:
+    """keras.io's weather forecaster fits 1 epoch with EarlyStopping(patience=5): it cannot end
+    that epoch sooner, so nothing says the epochs are an upper bound and nothing is waited for."""
+    s = script(tmp_path, """
+        import keras as K
+        stop = K.callbacks.EarlyStopping(monitor="val_loss", patience=5)
+        model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0,
+                  callbacks=[stop])""")
+    log = tmp_path / "probe.jsonl"
+    r = agent("run", "--max-steps", "8", "--out", str(log), "--", sys.executable, str(s), "3",
+              str(tmp_path / "m"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, _ = read_log(log)
+    assert not any(isinstance(e, Log) and (e.code == "early-stop" or "EarlyStopping" in e.msg)
+                   for e in events)
+    assert all(getattr(e, "earliest_epochs", None) is None for e in events)
+
+
+@pytest.mark.tensorflow
 def test_a_probe_goes_on_for_an_early_stop_within_reach_and_the_run_seen_whole_answers(
         tmp_path: Path) -> None:
     """An EarlyStopping whose soonest end comes within four boundary budgets: the probe goes on

@@ -305,11 +305,16 @@ class KerasFitAdapter:
                       "[probe] epochs)")
         ending = {compat.attribute(symbol) for symbol in compat.KERAS_EARLY_ENDING}
         early = [type(c).__name__ for c in info["callbacks"] if type(c).__name__ in ending]
+        soonest = earliest_stop(info["callbacks"])
+        if soonest and soonest >= info["epochs"]:  # a patience that outlasts this call's epochs
+            # cannot end them sooner (fit() in a loop starts its callbacks again each call)
+            stopping = compat.attribute(compat.KERAS_EARLY_ENDING[0])
+            early, soonest = [name for name in early if name != stopping], None
         if early:
             self._say("early-stop", "warning", f"{', '.join(early)} may end training before "
                       "the planned epochs: the estimate for them is an upper bound")
-            if self.calls == 1:
-                self.session.plan(earliest_epochs=earliest_stop(info["callbacks"]))
+            if self.calls == 1 and soonest:
+                self.session.plan(earliest_epochs=soonest)
         if self.calls == 1:
             info["hint"] = STALL_HINT
             self._plan_calls(info)
