@@ -450,6 +450,45 @@ def test_a_real_training_arguments_evaluation_interval_is_read() -> None:
     assert found is not None and (found.epochs, found.every) == (3, 50)
 
 
+def test_a_trainers_early_stop_gives_its_soonest_end_unless_it_outlasts_the_epochs() -> None:
+    """Lightning's EarlyStopping: patience + 1 validations, one every check_val_every_n_epoch
+    epochs, never before min_epochs; the Trainer's EarlyStoppingCallback: patience + 1
+    evaluations, one an epoch. A patience that outlasts the epochs is no early stop."""
+    from types import SimpleNamespace
+
+    from probecast.core.agent.adapters import Trainers
+    from probecast.core.agent.adapters.hf_trainer import HfTrainerAdapter
+    from probecast.core.agent.adapters.lightning import LightningAdapter
+
+    class EarlyStoppingCallback:  # as transformers names it
+        early_stopping_patience = 2
+
+    def lightning(epochs: int, patience: int, every: int = 1, least: int | None = None) -> Any:
+        made = Trainers()
+        made.add(LightningAdapter(made), SimpleNamespace(
+            max_steps=-1, max_epochs=epochs, val_check_interval=1.0, min_epochs=least,
+            check_val_every_n_epoch=every,
+            early_stopping_callbacks=[SimpleNamespace(patience=patience)]))
+        return made.length()
+
+    def hf(epochs: int, strategy: str) -> Any:
+        made = Trainers()
+        made.add(HfTrainerAdapter(made), SimpleNamespace(
+            args=SimpleNamespace(num_train_epochs=epochs, max_steps=-1, eval_strategy=strategy),
+            callback_handler=SimpleNamespace(callbacks=[EarlyStoppingCallback()]), control=None))
+        return made.length()
+
+    assert (lightning(40, 2).earliest_epochs, lightning(40, 2).early) == (3, "EarlyStopping")
+    assert lightning(40, 2, every=2).earliest_epochs == 6
+    assert lightning(40, 2, least=10).earliest_epochs == 10
+    assert (lightning(3, 5).earliest_epochs, lightning(3, 5).early) == (None, "")
+    assert lightning(3, 5).fields().get("earliest_epochs") is None
+    assert (hf(30, "epoch").earliest_epochs, hf(30, "epoch").early) == (3, "EarlyStoppingCallback")
+    assert (hf(30, "steps").earliest_epochs, hf(30, "steps").early) == (None, "EarlyStoppingCallback")
+    assert (hf(3, "epoch").earliest_epochs, hf(3, "epoch").early) == (None, "")
+    assert lightning(40, 2).fields()["earliest_epochs"] == 3
+
+
 def test_a_trainer_is_stopped_through_its_own_flag() -> None:
     from types import SimpleNamespace
 

@@ -59,12 +59,13 @@ class HfTrainerAdapter:
         if strategy.endswith(compat.HF_BY_STEPS) and isinstance(every, int) and every > 0:
             found.every, found.every_source = every, f"TrainingArguments.eval_steps = {every}"
         patience = _patience(trainer)
-        if patience is not None and found.epochs:
+        # patience + 1 evaluations at the soonest (the first sets the best): in epochs where it
+        # evaluates every epoch (every K steps: said as an upper bound alone); none where that
+        # outlasts the epochs
+        by_epoch = strategy.endswith(compat.HF_BY_EPOCH)
+        if patience is not None and found.epochs and not (by_epoch and patience + 1 >= found.epochs):
             found.early = compat.attribute(compat.HF_EARLY_STOPPING)
-            # patience + 1 evaluations at the soonest (the first sets the best): in epochs
-            # where it evaluates every epoch (every K steps: said as an upper bound alone)
-            if strategy.endswith(compat.HF_BY_EPOCH):
-                found.earliest_epochs = patience + 1
+            found.earliest_epochs = patience + 1 if by_epoch else None
         return found
 
     def planned_epochs(self, trainer: Any) -> int | None:

@@ -57,9 +57,9 @@ class LightningAdapter:
         interval = getattr(trainer, compat.LIGHTNING_VAL_INTERVAL, None)
         if isinstance(interval, int) and not isinstance(interval, bool) and interval > 1:
             found.every, found.every_source = interval, f"Trainer(val_check_interval={interval})"
-        if found.epochs and not found.steps:
-            found.earliest_epochs = earliest_stop(trainer)
-            found.early = "EarlyStopping" if found.earliest_epochs else ""
+        soonest = earliest_stop(trainer) if found.epochs and not found.steps else None
+        if soonest and found.epochs and soonest < found.epochs:  # (a patience that outlasts
+            found.earliest_epochs, found.early = soonest, "EarlyStopping"  # them: no early stop)
         return found if found.steps or found.epochs else None
 
     def planned_epochs(self, trainer: Any) -> int | None:
