@@ -137,3 +137,23 @@ def test_a_run_an_early_stop_ended_is_measured_and_its_bounds_reach_other_stop_e
     assert row.runtime_high_s > row.runtime_s + 94 * min(later)
     assert row.runtime_high_s < row.runtime_s + 94 * max(later) + 0.5 * row.runtime_s
     assert row.runtime_low_s > 0.5 * row.runtime_s  # it stopped at the soonest: none sooner
+
+
+def test_a_lightning_run_an_early_stop_ended_counts_its_epochs_from_its_steps() -> None:
+    """pytorch-forecasting's N-BEATS (Lightning, 100 epochs, EarlyStopping(patience=10)): the
+    probe's run stopped after 16 epochs; Lightning writes no `epoch` event, so the epochs are
+    the ones whose steps the probe saw (recorded probe)."""
+    from conftest import ROOT
+
+    from probecast.core.model.pricing import Catalog
+    from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row
+    from probecast.core.model.rows import Candidate
+    from probecast.core.model.logstore import load_probe
+
+    st = load_probe(ROOT / "benchmarks" / "corpus" / "runs-public"
+                    / "probe-pf-nbeats.jsonl.gz").state
+    assert not st.epochs_done and len(st.steps_by_epoch) == 16
+    row = estimate_row(Candidate("nb", "nb", st), Pricing(Catalog.embedded()), RankOptions())
+    assert row.equation == "measured"
+    assert any("EarlyStopping ended this run after 16 of 100 epochs" in n for n in row.notes)
+    assert row.runtime_high_s > row.runtime_s + 84 * 2.0  # ~2.5 s an epoch

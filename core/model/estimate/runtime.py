@@ -169,6 +169,12 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
                    uncertainty=u.as_dict())
 
 
+def _epochs_ran(state: ProbeState) -> list[int]:
+    """The epochs the probe saw run, in order: those that ended (Keras' `epoch` events), else
+    those whose steps it saw (a PyTorch loop or Lightning writes no `epoch` event)."""
+    return sorted(set(state.epochs_done) or set(state.steps_by_epoch))
+
+
 def _soonest_stop(state: ProbeState) -> int | None:
     """The fewest epochs an early stop (Keras' EarlyStopping) lets the run train: its patience's
     (the plan's ``earliest_epochs``), or the epochs the probe saw pass without it. None: no
@@ -176,7 +182,7 @@ def _soonest_stop(state: ProbeState) -> int | None:
     soonest = state.plan.earliest_epochs if state.plan is not None else None
     if not soonest or "early-stop" not in state.codes:
         return None
-    return max(soonest, len(set(state.epochs_done)))
+    return max(soonest, len(set(state.epochs_done)))  # (those it saw end: not one it stopped)
 
 
 def _early_stopped(state: ProbeState, n_ep: float) -> tuple[float, float, str]:
@@ -185,13 +191,13 @@ def _early_stopped(state: ProbeState, n_ep: float) -> tuple[float, float, str]:
     planned last - keras.io's anomaly detector stopped after 7 to 50 of 50 epochs in five
     plain runs - so the bounds reach those runs: seconds less, seconds more, and the note."""
     soonest = state.plan.earliest_epochs if state.plan is not None else None
-    k = len(set(state.epochs_done))
+    ran = _epochs_ran(state)
+    k = len(ran)
     if not soonest or "early-stop" not in state.codes or not 0 < k < n_ep:
         return 0.0, 0.0, ""
     # an epoch as this run took them: its steps, validation and boundaries (each epoch's first
     # step carries the boundary before it), over the epochs it ran after the first (whose
     # first step carries the start-up: tracing, compilation)
-    ran = sorted(set(state.epochs_done))
     timed = [state.time_by_epoch[e] for e in ran[1:] or ran if e in state.time_by_epoch]
     if not timed:
         return 0.0, 0.0, ""
