@@ -21,8 +21,8 @@ if sys.argv[2:] == ["early"]:  # 30 epochs with an EarlyStoppingCallback: no imp
     # counts (a threshold of 100), so it stops after its soonest 3 evaluations, one an epoch
     args = TrainingArguments(output_dir=sys.argv[1], num_train_epochs=30,
                              per_device_train_batch_size=16, per_device_eval_batch_size=64,
-                             eval_strategy="epoch", save_strategy="epoch",
-                             load_best_model_at_end=True, metric_for_best_model="loss",
+                             eval_strategy="epoch", save_strategy="no",  # (no checkpoints:
+                             metric_for_best_model="loss",  # the best metric is kept anyway)
                              report_to=[], logging_strategy="no", use_cpu=True, disable_tqdm=False)
     stop = EarlyStoppingCallback(early_stopping_patience=2, early_stopping_threshold=100.0)
     trainer = Trainer(model=model, args=args, train_dataset=Data(320, 0),
