@@ -147,21 +147,27 @@ def test_early_stopping_gives_the_soonest_the_job_can_end_and_the_low_bound_is_t
     assert row.runtime_low_s == pytest.approx(soonest.low_s) and row.runtime_s > soonest.high_s
 
 
+def early_stop_probe(tmp: Path, settings: str, epochs: int) -> list:  # type: ignore[type-arg]
+    """The agent's default-length probe (8 steps) of the tiny fit() with EarlyStopping(settings)
+    on val_loss for ``epochs`` epochs: its events."""
+    s = script(tmp, f"""
+        import keras as K
+        stop = K.callbacks.EarlyStopping(monitor="val_loss", {settings})
+        model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0,
+                  callbacks=[stop])""")
+    log = tmp / "probe.jsonl"
+    r = agent("run", "--max-steps", "8", "--out", str(log), "--", sys.executable, str(s),
+              str(epochs), str(tmp / "m"), cwd=tmp)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return read_log(log)[0]
+
+
 @pytest.mark.tensorflow
 def test_an_early_stopping_whose_patience_outlasts_the_epochs_is_no_early_stop(
         tmp_path: Path) -> None:
     """keras.io's weather forecaster fits 1 epoch with EarlyStopping(patience=5): it cannot end
     that epoch sooner, so nothing says the epochs are an upper bound and nothing is waited for."""
-    s = script(tmp_path, """
-        import keras as K
-        stop = K.callbacks.EarlyStopping(monitor="val_loss", patience=5)
-        model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0,
-                  callbacks=[stop])""")
-    log = tmp_path / "probe.jsonl"
-    r = agent("run", "--max-steps", "8", "--out", str(log), "--", sys.executable, str(s), "3",
-              str(tmp_path / "m"), cwd=tmp_path)
-    assert r.returncode == 0, r.stderr[-2000:]
-    events, _ = read_log(log)
+    events = early_stop_probe(tmp_path, "patience=5", epochs=3)
     assert not any(isinstance(e, Log) and (e.code == "early-stop" or "EarlyStopping" in e.msg)
                    for e in events)
     assert all(getattr(e, "earliest_epochs", None) is None for e in events)
@@ -180,17 +186,8 @@ def test_a_probe_goes_on_for_an_early_stop_within_reach_and_the_run_seen_whole_a
     from probecast.core.model.rows import Candidate
     from probecast.core.model.state import fold_all
 
-    s = script(tmp_path, """
-        import keras as K
-        stop = K.callbacks.EarlyStopping(monitor="val_loss", patience=2, min_delta=100.0)
-        model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0,
-                  callbacks=[stop])""")
-    log = tmp_path / "probe.jsonl"
-    r = agent("run", "--max-steps", "8", "--out", str(log), "--", sys.executable, str(s), "40",
-              str(tmp_path / "m"), cwd=tmp_path)
-    assert r.returncode == 0, r.stderr[-2000:]
+    events = early_stop_probe(tmp_path, "patience=2, min_delta=100.0", epochs=40)
     assert (tmp_path / "m").exists()  # the program went on past fit() to its own end
-    events, _ = read_log(log)
     said = [e.msg for e in events if isinstance(e, Log)]
     assert any("EarlyStopping can end training from epoch 3 of 40: going on" in m for m in said)
     done = [e for e in events if isinstance(e, Done)]
