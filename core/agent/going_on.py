@@ -91,12 +91,13 @@ class GoingOn:
                            "(its length is not in the program), which did not come")
 
     def _wait_for_early_end(self) -> bool:
-        """An early stop (Keras' EarlyStopping) can end training before its planned epochs, at
-        an epoch only the run can tell: where its soonest end (the patience's) comes within
-        UNTIL_BUDGETS configured boundary budgets at the steady step time, go on up to those for
-        the program's own end - a run seen whole is its own answer, where the planned epochs'
-        is only an upper bound (keras.io's anomaly detector: 7 of 50 epochs). Not from the job's
-        share: that is of the planned epochs', which the run may never reach."""
+        """An early stop (Keras' or Lightning's EarlyStopping, the Hugging Face Trainer's
+        EarlyStoppingCallback) can end training before its planned epochs, at an epoch only the
+        run can tell: where its soonest end (the plan's ``earliest_epochs``: its patience) comes
+        within UNTIL_BUDGETS configured boundary budgets at the steady step time, go on up to
+        those for the program's own end - a run seen whole is its own answer, where the planned
+        epochs' is only an upper bound (keras.io's anomaly detector: 7 of 50 epochs). Not from
+        the job's share: that is of the planned epochs', which the run may never reach."""
         soonest, epochs, n_it = self.earliest_epochs, self.planned_epochs, self.steps_per_epoch
         if not (soonest and epochs and n_it and soonest < epochs) or self.planned_steps \
                 or self.policy.began is None or not self.policy.series.n:
