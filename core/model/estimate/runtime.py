@@ -19,7 +19,7 @@ from .training import (DEFAULT_HORIZONS, EQUATIONS, MEASURED, PER_STEPS_EQUATION
 
 __all__ = ["DEFAULT_HORIZONS", "EQUATIONS", "Estimate", "NoEstimate", "Terms", "eq_5_1", "eq_5_3",
            "eq_5_4", "estimate_runtime", "measured_run", "parse_horizons", "per_steps_estimate",
-           "training_estimate", "whole_process"]
+           "stopped_after", "training_estimate", "whole_process"]
 
 
 def estimate_runtime(
@@ -173,6 +173,19 @@ def _epochs_ran(state: ProbeState) -> list[int]:
     """The epochs the probe saw run, in order: those that ended (Keras' `epoch` events), else
     those whose steps it saw (a PyTorch loop or Lightning writes no `epoch` event)."""
     return sorted(set(state.epochs_done) or set(state.steps_by_epoch))
+
+
+def stopped_after(state: ProbeState) -> int | None:
+    """The epochs a run the probe saw whole trained before an early stop ended it short of its
+    planned ones; None: no such run."""
+    planned = (state.plan.epochs if state.plan is not None and state.plan.epochs else
+               state.start.epochs if state.start is not None else None)
+    k = len(_epochs_ran(state))
+    if not (planned and 0 < k < planned and "early-stop" in state.codes
+            and state.plan is not None and state.plan.earliest_epochs
+            and state.end is not None and ended_by_itself(state)):
+        return None
+    return k
 
 
 def _soonest_stop(state: ProbeState) -> int | None:

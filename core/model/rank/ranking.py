@@ -12,6 +12,7 @@ import copy
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ...agent.steady import DEFAULT_STATISTIC
@@ -28,6 +29,7 @@ from ..predict.predicted import predicted_rows
 from ..pricing import Catalog, cost_usd
 from ..rows import Candidate, CrossingNote, Horizon, JsonValue, RankedRow
 from ..state import ProbeState
+from .one_length import one_unit_and_length
 from .decisions import decision_lines, is_pareto, mark_undecided, undecided_pairs, verdict
 
 if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only for exports
@@ -379,12 +381,9 @@ def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
     for r in rows:
         groups.setdefault(r.workload, []).append(r)
     by_key = {c.key: c for c in candidates}
-    for workload, group in groups.items():
-        # one job, one unit: if any row's length is unknown, every row goes per 1 000 steps
-        if any(r.per_steps for r in group) and not all(r.per_steps for r in group):
-            groups[workload] = [r if r.per_steps else
-                                estimate_row(by_key[r.key], pricing, options, per_steps=True)
-                                for r in group]
+    for workload, group in groups.items():  # one job, one unit and one length
+        groups[workload] = one_unit_and_length(group, by_key, partial(
+            estimate_row, pricing=pricing, options=options), options.epochs or options.steps)
     if options.predict:
         skipped += add_predicted(groups, by_key, pricing, options.predict)
     ranking = Ranking({w: rank(g, options.by, options.weight) for w, g in groups.items()},
@@ -393,7 +392,7 @@ def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
     return ranking
 
 
-__all__ = ["DEFAULT_EPOCHS", "Candidate", "CrossingNote", "JsonValue", "Estimate", "EstimateCache", "Horizon", "NoEstimate", "Pricing",
-           "RankOptions", "RankedRow", "Ranking", "build_ranking", "job_length",
-           "estimate_row", "estimate_rows", "horizons_for", "is_pareto", "rank", "undecided_pairs",
-           "decision_lines", "verdict"]
+__all__ = ["DEFAULT_EPOCHS", "Candidate", "CrossingNote", "JsonValue", "Estimate", "EstimateCache",
+           "Horizon", "NoEstimate", "Pricing", "RankOptions", "RankedRow", "Ranking", "build_ranking",
+           "job_length", "estimate_row", "estimate_rows", "horizons_for", "is_pareto", "rank",
+           "undecided_pairs", "decision_lines", "verdict"]
