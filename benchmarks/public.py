@@ -48,6 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from probecast.core.model.estimate.early_stop import ENDED, UPPER_BOUND  # noqa: E402
 from probecast.core.model.logstore import load_probe  # noqa: E402
 from probecast.core.model.pricing import Catalog  # noqa: E402
 from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row  # noqa: E402
@@ -272,9 +273,7 @@ def early_stopped(j: Judged) -> bool:
     """An EarlyStopping ends the job where its metric stops improving: the point is the run the
     probe saw end (one draw of the epoch it stops at), else the planned epochs' (an upper bound,
     said); its check the bounds (the soonest stop to the planned)."""
-    return j.row is not None and any(n.startswith(("EarlyStopping may end",
-                                                   "EarlyStopping ended this run"))
-                                     for n in j.row.notes)
+    return j.row is not None and any(n.startswith((UPPER_BOUND, ENDED)) for n in j.row.notes)
 
 
 def _apart(judged: list[Judged]) -> list[str]:

@@ -27,11 +27,13 @@ class GoingOn:
     every: int | None
     until: str | None
     earliest_epochs: int | None
+    earliest_steps: int | None
     total_steps: int
     steps_per_epoch: int
     boundaries: int
     planned_steps: int | None
     planned_epochs: int | None
+    _plan_epochs: int | None
     stop_requested: bool
     waiting_for_boundary: bool
     _periodic_said: bool
@@ -92,25 +94,38 @@ class GoingOn:
 
     def _wait_for_early_end(self) -> bool:
         """An early stop (Keras' or Lightning's EarlyStopping, the Hugging Face Trainer's
-        EarlyStoppingCallback) can end training before its planned epochs, at an epoch only the
-        run can tell: where its soonest end (the plan's ``earliest_epochs``: its patience) comes
+        EarlyStoppingCallback, a patience the program's own loop breaks on) can end training
+        before its planned length, at a point only the run can tell: where its soonest end (the
+        plan's ``earliest_epochs`` - or ``earliest_steps``, a job of one loop of steps) comes
         within UNTIL_BUDGETS configured boundary budgets at the steady step time, go on up to
         those for the program's own end - a run seen whole is its own answer, where the planned
-        epochs' is only an upper bound (keras.io's anomaly detector: 7 of 50 epochs). Not from
-        the job's share: that is of the planned epochs', which the run may never reach."""
-        soonest, epochs, n_it = self.earliest_epochs, self.planned_epochs, self.steps_per_epoch
-        if not (soonest and epochs and n_it and soonest < epochs) or self.planned_steps \
+        length's is only an upper bound (keras.io's anomaly detector: 7 of 50 epochs). Not from
+        the job's share: that is of the planned length's, which the run may never reach."""
+        n_it = self.steps_per_epoch
+        soonest: int | None
+        planned: int | None
+        if self.earliest_steps:
+            soonest, planned, unit = self.earliest_steps, self.planned_steps, "step"
+            steps = (soonest, planned or 0)
+        else:
+            # (a plan of epochs and steps - the loops around a step - keeps its epochs apart;
+            # a limit in steps too - Lightning's max_steps - ends the job where it comes first)
+            soonest, planned, unit = (self.earliest_epochs,
+                                      self.planned_epochs or self._plan_epochs, "epoch")
+            ends = [t for t in (self.planned_steps, (planned or 0) * n_it) if t]
+            steps = ((soonest or 0) * n_it, min(ends)) if ends else (0, 0)
+        if not (soonest and planned and 0 < steps[0] < steps[1]) \
                 or self.policy.began is None or not self.policy.series.n:
             return False
         most = UNTIL_BUDGETS * self.policy.boundary_budget
         if "early" not in self.going_on:
-            to_soonest = max(0, soonest * n_it - self.total_steps) * self.policy.series.mean()
+            to_soonest = max(0, steps[0] - self.total_steps) * self.policy.series.mean()
             if to_soonest > most:
                 return False
         return self._go_on("early", lambda budget: most,
-                           f"EarlyStopping can end training from epoch {soonest} of {epochs}: "
+                           f"an early stop can end training from {unit} {soonest} of {planned}: "
                            "going on up to {:.0f} s in case it does", "; went on for an early "
-                           "stop (EarlyStopping), which did not come")
+                           "stop, which did not come")
 
     def _go_on(self, what: str, seconds: Callable[[float], float], said: str,
                gave_up: str) -> bool:

@@ -27,11 +27,12 @@ import functools
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
+from .early_break import own_statements
 from .loops import Loop, loops_around
 
 # Settings by name (lowercase, as written); the first found wins, in this order.
@@ -58,6 +59,7 @@ class Length:
     until: str = ""  # no total: the condition an endless loop around the step stops at
     early: str = ""  # what may end training before its epochs (a trainer's EarlyStopping) ...
     earliest_epochs: int | None = None  # ... and the soonest it can (its patience)
+    earliest_steps: int | None = None  # ... in steps, for a job of one loop of steps
 
     def fields(self) -> dict[str, Any]:
         """The `plan` event's fields (only those known)."""
@@ -72,6 +74,8 @@ class Length:
             out["every_source"] = self.every_source[:300]
         if self.earliest_epochs and "epochs" in out:
             out["earliest_epochs"] = int(self.earliest_epochs)
+        elif self.earliest_steps and "steps" in out and "epochs" not in out:
+            out["earliest_steps"] = int(self.earliest_steps)
         if self.until and "epochs" not in out and "steps" not in out:
             out["until"] = self.until[:300]
         return out
@@ -125,9 +129,42 @@ def read_length(frame: FrameType | None, loader_loop: Callable[[Any], int | None
         _by_name(found)
         if found.steps is None and found.epochs is None:
             found.until = until(found.loops)
+        _early_stop(found)
     except Exception:  # noqa: BLE001
         pass
     return found
+
+
+def _early_stop(found: Length) -> None:
+    """An early stop the program writes in the loop around the epochs (or, for a job that is
+    one loop of steps, in that loop: a full-batch graph network's ``for epoch in
+    range(args.epochs)``, one step each): the planned length is an upper bound, and the soonest
+    end is its patience's (early_break.py). Not where the patience outlasts the length."""
+    loops = found.loops
+    if not loops:
+        return
+    at = _epoch_loop(loops)
+    for i in (at + 1, at):
+        stop = loops[i].stop if i < len(loops) else None
+        if stop is None or (i == at and (loops[at].over_loader or len(loops) > at + 1)):
+            continue  # a break in the loop that makes an epoch ends the epoch, not training
+        passes, where = stop
+        if i > at and found.epochs and passes < found.epochs:
+            found.earliest_epochs = passes
+        elif i == at and found.steps and not found.epochs:
+            per = math.prod(lp.count or 0 for lp in loops[:at]) if at else 1
+            if per and passes * per < found.steps:
+                found.earliest_steps = passes * per
+        if found.earliest_epochs or found.earliest_steps:
+            found.early = f"the program's early stop at {where}"
+        return
+
+
+def _epoch_loop(loops: list[Loop]) -> int:
+    """The index of the loop that makes an epoch: over the training loader, else the innermost
+    that is not several optimizers stepped in turn."""
+    return next((i for i, lp in enumerate(loops) if lp.over_loader),
+                next((i for i, lp in enumerate(loops) if not lp.turns), 0))
 
 
 ENDLESS = ("count", "cycle", "repeat")  # itertools' iterators of no end: for i in count(1)
@@ -147,26 +184,11 @@ def until(loops: list[Loop]) -> str:
             continue
         file = os.path.basename(getattr(lp.code, "co_filename", ""))
         tests = [f"{ast.unparse(stmt.test)[:100]} ({file}:{stmt.lineno})"
-                 for stmt in _own(node.body) if isinstance(stmt, ast.If)
+                 for stmt in own_statements(node.body) if isinstance(stmt, ast.If)
                  and any(isinstance(b, ast.Break) for b in stmt.body)]
         if tests:
             return " or ".join(tests[:2])
     return ""
-
-
-def _own(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """A loop body's statements, into its ifs, withs and trys, not into inner loops or defs
-    (their breaks end those)."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef,
-                             ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for name in ("body", "orelse", "finalbody", "handlers"):
-            inner = getattr(stmt, name, None)
-            if isinstance(inner, list):
-                yield from _own([s for s in inner if isinstance(s, ast.stmt)] + [
-                    t for h in inner if isinstance(h, ast.ExceptHandler) for t in h.body])
 
 
 def _name(func: ast.expr) -> str:
@@ -194,8 +216,7 @@ def _totals_from_loops(found: Length) -> None:
     loops = found.loops
     if not loops:
         return
-    at = next((i for i, lp in enumerate(loops) if lp.over_loader),
-              next((i for i, lp in enumerate(loops) if not lp.turns), 0))
+    at = _epoch_loop(loops)
     per_epoch: int | None = 1
     for lp in loops[: at + 1]:
         per_epoch = None if per_epoch is None or lp.count is None else per_epoch * lp.count

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from .early_break import early_break
 from .periodic import periodic_if as _periodic_if
 from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, folds as _folds,
                      maybe_int as _maybe_int, optimizer, sized as _sized)
@@ -38,6 +39,7 @@ class Loop:
     code: Any = None  # the code whose frame runs it, and the first name its `for` binds:
     target: str = ""  # which iteration it is in (torch_phases: the loop a new part began in)
     node: Any = None  # its ast node (length.until: how a loop of no count ends)
+    stop: tuple[int, str] | None = None  # an early stop in its body: its soonest pass, where
 
 
 def user_code(filename: str) -> bool:
@@ -94,6 +96,7 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
                 loop = Loop(1, f"{loop.text} (each optimizer in turn: one step)", turns=True)
             loop.code, loop.node, loop.target = user.f_code, node, next((n.id for n in ast.walk(
                 node.target) if isinstance(n, ast.Name)), "") if isinstance(node, ast.For) else ""
+            loop.stop = early_break(node, user)
             if not loops:  # the step's own loop: an `if step % K` there counts steps
                 every = _periodic(node, user)
                 if every is not None and _once_a_pass(node, user, every[0], loop.count):

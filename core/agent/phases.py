@@ -42,6 +42,7 @@ class Phases:
     every: int | None
     until: str | None
     earliest_epochs: int | None
+    earliest_steps: int | None
     planned_steps: int | None
     planned_epochs: int | None
     going_on: dict[str, float]
@@ -106,7 +107,7 @@ class Phases:
         self.boundaries = 0
         self.stop_requested = self.waiting_for_boundary = self._periodic_said = False
         self.every = self.planned_steps = self.planned_epochs = self.until = None
-        self.earliest_epochs = None
+        self.earliest_epochs = self.earliest_steps = None
         self.going_on = {}  # what it goes on for is its own (going_on.py)
         policy = self.policy
         self.policy = StopPolicy(max_steps=policy.max_steps, max_seconds=policy.max_seconds,

@@ -155,7 +155,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
         Field("epochs", COUNT, nullable=True), Field("steps", COUNT, nullable=True),
         Field("every", COUNT, nullable=True), Field("source", STR), Field("every_source", STR),
         Field("steps_per_epoch", COUNT, nullable=True),
-        Field("earliest_epochs", COUNT, nullable=True), Field("until", STR))),
+        Field("earliest_epochs", COUNT, nullable=True),
+        Field("earliest_steps", COUNT, nullable=True), Field("until", STR))),
     # Peak memory of the probe (written when training ends, and with `does-not-fit`): the device
     # the framework allocated on (PyTorch max_memory_allocated/reserved, TF get_memory_info's
     # peak, else NVML's used) and the host (peak RSS of the training processes), with the limits

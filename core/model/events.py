@@ -127,6 +127,7 @@ class Plan(_Event, tag="plan"):
     every_source: str = ""
     steps_per_epoch: Count | None = None  # corrects start's N_it (learned at the second step)
     earliest_epochs: Count | None = None  # the soonest an early stop can end training (patience)
+    earliest_steps: Count | None = None  # ... for a job of one loop of steps (no epochs)
     until: str = ""  # no length: the condition an endless loop around the step stops at
 
 

@@ -189,14 +189,14 @@ def test_a_probe_goes_on_for_an_early_stop_within_reach_and_the_run_seen_whole_a
     events = early_stop_probe(tmp_path, "patience=2, min_delta=100.0", epochs=40)
     assert (tmp_path / "m").exists()  # the program went on past fit() to its own end
     said = [e.msg for e in events if isinstance(e, Log)]
-    assert any("EarlyStopping can end training from epoch 3 of 40: going on" in m for m in said)
+    assert any("an early stop can end training from epoch 3 of 40: going on" in m for m in said)
     done = [e for e in events if isinstance(e, Done)]
     assert done and done[0].status == "complete"
     st = fold_all(events)
     assert len(set(st.epochs_done)) == 3 and st.steps == 3 * 20
     row = estimate_row(Candidate("p", "p", st), Pricing(Catalog.embedded()), RankOptions())
     assert row.equation == MEASURED
-    assert any("EarlyStopping ended this run after 3 of 40 epochs" in n for n in row.notes)
+    assert any("an early stop ended this run after 3 of 40 epochs" in n for n in row.notes)
     end = [e for e in events if isinstance(e, End)][0]
     assert row.runtime_s < end.t  # the measured run (the agent's own start-up taken off)
     later = (st.time_by_epoch[1] + st.time_by_epoch[2]) / 2  # an epoch past the first's tracing

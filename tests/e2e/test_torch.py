@@ -217,7 +217,7 @@ def test_a_lightning_early_stop_within_reach_is_waited_for_and_seen_whole(tmp_pa
     assert plan.epochs == 40 and plan.earliest_epochs == 3
     said = {e.code: e.msg for e in events if isinstance(e, Log)}
     assert "upper bound" in said["early-stop"]
-    assert any("EarlyStopping can end training from epoch 3 of 40" in e.msg
+    assert any("an early stop can end training from epoch 3 of 40" in e.msg
                for e in events if isinstance(e, Log))
     assert "after fit: epochs run 3" in output
     assert next(e for e in events if isinstance(e, Done)).status == "complete"
@@ -271,7 +271,7 @@ def test_a_hugging_face_early_stop_within_reach_is_waited_for_and_seen_whole(
     assert plan.epochs == 30 and plan.earliest_epochs == 3
     said = [e for e in events if isinstance(e, Log)]
     assert any(e.code == "early-stop" and "upper bound" in e.msg for e in said)
-    assert any("EarlyStopping can end training from epoch 3 of 30" in e.msg for e in said)
+    assert any("an early stop can end training from epoch 3 of 30" in e.msg for e in said)
     assert "after train: global step 60" in output
     assert next(e for e in events if isinstance(e, Done)).status == "complete"
     assert isinstance(events[-1], End) and events[-1].exit_code == 0

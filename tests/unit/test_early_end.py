@@ -54,12 +54,12 @@ def test_an_early_stop_within_reach_is_waited_for(monkeypatch: pytest.MonkeyPatc
     s, out, clock = session(monkeypatch, budget=30.0, epochs=50, soonest=6)
     stops = run(s, clock, 69 * 8, dt=0.015)  # 8 epochs of 15 ms steps: about 8 s
     assert not any(stops)  # past 30 steps and two boundaries, the run may still end itself
-    assert any("EarlyStopping can end training from epoch 6 of 50: going on up to 120 s" in m
+    assert any("an early stop can end training from epoch 6 of 50: going on up to 120 s" in m
                for m in said(out))
     clock.now += 112.5  # 120 s after it began going on, at its 30th step
     assert run(s, clock, 1, dt=0.015) == [True]
     assert s.policy.reason.startswith("max-steps 30")
-    assert "went on for an early stop (EarlyStopping), which did not come" in s.policy.reason
+    assert "went on for an early stop, which did not come" in s.policy.reason
 
 
 def test_an_early_stop_out_of_reach_is_not(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,7 +69,7 @@ def test_an_early_stop_out_of_reach_is_not(monkeypatch: pytest.MonkeyPatch) -> N
     s, out, clock = session(monkeypatch, budget=30.0, epochs=10, soonest=6, n_it=1172)
     stops = run(s, clock, 40, dt=0.05)
     assert stops[-1] is True and len(stops) == 30
-    assert not any("EarlyStopping" in m for m in said(out))
+    assert not any("early stop" in m for m in said(out))
 
 
 def test_no_early_stop_or_one_past_the_planned_epochs_stops_as_before(
@@ -78,7 +78,7 @@ def test_no_early_stop_or_one_past_the_planned_epochs_stops_as_before(
         s, out, clock = session(monkeypatch, budget=30.0, epochs=epochs, soonest=soonest)
         stops = run(s, clock, 69 * 8, dt=0.015)
         assert stops[-1] is True and len(stops) < 69 * 3, (soonest, epochs)
-        assert not any("EarlyStopping" in m for m in said(out))
+        assert not any("early stop" in m for m in said(out))
 
 
 def test_no_budget_no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,12 +86,19 @@ def test_no_budget_no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
     assert run(s, clock, 40, dt=0.015)[-1] is True
 
 
-def test_a_user_given_length_in_steps_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_limit_in_steps_before_the_soonest_stop_is_the_end(monkeypatch: pytest.MonkeyPatch,
+                                                               ) -> None:
+    """A trainer's max_steps ends the job where it comes first: 300 steps, before the early
+    stop's soonest (6 epochs of 69: 414), is not waited past; 600 is."""
     s, out, clock = session(monkeypatch, budget=30.0, epochs=50, soonest=6)
-    s.plan(steps=600, source="--steps")
+    s.plan(steps=300, source="max_steps")
     stops = run(s, clock, 69 * 8, dt=0.015)
     assert stops[-1] is True and len(stops) < 69 * 3
-    assert not any("EarlyStopping" in m for m in said(out))
+    assert not any("early stop" in m for m in said(out))
+    s, out, clock = session(monkeypatch, budget=30.0, epochs=50, soonest=6)
+    s.plan(steps=600, source="max_steps")
+    assert not any(run(s, clock, 69 * 8, dt=0.015))
+    assert any("an early stop can end training from epoch 6 of 50" in m for m in said(out))
 
 
 def test_an_early_stop_whose_patience_outlasts_the_epochs_is_no_upper_bound() -> None:
@@ -131,7 +138,7 @@ def test_a_run_an_early_stop_ended_is_measured_and_its_bounds_reach_other_stop_e
     assert len(set(st.epochs_done)) == 6 and st.start is not None and st.start.epochs == 100
     row = estimate_row(Candidate("gat", "gat", st), Pricing(Catalog.embedded()), RankOptions())
     assert row.equation == "measured"
-    assert any("EarlyStopping ended this run after 6 of 100 epochs" in n for n in row.notes)
+    assert any("an early stop ended this run after 6 of 100 epochs" in n for n in row.notes)
     later = [st.time_by_epoch[e] for e in range(1, 6)]
     assert max(later) < 3.0 < st.time_by_epoch[0]
     assert row.runtime_high_s > row.runtime_s + 94 * min(later)
@@ -155,5 +162,5 @@ def test_a_lightning_run_an_early_stop_ended_counts_its_epochs_from_its_steps() 
     assert not st.epochs_done and len(st.steps_by_epoch) == 16
     row = estimate_row(Candidate("nb", "nb", st), Pricing(Catalog.embedded()), RankOptions())
     assert row.equation == "measured"
-    assert any("EarlyStopping ended this run after 16 of 100 epochs" in n for n in row.notes)
+    assert any("an early stop ended this run after 16 of 100 epochs" in n for n in row.notes)
     assert row.runtime_high_s > row.runtime_s + 84 * 2.0  # ~2.5 s an epoch

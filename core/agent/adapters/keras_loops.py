@@ -138,6 +138,9 @@ class KerasLoopsAdapter:
         if found is None or not found.loops:  # a traced step's stack has no program frames
             found = read_length(sys._getframe(), loader_loop)
         self.session.plan(**found.fields())
+        if found.early:
+            self.session.log("warning", f"{found.early} may end training before its planned "
+                             "length: the estimate for that is an upper bound", code="early-stop")
 
     def _read_length_at(self, frame: Any, ds: Any, card: int) -> None:
         """A pass that may begin a phase: the loops around the line that iterates it say the

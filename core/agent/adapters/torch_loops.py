@@ -316,8 +316,8 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         self.began_at = self._loop_values()
         s.plan(**(one_pass(found, self.part_depth) if self.per_pass_phase else found).fields())
         if found.early:
-            s.log("warning", f"{found.early} may end training before the planned epochs: the "
-                  "estimate for them is an upper bound", code="early-stop")
+            s.log("warning", f"{found.early} may end training before its planned length: the "
+                  "estimate for that is an upper bound", code="early-stop")
         if endless:
             s.log("warning", f"the training DataLoader has {batches} batches per pass (a "
                   "sampler's num_samples far past its data?): that is not an epoch"

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, replace
 
 from .bounds import Calibration, Uncertainty, interval
+from .early_stop import early_stopped, soonest_stop, stopped_after, upper_bound_note
 from .length import ended_by_itself
 from .phases import with_phases
 from .stalls import BoundaryForecast, epoch_lifetimes, forecast
@@ -35,24 +36,24 @@ def estimate_runtime(
     default the log's): start-up (T_init, from the command's launch), the training terms, the
     end-of-training teardown and the program's post-training work until it exits - with bounds
     calibrated on recorded runs."""
-    def whole(epochs: float) -> Estimate:
+    def whole(epochs: float, steps: int | None = n_it) -> Estimate:
         est = training_estimate(state, epochs, use_validation=use_validation,
-                                equation=equation, statistic=statistic, n_it=n_it)
+                                equation=equation, statistic=statistic, n_it=steps)
         # a program that trains in phases: the first is estimated above, the later ones added
         return with_phases(state, whole_process(state, est, epochs), statistic)
 
     est = whole(n_ep)
-    soonest = _soonest_stop(state)
-    if soonest and soonest < n_ep:
+    soonest = soonest_stop(state, n_ep, n_it or est.terms.n_it)
+    if soonest is not None:
         # an early stop can end it sooner, but no sooner than its patience allows, nor before
-        # the epochs the probe saw it go on past: the low bound is that run's (the point stays
-        # the planned epochs': an upper bound, said)
-        least = whole(soonest)
+        # what the probe saw it go on past: the low bound is that run's (the point stays the
+        # planned length's: an upper bound, said)
+        epochs, steps, said = soonest
+        least = whole(epochs, steps)
         if least.low_s < est.low_s:
             est = replace(est, low_s=least.low_s, notes=(
-                *est.notes, f"EarlyStopping can end training after {soonest} epochs at the "
-                            f"soonest (its patience, or the epochs the probe saw): the low bound "
-                            "is that run's"))
+                *est.notes, f"an early stop can end training after {said} at the soonest (its "
+                            "patience, or what the probe saw pass): the low bound is that run's"))
     if state.hook_s:
         est = replace(est, notes=(*est.notes, f"the agent's own {1000 * state.hook_s:.3f} ms "
                                   "inside each step is taken off the step time (the plain "
@@ -102,12 +103,9 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
     fit_end = state.fit_end_time if measured_end else fc.fit_end
     tally.total += fit_end or 0.0
     post_s, post = _post_training(state, cal, tally)
-    soonest = state.plan.earliest_epochs if state.plan is not None else None
-    if "early-stop" in state.codes and not (soonest and soonest >= n_ep):
-        # (one whose patience outlasts the epochs cannot end them sooner: not an upper bound)
-        tally.notes.append("EarlyStopping may end training sooner: this is an upper bound for "
-                           f"{n_ep:g} epochs (full runs on one host tell the epochs it stops at: "
-                           "--epochs-from)")
+    upper = upper_bound_note(state, n_ep)
+    if upper:
+        tally.notes.append(upper)
     if fc.p_stall > 0 and fc.stall_s >= 0.05 * max(fc.lifetime_s, 1e-9):
         # says more than "one boundary seen: its cost varies"
         tally.notes = [n for n in tally.notes if not n.startswith("one epoch boundary seen")]
@@ -157,7 +155,7 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
     redrawn = _stalls_redrawn(state, est, cal)
     if redrawn is not None:
         u = replace(u, boundaries=redrawn.sigma, reach_low=redrawn.least, reach_high=redrawn.most)
-    fewer, more, stopped = _early_stopped(state, est.terms.n_ep)
+    fewer, more, stopped = early_stopped(state, est.terms.n_ep, est.terms.n_it)
     u = replace(u, unseen_low=fewer, unseen_high=more)
     low, high = interval(total, u, cal)
     notes = ("the probe saw the whole run (it ended by itself): the measured runtime is the "
@@ -167,59 +165,6 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
              *(n for n in est.notes if n.startswith("the agent's own")))
     return replace(est, runtime_s=total, low_s=low, high_s=high, equation=MEASURED, notes=notes,
                    uncertainty=u.as_dict())
-
-
-def _epochs_ran(state: ProbeState) -> list[int]:
-    """The epochs the probe saw run, in order: those that ended (Keras' `epoch` events), else
-    those whose steps it saw (a PyTorch loop or Lightning writes no `epoch` event)."""
-    return sorted(set(state.epochs_done) or set(state.steps_by_epoch))
-
-
-def stopped_after(state: ProbeState) -> int | None:
-    """The epochs a run the probe saw whole trained before an early stop ended it short of its
-    planned ones; None: no such run."""
-    planned = (state.plan.epochs if state.plan is not None and state.plan.epochs else
-               state.start.epochs if state.start is not None else None)
-    k = len(_epochs_ran(state))
-    if not (planned and 0 < k < planned and "early-stop" in state.codes
-            and state.plan is not None and state.plan.earliest_epochs
-            and state.end is not None and ended_by_itself(state)):
-        return None
-    return k
-
-
-def _soonest_stop(state: ProbeState) -> int | None:
-    """The fewest epochs an early stop (Keras' EarlyStopping) lets the run train: its patience's
-    (the plan's ``earliest_epochs``), or the epochs the probe saw pass without it. None: no
-    early stop."""
-    soonest = state.plan.earliest_epochs if state.plan is not None else None
-    if not soonest or "early-stop" not in state.codes:
-        return None
-    return max(soonest, len(set(state.epochs_done)))  # (those it saw end: not one it stopped)
-
-
-def _early_stopped(state: ProbeState, n_ep: float) -> tuple[float, float, str]:
-    """A run seen whole that an early stop ended after k of its planned epochs: a repeat (an
-    unseeded one, on another host) may stop at any epoch from the patience's soonest to the
-    planned last - keras.io's anomaly detector stopped after 7 to 50 of 50 epochs in five
-    plain runs - so the bounds reach those runs: seconds less, seconds more, and the note."""
-    soonest = state.plan.earliest_epochs if state.plan is not None else None
-    ran = _epochs_ran(state)
-    k = len(ran)
-    if not soonest or "early-stop" not in state.codes or not 0 < k < n_ep:
-        return 0.0, 0.0, ""
-    # an epoch as this run took them: its steps, validation and boundaries (each epoch's first
-    # step carries the boundary before it), over the epochs it ran after the first (whose
-    # first step carries the start-up: tracing, compilation)
-    timed = [state.time_by_epoch[e] for e in ran[1:] or ran if e in state.time_by_epoch]
-    if not timed:
-        return 0.0, 0.0, ""
-    per_epoch = sum(timed) / len(timed)
-    least = max(0.0, k - soonest) * per_epoch
-    return least, (n_ep - k) * per_epoch, (
-        f"EarlyStopping ended this run after {k} of {n_ep:g} epochs; a repeat may stop at "
-        f"another epoch, from {min(soonest, k)} to {n_ep:g} ({per_epoch:.1f} s an epoch): the "
-        "bounds reach those runs")
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping
 
-from ..estimate.runtime import stopped_after
+from ..estimate.early_stop import UPPER_BOUND, stopped_after
 from ..rows import Candidate, RankedRow
 
-UPPER_BOUND = "EarlyStopping may end training sooner"  # runtime.whole_process's note
 # estimate_row with its pricing and options: the candidate's row for n_ep epochs
 Estimator = Callable[..., RankedRow]
 

@@ -1,0 +1,132 @@
+"""An early stop the program writes itself: a ``break`` out of a loop around the training step
+once a patience runs out - what Keras', Lightning's and the Hugging Face Trainer's EarlyStopping
+do inside their trainers (adapters read those), written out in the loop:
+
+- a counter against a patience: ``if bad_counter == args.patience: break`` (pyGAT, GCNII and
+  the many graph scripts after them), ``if epochs_no_improve >= patience: break``;
+- a helper object that keeps one: ``if early_stopping.early_stop: break`` (pytorchtools'
+  EarlyStopping), ``if stopper.step(val_acc, model): break`` (DGL's examples), any object
+  with an integer ``patience`` the test reads.
+
+Such a loop runs no sooner out than its patience allows: the first pass sets the best, then
+``patience`` passes without a better one (``>`` one more). So the loop's planned count is an
+upper bound, and its soonest end is patience + 1 passes - what the probe goes on for when it is
+within reach (going_on.py), as for the trainers' own. The patience is read in the running frame
+(values.py: names, plain attributes; nothing of the program is called). Stdlib only.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterator
+from types import FrameType
+from typing import Any
+
+from .values import Evaluator, Unknown
+
+PATIENCE = "patience"  # the word a patience's name holds (args.patience, PATIENCE, es_patience)
+_MOST = 10 ** 9
+
+
+def early_break(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] | None:
+    """The soonest pass after which ``loop`` can end by an early stop in its own body, and
+    where that is written ("`bad_counter == args.patience` (train.py:120)"); None: none found,
+    or its patience not readable."""
+    for stmt in own_statements(loop.body):
+        if not isinstance(stmt, ast.If) or not any(isinstance(s, (ast.Break, ast.Return))
+                                                   for s in stmt.body):
+            continue
+        passes = _soonest(stmt.test, Evaluator(frame))
+        if passes is not None:
+            file = os.path.basename(frame.f_code.co_filename)
+            return passes, f"`{ast.unparse(stmt.test)[:100]}` ({file}:{stmt.lineno})"
+    return None
+
+
+def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """A loop body's statements, into its ifs, withs and trys, not into inner loops or defs
+    (their breaks end those)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef,
+                             ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                yield from own_statements([s for s in inner if isinstance(s, ast.stmt)] + [
+                    t for h in inner if isinstance(h, ast.ExceptHandler) for t in h.body])
+
+
+def _soonest(test: ast.expr, ev: Evaluator) -> int | None:
+    """Passes before ``test`` can first hold: from a comparison with a patience, or a helper
+    object's patience; None when the test holds none."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            found = _compared(node, ev)
+        elif isinstance(node, (ast.Attribute, ast.Call)):
+            found = _helper(node, ev)
+        else:
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def _compared(node: ast.Compare, ev: Evaluator) -> int | None:
+    """``counter >= patience`` (or ``==``; ``>``: one more pass), either way round."""
+    left, op, right = node.left, node.ops[0], node.comparators[0]
+    if _names_patience(right):
+        side, strict = right, isinstance(op, ast.Gt)
+        if not isinstance(op, (ast.Eq, ast.GtE, ast.Gt)):
+            return None
+    elif _names_patience(left):
+        side, strict = left, isinstance(op, ast.Lt)
+        if not isinstance(op, (ast.Eq, ast.LtE, ast.Lt)):
+            return None
+    else:
+        return None
+    patience = _int(side, ev)
+    return None if patience is None else patience + 1 + int(strict)
+
+
+def _helper(node: ast.Attribute | ast.Call, ev: Evaluator) -> int | None:
+    """``early_stopping.early_stop`` or ``stopper.step(...)``: the object's own ``patience``."""
+    target = node.func if isinstance(node, ast.Call) else node
+    if not isinstance(target, ast.Attribute) or not isinstance(target.value, (ast.Name,
+                                                                                ast.Attribute)):
+        return None
+    if not ("stop" in target.attr.lower() or "stop" in ast.unparse(target.value).lower()):
+        return None
+    try:
+        obj = ev.value(target.value)
+    except Unknown:
+        return None
+    except Exception:  # noqa: BLE001 - the program's objects may do anything when read
+        return None
+    try:
+        patience = vars(obj).get(PATIENCE)
+    except TypeError:  # no __dict__
+        return None
+    return patience + 1 if _count(patience) else None
+
+
+def _names_patience(node: ast.expr) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr \
+        if isinstance(node, ast.Attribute) else ""
+    return PATIENCE in name.lower()
+
+
+def _int(node: ast.expr, ev: Evaluator) -> int | None:
+    try:
+        value: Any = ev.value(node)
+    except Unknown:
+        return None
+    except Exception:  # noqa: BLE001
+        return None
+    return int(value) if _count(value) else None
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MOST

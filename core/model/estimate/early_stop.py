@@ -1,0 +1,112 @@
+"""An early stop and the job's length: Keras', Lightning's and the Hugging Face Trainer's
+EarlyStopping, or a patience the program's own loop breaks on (the agent's early_break.py) -
+each ends training where its metric stops improving, at a point only a run can tell. What the
+estimate makes of one (runtime.py): the planned length is an upper bound, said; the low bound
+is the soonest run its patience allows (the plan's ``earliest_epochs``, or ``earliest_steps``
+for a job of one loop of steps), or the longer one the probe saw pass without it; a run the
+probe saw the stop end is measured, its bounds reaching a repeat that stops anywhere from the
+soonest to the planned last.
+"""
+
+from __future__ import annotations
+
+from .length import ended_by_itself
+from ..state import ProbeState
+
+CODE = "early-stop"  # the agent's warning: something may end training before its length
+UPPER_BOUND = "an early stop may end training sooner"  # the notes' openings (ranking, judge)
+ENDED = "an early stop ended this run"
+
+
+def upper_bound_note(state: ProbeState, n_ep: float) -> str:
+    """The note that the estimate for the planned length is an upper bound; "" where no early
+    stop can end it sooner (one whose patience outlasts the epochs)."""
+    plan = state.plan
+    soonest = plan.earliest_epochs if plan is not None else None
+    if CODE not in state.codes or (soonest and soonest >= n_ep):
+        return ""
+    length = (f"{plan.steps} steps" if plan is not None and plan.earliest_steps and plan.steps
+              else f"{n_ep:g} epochs")
+    return (f"{UPPER_BOUND}: this is an upper bound for {length} (full runs on one host tell the "
+            "epochs it stops at: --epochs-from)")
+
+
+def soonest_stop(state: ProbeState, n_ep: float,
+                 n_it: int | None) -> tuple[float, int | None, str] | None:
+    """The shortest run an early stop lets the job train, as the equations take it (epochs, and
+    steps a pass) and in words: its patience's, or what the probe saw pass without it. None: no
+    early stop, or none that can end the job before ``n_ep`` epochs of ``n_it`` steps."""
+    plan = state.plan
+    if plan is None or CODE not in state.codes:
+        return None
+    if plan.earliest_epochs:
+        # (those it saw end: not one it stopped)
+        k = max(plan.earliest_epochs, len(set(state.epochs_done)))
+        return (float(k), n_it, f"{k} epochs") if k < n_ep else None
+    if not plan.earliest_steps or not n_it:
+        return None
+    k = max(plan.earliest_steps, state.steps)
+    if k >= n_ep * n_it:
+        return None
+    return (k / n_it, n_it, f"{k} steps") if k > n_it else (1.0, k, f"{k} steps")
+
+
+def epochs_ran(state: ProbeState) -> list[int]:
+    """The epochs the probe saw run, in order: those that ended (Keras' `epoch` events), else
+    those whose steps it saw (a PyTorch loop or Lightning writes no `epoch` event)."""
+    return sorted(set(state.epochs_done) or set(state.steps_by_epoch))
+
+
+def stopped_after(state: ProbeState) -> int | None:
+    """The epochs a run the probe saw whole trained before an early stop ended it short of its
+    planned ones; None: no such run."""
+    planned = (state.plan.epochs if state.plan is not None and state.plan.epochs else
+               state.start.epochs if state.start is not None else None)
+    k = len(epochs_ran(state))
+    if not (planned and 0 < k < planned and CODE in state.codes
+            and state.plan is not None and state.plan.earliest_epochs
+            and state.end is not None and ended_by_itself(state)):
+        return None
+    return k
+
+
+def early_stopped(state: ProbeState, n_ep: float, n_it: int) -> tuple[float, float, str]:
+    """A run seen whole that an early stop ended short of its planned length: a repeat (an
+    unseeded one, on another host) may stop anywhere from the patience's soonest to the planned
+    last - keras.io's anomaly detector stopped after 7 to 50 of 50 epochs in five plain runs -
+    so the bounds reach those runs: seconds less, seconds more, and the note."""
+    plan = state.plan
+    if plan is None or CODE not in state.codes:
+        return 0.0, 0.0, ""
+    if plan.earliest_steps and plan.steps:
+        return _stopped_in_steps(state, plan.earliest_steps, plan.steps)
+    soonest = plan.earliest_epochs
+    ran = epochs_ran(state)
+    k = len(ran)
+    if not soonest or not 0 < k < n_ep:
+        return 0.0, 0.0, ""
+    # an epoch as this run took them: its steps, validation and boundaries (each epoch's first
+    # step carries the boundary before it), over the epochs it ran after the first (whose
+    # first step carries the start-up: tracing, compilation)
+    timed = [state.time_by_epoch[e] for e in ran[1:] or ran if e in state.time_by_epoch]
+    if not timed:
+        return 0.0, 0.0, ""
+    per_epoch = sum(timed) / len(timed)
+    least = max(0.0, k - soonest) * per_epoch
+    return least, (n_ep - k) * per_epoch, (
+        f"{ENDED} after {k} of {n_ep:g} epochs; a repeat may stop at "
+        f"another epoch, from {min(soonest, k)} to {n_ep:g} ({per_epoch:.1f} s an epoch): the "
+        "bounds reach those runs")
+
+
+def _stopped_in_steps(state: ProbeState, soonest: int, planned: int) -> tuple[float, float, str]:
+    """The same for a job of one loop of steps (a full-batch graph network's epochs): a step as
+    this run took them, its first (the start-up's tracing) apart."""
+    k = state.steps
+    if not 1 < k < planned:
+        return 0.0, 0.0, ""
+    per_step = max(0.0, sum(state.time_by_epoch.values()) - (state.t_it1 or 0.0)) / (k - 1)
+    return max(0, k - soonest) * per_step, (planned - k) * per_step, (
+        f"{ENDED} after {k} of {planned} steps; a repeat may stop at "
+        f"another, from {min(soonest, k)} to {planned} ({1000 * per_step:.1f} ms a step): the "
+        "bounds reach those runs")

@@ -1,0 +1,164 @@
+"""An early stop the program writes itself - a ``break`` out of the loop around the training once
+a patience runs out (core/agent/early_break.py) - read on real frames as the hook reads them at
+the first step; the probe goes on for it (going_on.py), and the estimate makes the planned
+length an upper bound, its low bound the soonest stop, and a run the stop ended its own answer
+(core/model/estimate/early_stop.py)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from typing import Any
+
+import pytest
+
+from probecast.core.model.pricing import Catalog
+from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row
+from probecast.core.model.rows import Candidate
+from test_early_end import run, said, session
+from test_length import log, run_program, state_of
+
+pytestmark = pytest.mark.unit
+
+PYGAT = """
+    loss_values, best, bad_counter = [], 1e9, 0
+    def train(epoch):
+        step()
+        return 1.0
+    for epoch in range(args.epochs):
+        loss_values.append(train(epoch))
+        if loss_values[-1] < best:
+            best, bad_counter = loss_values[-1], 0
+        else:
+            bad_counter += 1
+        if bad_counter == args.patience:
+            break
+        break  # (the test reads the length at the first step only)
+"""
+
+
+def test_a_full_batch_loop_breaking_on_its_patience_can_end_after_patience_plus_one_steps(
+        tmp_path: Any) -> None:
+    """pyGAT's train.py (and the graph scripts after it): one full-batch step an epoch, 10 000
+    planned, ``if bad_counter == args.patience: break`` - a job of one loop of steps that can
+    end after 101 of them."""
+    (found,) = run_program(tmp_path, PYGAT, args=argparse.Namespace(epochs=10000, patience=100))
+    assert (found.steps, found.epochs, found.earliest_steps) == (10000, None, 101)
+    assert found.early == "the program's early stop at `bad_counter == args.patience` (train.py:12)"
+    assert found.fields()["earliest_steps"] == 101 and "earliest_epochs" not in found.fields()
+
+
+def test_a_patience_that_outlasts_the_loop_is_no_early_stop(tmp_path: Any) -> None:
+    (found,) = run_program(tmp_path, PYGAT, args=argparse.Namespace(epochs=50, patience=100))
+    assert found.steps == 50 and not found.early and not found.earliest_steps
+
+
+@pytest.mark.parametrize("test", ["early_stopping.early_stop", "early_stopping.step(0.5, None)"])
+def test_a_helper_objects_patience_is_read_and_nothing_of_it_is_called(tmp_path: Any,
+                                                                      test: str) -> None:
+    """pytorchtools' EarlyStopping (``if early_stopping.early_stop: break``) around a loop over
+    the training loader, and DGL's (``if stopper.step(acc, model): break``): the object's own
+    patience, read; its method never called. (Parametrized, not a loop: the reader counts the
+    loops around the step up the stack, this test's own too.)"""
+    loader, calls = list(range(5)), []
+    body = f"""
+        class EarlyStopping:
+            def __init__(self, patience):
+                self.patience, self.counter, self.early_stop = patience, 0, False
+            def step(self, score, model):
+                calls.append(score)
+                return False
+        early_stopping = EarlyStopping(patience=7)
+        for epoch in range(1, 31):
+            for batch in loader:
+                step(lambda obj: 5 if obj is loader else None)
+                break
+            if {test}:
+                print("Early stopping")
+                break
+            break
+    """
+    (found,) = run_program(tmp_path, body, loader=loader, calls=calls)
+    assert (found.epochs, found.steps, found.earliest_epochs) == (30, 150, 8)
+    assert len(calls) == ("step(" in test)  # the program's own call, after the step: no other
+    assert found.fields()["earliest_epochs"] == 8
+
+
+@pytest.mark.parametrize(("test", "soonest"), [
+    ("no_improve > PATIENCE", 5), ("PATIENCE <= no_improve", 4),
+    ("epoch > 3 and wait >= cfg.es_patience", 4), ("loss < 0.01", None),
+    ("no_improve < PATIENCE", None)])
+def test_the_comparison_sets_the_soonest_pass_and_other_breaks_are_no_early_stop(
+        tmp_path: Any, test: str, soonest: int | None) -> None:
+    body = f"""
+        no_improve = wait = 0
+        loss, PATIENCE = 1.0, 3
+        for epoch in range(20):
+            for i in range(10):
+                step()
+                break
+            if {test}:
+                break
+            break
+    """
+    (found,) = run_program(tmp_path, body, cfg=argparse.Namespace(es_patience=3))
+    assert (found.epochs, found.steps_per_epoch) == (20, 10)
+    assert found.earliest_epochs == soonest
+
+
+def test_a_break_in_the_loop_that_makes_an_epoch_ends_the_epoch_not_training(
+        tmp_path: Any) -> None:
+    (found,) = run_program(tmp_path, """
+        patience, bad = 2, 0
+        for epoch in range(20):
+            for i in range(10):
+                step()
+                if bad >= patience:
+                    break
+                break
+            break
+    """)
+    assert found.epochs == 20 and not found.early and not found.earliest_epochs
+
+
+def test_a_job_of_steps_whose_early_stop_is_within_reach_is_waited_for(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    s, out, clock = session(monkeypatch, budget=30.0, epochs=0, soonest=None, n_it=10000)
+    s.plan(steps=10000, earliest_steps=101, source="for epoch in range(args.epochs)")
+    assert not any(run(s, clock, 200, dt=0.05))  # 10 s of steps: 101 was within 120 s
+    assert any("an early stop can end training from step 101 of 10000: going on up to 120 s"
+               in m for m in said(out))
+    far = session(monkeypatch, budget=30.0, epochs=0, soonest=None, n_it=10000)
+    far[0].plan(steps=10000, earliest_steps=5000, source="for epoch in range(args.epochs)")
+    assert run(far[0], far[2], 200, dt=0.05)[-1]  # 250 s away: stopped at its steps
+    assert isinstance(far[1], io.StringIO)
+
+
+def _row(events: list[dict[str, Any]]) -> Any:
+    return estimate_row(Candidate("k", "k", state_of(events)), Pricing(Catalog.embedded()),
+                        RankOptions())
+
+
+def test_a_job_of_steps_an_early_stop_may_end_is_an_upper_bound_down_to_its_soonest() -> None:
+    warn = {"ev": "log", "t": 2.0, "level": "warning", "code": "early-stop",
+            "msg": "the program's early stop at `bad == patience` may end training"}
+    plan = {"steps": 10000, "earliest_steps": 301, "source": "for epoch in range(10000)"}
+    events = log(0, [0.1] * 40, plan=plan, end={"status": "probe-done", "exit_code": 0})
+    row = _row([*events[:3], warn, *events[3:]])
+    assert row.runtime_s == pytest.approx(2.0 + 0.1 * 10000, rel=0.05)
+    assert any(n.startswith("an early stop may end training sooner: this is an upper bound for "
+                            "10000 steps") for n in row.notes)
+    assert row.runtime_low_s < 2.0 + 0.1 * 301 < 0.5 * row.runtime_s
+    assert any("after 301 steps at the soonest" in n for n in row.notes)
+
+
+def test_a_job_of_steps_an_early_stop_ended_is_measured_reaching_other_stops() -> None:
+    warn = {"ev": "log", "t": 2.0, "level": "warning", "code": "early-stop",
+            "msg": "the program's early stop at `bad == patience` may end training"}
+    plan = {"steps": 10000, "earliest_steps": 101, "source": "for epoch in range(10000)"}
+    events = log(0, [0.1] * 240, plan=plan, end={"status": "complete", "exit_code": 0})
+    row = _row([*events[:3], warn, *events[3:]])
+    assert row.equation == "measured" and row.runtime_s == pytest.approx(2.0 + 24.0 + 0.5)
+    assert any("an early stop ended this run after 240 of 10000 steps; a repeat may stop at "
+               "another, from 101 to 10000 (100.0 ms a step)" in n for n in row.notes)
+    assert row.runtime_low_s < 2.0 + 0.1 * 150 and row.runtime_high_s > 2.0 + 0.1 * 5000
