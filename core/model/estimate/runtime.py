@@ -143,12 +143,13 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
     total = (end.t - state.agent_init_s
              - state.hook_s * (state.steps + sum(p.steps for p in state.phases)))
     t_init = (state.t_init or 0.0) - state.agent_init_s
-    train_s = est.terms.fit_s or max(0.0, total - t_init)
     # a repeat's level against this run's: the drift's base and its short-run share (how the
     # run itself wandered is in its total already, not a reason for a repeat to differ more)
     # the host's level moves the program's other work as it moves training (evaluation, text
     # generated between fits, post-training: keras.io's char-LSTM spends 80 % of its run there)
-    work = max(train_s, total - t_init)
+    # - this run's work, not the planned length's (an early stop ended pyGAT's after 115 of
+    # 10 000 steps: a drift over 10 000 steps had put its low bound at 0 s)
+    work = max(0.0, total - t_init)
     drift = math.hypot(cal.drift_base, cal.drift_per_sqrt_s / math.sqrt(max(work, 1.0)))
     u = Uncertainty(steps=0.0, boundaries=0.0, validation=0.0, post=0.0,
                     floor=cal.floor * total, init=cal.init_rel * t_init, drift=drift * work)
