@@ -25,7 +25,12 @@ from typing import Any
 
 from .values import Evaluator, Unknown
 
-PATIENCE = "patience"  # the word a patience's name holds (args.patience, PATIENCE, es_patience)
+PATIENCE = "patience"  # a stop helper's attribute
+# a limit's name holds one of these (args.patience, PATIENCE, es_patience, n_epochs_stop,
+# early_stopping_rounds); a counter's, one of the others (epochs_no_improve, bad_counter, wait)
+LIMIT_WORDS = ("patience", "stop")
+COUNTER_WORDS = ("no_improve", "not_improv", "noimprov", "bad", "wait", "stale", "counter",
+                 "since_best", "without_improv")
 _MOST = 10 ** 9
 
 
@@ -75,13 +80,15 @@ def _soonest(test: ast.expr, ev: Evaluator) -> int | None:
 
 
 def _compared(node: ast.Compare, ev: Evaluator) -> int | None:
-    """``counter >= patience`` (or ``==``; ``>``: one more pass), either way round."""
+    """``counter >= patience`` (or ``==``; ``>``: one more pass), either way round: the limit a
+    name holding a patience word (``args.patience``, ``n_epochs_stop``), or a number the counter
+    - a name of epochs without improvement (``epochs_no_improve``, ``bad_counter``) - meets."""
     left, op, right = node.left, node.ops[0], node.comparators[0]
-    if _names_patience(right):
+    if _limit(right, left):
         side, strict = right, isinstance(op, ast.Gt)
         if not isinstance(op, (ast.Eq, ast.GtE, ast.Gt)):
             return None
-    elif _names_patience(left):
+    elif _limit(left, right):
         side, strict = left, isinstance(op, ast.Lt)
         if not isinstance(op, (ast.Eq, ast.LtE, ast.Lt)):
             return None
@@ -112,10 +119,19 @@ def _helper(node: ast.Attribute | ast.Call, ev: Evaluator) -> int | None:
     return patience + 1 if _count(patience) else None
 
 
-def _names_patience(node: ast.expr) -> bool:
-    name = node.id if isinstance(node, ast.Name) else node.attr \
-        if isinstance(node, ast.Attribute) else ""
-    return PATIENCE in name.lower()
+def _limit(limit: ast.expr, counter: ast.expr) -> bool:
+    """``limit`` is a patience against ``counter``: named as one, or a number a counter of
+    passes without improvement is held to."""
+    if isinstance(limit, ast.Constant):
+        return any(word in _name(counter) for word in COUNTER_WORDS)
+    name = _name(limit)
+    return any(word in name for word in LIMIT_WORDS) and not any(
+        word in name for word in COUNTER_WORDS)
+
+
+def _name(node: ast.expr) -> str:
+    return (node.id if isinstance(node, ast.Name) else node.attr
+            if isinstance(node, ast.Attribute) else "").lower()
 
 
 def _int(node: ast.expr, ev: Evaluator) -> int | None:

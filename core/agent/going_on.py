@@ -96,24 +96,23 @@ class GoingOn:
         """An early stop (Keras' or Lightning's EarlyStopping, the Hugging Face Trainer's
         EarlyStoppingCallback, a patience the program's own loop breaks on) can end training
         before its planned length, at a point only the run can tell: where its soonest end (the
-        plan's ``earliest_epochs`` - or ``earliest_steps``, a job of one loop of steps) comes
+        plan's ``earliest_epochs`` - or ``earliest_steps``: a job of one loop of steps, an
+        evaluation every K steps) comes
         within UNTIL_BUDGETS configured boundary budgets at the steady step time, go on up to
         those for the program's own end - a run seen whole is its own answer, where the planned
         length's is only an upper bound (keras.io's anomaly detector: 7 of 50 epochs). Not from
         the job's share: that is of the planned length's, which the run may never reach."""
         n_it = self.steps_per_epoch
-        soonest: int | None
-        planned: int | None
+        # the job ends where its first limit comes (a plan of epochs and steps - the loops
+        # around a step - keeps its epochs apart; Lightning's max_steps may come first)
+        epochs = self.planned_epochs or self._plan_epochs
+        ends = [t for t in (self.planned_steps, (epochs or 0) * n_it) if t]
         if self.earliest_steps:
-            soonest, planned, unit = self.earliest_steps, self.planned_steps, "step"
-            steps = (soonest, planned or 0)
+            soonest, unit, planned = self.earliest_steps, "step", min(ends, default=0)
+            steps = (soonest, planned)
         else:
-            # (a plan of epochs and steps - the loops around a step - keeps its epochs apart;
-            # a limit in steps too - Lightning's max_steps - ends the job where it comes first)
-            soonest, planned, unit = (self.earliest_epochs,
-                                      self.planned_epochs or self._plan_epochs, "epoch")
-            ends = [t for t in (self.planned_steps, (planned or 0) * n_it) if t]
-            steps = ((soonest or 0) * n_it, min(ends)) if ends else (0, 0)
+            soonest, unit, planned = self.earliest_epochs or 0, "epoch", epochs or 0
+            steps = (soonest * n_it, min(ends, default=0))
         if not (soonest and planned and 0 < steps[0] < steps[1]) \
                 or self.policy.began is None or not self.policy.series.n:
             return False

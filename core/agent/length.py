@@ -59,7 +59,8 @@ class Length:
     until: str = ""  # no total: the condition an endless loop around the step stops at
     early: str = ""  # what may end training before its epochs (a trainer's EarlyStopping) ...
     earliest_epochs: int | None = None  # ... and the soonest it can (its patience)
-    earliest_steps: int | None = None  # ... in steps, for a job of one loop of steps
+    earliest_steps: int | None = None  # ... in steps (a job of one loop of steps; evaluations
+    # every K steps)
 
     def fields(self) -> dict[str, Any]:
         """The `plan` event's fields (only those known)."""
@@ -74,7 +75,7 @@ class Length:
             out["every_source"] = self.every_source[:300]
         if self.earliest_epochs and "epochs" in out:
             out["earliest_epochs"] = int(self.earliest_epochs)
-        elif self.earliest_steps and "steps" in out and "epochs" not in out:
+        elif self.earliest_steps and ("steps" in out or "epochs" in out):
             out["earliest_steps"] = int(self.earliest_steps)
         if self.until and "epochs" not in out and "steps" not in out:
             out["until"] = self.until[:300]

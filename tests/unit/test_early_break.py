@@ -86,13 +86,14 @@ def test_a_helper_objects_patience_is_read_and_nothing_of_it_is_called(tmp_path:
 
 @pytest.mark.parametrize(("test", "soonest"), [
     ("no_improve > PATIENCE", 5), ("PATIENCE <= no_improve", 4),
-    ("epoch > 3 and wait >= cfg.es_patience", 4), ("loss < 0.01", None),
-    ("no_improve < PATIENCE", None)])
+    ("epoch > 3 and wait >= cfg.es_patience", 4), ("no_improve == n_epochs_stop", 5),
+    ("epochs_no_improve >= 7", 8), ("loss < 0.01", None), ("no_improve < PATIENCE", None),
+    ("epoch >= 7", None)])
 def test_the_comparison_sets_the_soonest_pass_and_other_breaks_are_no_early_stop(
         tmp_path: Any, test: str, soonest: int | None) -> None:
     body = f"""
-        no_improve = wait = 0
-        loss, PATIENCE = 1.0, 3
+        no_improve = wait = epochs_no_improve = 0
+        loss, PATIENCE, n_epochs_stop = 1.0, 3, 4
         for epoch in range(20):
             for i in range(10):
                 step()

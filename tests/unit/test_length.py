@@ -453,7 +453,8 @@ def test_a_real_training_arguments_evaluation_interval_is_read() -> None:
 def test_a_trainers_early_stop_gives_its_soonest_end_unless_it_outlasts_the_epochs() -> None:
     """Lightning's EarlyStopping: patience + 1 validations, one every check_val_every_n_epoch
     epochs, never before min_epochs; the Trainer's EarlyStoppingCallback: patience + 1
-    evaluations, one an epoch. A patience that outlasts the epochs is no early stop."""
+    evaluations, one an epoch (or every K steps: in steps). A patience that outlasts the length
+    is no early stop."""
     from types import SimpleNamespace
 
     from probecast.core.agent.adapters import Trainers
@@ -471,10 +472,11 @@ def test_a_trainers_early_stop_gives_its_soonest_end_unless_it_outlasts_the_epoc
             early_stopping_callbacks=[SimpleNamespace(patience=patience)]))
         return made.length()
 
-    def hf(epochs: int, strategy: str) -> Any:
+    def hf(epochs: int, strategy: str, every: int | None = None, steps: int = -1) -> Any:
         made = Trainers()
         made.add(HfTrainerAdapter(made), SimpleNamespace(
-            args=SimpleNamespace(num_train_epochs=epochs, max_steps=-1, eval_strategy=strategy),
+            args=SimpleNamespace(num_train_epochs=epochs, max_steps=steps, eval_strategy=strategy,
+                                 eval_steps=every),
             callback_handler=SimpleNamespace(callbacks=[EarlyStoppingCallback()]), control=None))
         return made.length()
 
@@ -486,6 +488,11 @@ def test_a_trainers_early_stop_gives_its_soonest_end_unless_it_outlasts_the_epoc
     assert (hf(30, "epoch").earliest_epochs, hf(30, "epoch").early) == (3, "EarlyStoppingCallback")
     assert (hf(30, "steps").earliest_epochs, hf(30, "steps").early) == (None, "EarlyStoppingCallback")
     assert (hf(3, "epoch").earliest_epochs, hf(3, "epoch").early) == (None, "")
+    # evaluating every K steps: patience + 1 evaluations, in steps; none past max_steps
+    assert (hf(30, "steps", 50).earliest_steps, hf(30, "steps", 50).every) == (150, 50)
+    assert hf(30, "steps", 50).fields()["earliest_steps"] == 150
+    assert (hf(30, "steps", 50, steps=120).early, hf(30, "steps", 50, steps=120).earliest_steps) \
+        == ("", None)
     assert lightning(40, 2).fields()["earliest_epochs"] == 3
 
 

@@ -60,12 +60,20 @@ class HfTrainerAdapter:
             found.every, found.every_source = every, f"TrainingArguments.eval_steps = {every}"
         patience = _patience(trainer)
         # patience + 1 evaluations at the soonest (the first sets the best): in epochs where it
-        # evaluates every epoch (every K steps: said as an upper bound alone); none where that
-        # outlasts the epochs
+        # evaluates every epoch, in steps where every K steps; none where that outlasts the
+        # length
         by_epoch = strategy.endswith(compat.HF_BY_EPOCH)
-        if patience is not None and found.epochs and not (by_epoch and patience + 1 >= found.epochs):
-            found.early = compat.attribute(compat.HF_EARLY_STOPPING)
-            found.earliest_epochs = patience + 1 if by_epoch else None
+        soonest_steps = (patience + 1) * found.every if patience is not None and found.every \
+            else None
+        if patience is None or not (found.epochs or found.steps) \
+                or (by_epoch and found.epochs and patience + 1 >= found.epochs) \
+                or (soonest_steps and found.steps and soonest_steps >= found.steps):
+            return found
+        found.early = compat.attribute(compat.HF_EARLY_STOPPING)
+        if by_epoch:
+            found.earliest_epochs = patience + 1 if found.epochs else None
+        else:
+            found.earliest_steps = soonest_steps
         return found
 
     def planned_epochs(self, trainer: Any) -> int | None:

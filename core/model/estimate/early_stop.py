@@ -18,15 +18,20 @@ UPPER_BOUND = "an early stop may end training sooner"  # the notes' openings (ra
 ENDED = "an early stop ended this run"
 
 
-def upper_bound_note(state: ProbeState, n_ep: float) -> str:
-    """The note that the estimate for the planned length is an upper bound; "" where no early
-    stop can end it sooner (one whose patience outlasts the epochs)."""
+def upper_bound_note(state: ProbeState, n_ep: float, n_it: int) -> str:
+    """The note that the estimate for ``n_ep`` epochs of ``n_it`` steps is an upper bound; ""
+    where no early stop can end it sooner (one whose patience outlasts them)."""
     plan = state.plan
-    soonest = plan.earliest_epochs if plan is not None else None
-    if CODE not in state.codes or (soonest and soonest >= n_ep):
+    if CODE not in state.codes or plan is None:
+        return "" if CODE not in state.codes else _note(f"{n_ep:g} epochs")
+    if (plan.earliest_epochs and plan.earliest_epochs >= n_ep) or (
+            plan.earliest_steps and n_it and plan.earliest_steps >= n_ep * n_it):
         return ""
-    length = (f"{plan.steps} steps" if plan is not None and plan.earliest_steps and plan.steps
-              else f"{n_ep:g} epochs")
+    return _note(f"{plan.steps} steps" if plan.earliest_steps and plan.steps
+                 else f"{n_ep:g} epochs")
+
+
+def _note(length: str) -> str:
     return (f"{UPPER_BOUND}: this is an upper bound for {length} (full runs on one host tell the "
             "epochs it stops at: --epochs-from)")
 
@@ -78,8 +83,9 @@ def early_stopped(state: ProbeState, n_ep: float, n_it: int) -> tuple[float, flo
     plan = state.plan
     if plan is None or CODE not in state.codes:
         return 0.0, 0.0, ""
-    if plan.earliest_steps and plan.steps:
-        return _stopped_in_steps(state, plan.earliest_steps, plan.steps)
+    if plan.earliest_steps:
+        planned = plan.steps or int(n_ep * n_it)
+        return _stopped_in_steps(state, plan.earliest_steps, planned) if planned else (0.0, 0.0, "")
     soonest = plan.earliest_epochs
     ran = epochs_ran(state)
     k = len(ran)
@@ -100,8 +106,9 @@ def early_stopped(state: ProbeState, n_ep: float, n_it: int) -> tuple[float, flo
 
 
 def _stopped_in_steps(state: ProbeState, soonest: int, planned: int) -> tuple[float, float, str]:
-    """The same for a job of one loop of steps (a full-batch graph network's epochs): a step as
-    this run took them, its first (the start-up's tracing) apart."""
+    """The same in steps (a job of one loop of steps - a full-batch graph network's epochs -,
+    an evaluation every K steps): a step as this run took them, its first (the start-up's
+    tracing) apart."""
     k = state.steps
     if not 1 < k < planned:
         return 0.0, 0.0, ""

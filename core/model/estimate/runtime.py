@@ -103,7 +103,7 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
     fit_end = state.fit_end_time if measured_end else fc.fit_end
     tally.total += fit_end or 0.0
     post_s, post = _post_training(state, cal, tally)
-    upper = upper_bound_note(state, n_ep)
+    upper = upper_bound_note(state, n_ep, t.n_it)
     if upper:
         tally.notes.append(upper)
     if fc.p_stall > 0 and fc.stall_s >= 0.05 * max(fc.lifetime_s, 1e-9):
