@@ -62,17 +62,19 @@ def epochs_ran(state: ProbeState) -> list[int]:
     return sorted(set(state.epochs_done) or set(state.steps_by_epoch))
 
 
-def stopped_after(state: ProbeState) -> int | None:
-    """The epochs a run the probe saw whole trained before an early stop ended it short of its
-    planned ones; None: no such run."""
-    planned = (state.plan.epochs if state.plan is not None and state.plan.epochs else
-               state.start.epochs if state.start is not None else None)
-    k = len(epochs_ran(state))
-    if not (planned and 0 < k < planned and CODE in state.codes
-            and state.plan is not None and state.plan.earliest_epochs
-            and state.end is not None and ended_by_itself(state)):
+def stopped_after(state: ProbeState) -> tuple[int, str] | None:
+    """How far a run the probe saw whole trained before an early stop ended it short of its
+    planned length, and in what: (epochs, "epochs"), or (steps, "steps") where the stop is
+    counted in steps; None: no such run."""
+    plan = state.plan
+    if not (plan is not None and CODE in state.codes and ended_by_itself(state)):
         return None
-    return k
+    if plan.earliest_steps:
+        planned = plan.steps or (plan.epochs or 0) * state.steps_per_epoch
+        return (state.steps, "steps") if 0 < state.steps < planned else None
+    epochs = plan.epochs or (state.start.epochs if state.start is not None else None)
+    k = len(epochs_ran(state))
+    return (k, "epochs") if plan.earliest_epochs and epochs and 0 < k < epochs else None
 
 
 def early_stopped(state: ProbeState, n_ep: float, n_it: int) -> tuple[float, float, str]:

@@ -2,7 +2,8 @@
 unknown, every row goes per 1 000 steps. One length: where an early stop ended some candidates'
 runs at different epochs (an unseeded stop epoch is a draw), or ended some and not others, a
 ranking by each run's own length would rank the draws, not the hosts - every candidate of that
-batch size is estimated at one length instead, the median of the stop epochs the probes saw."""
+batch size is estimated at one length instead, the median of the stop epochs (or steps, where
+the stop counts steps) the probes saw."""
 
 from __future__ import annotations
 
@@ -33,17 +34,20 @@ def at_one_length(group: list[RankedRow], by_key: Mapping[str, Candidate],
         by_batch.setdefault(r.batch_size, []).append(r)
     out: list[RankedRow] = []
     for batch, rows in by_batch.items():
-        stops = [k for r in rows if (k := stopped_after(by_key[r.key].state)) is not None]
-        if len(rows) < 2 or not stops or any(r.per_steps or r.predicted for r in rows) \
+        ended = [s for r in rows if (s := stopped_after(by_key[r.key].state)) is not None]
+        stops, units = [k for k, _ in ended], {unit for _, unit in ended}
+        if len(rows) < 2 or not stops or len(units) > 1 or any(
+                r.per_steps or r.predicted for r in rows) \
                 or (len(stops) == len(rows) and len(set(stops)) == 1):
             out += rows
             continue
-        n_ep = statistics.median_low(stops)
+        k, unit = statistics.median_low(stops), units.pop()
         note = (f"early stops ended {len(stops)} of the {len(rows)} batch-{batch} runs after "
-                f"{', '.join(map(str, sorted(stops)))} epochs: each is ranked at {n_ep} epochs "
-                "(their median), one length for all - a run's own stop epoch is a draw")
+                f"{', '.join(map(str, sorted(stops)))} {unit}: each is ranked at {k} {unit} "
+                "(their median), one length for all - a run's own stop point is a draw")
         for r in rows:
-            row = estimate(by_key[r.key], n_ep=float(n_ep))
+            row = estimate(by_key[r.key], **({"steps": k} if unit == "steps" else
+                                              {"n_ep": float(k)}))
             # (the planned epochs' upper-bound note is not this length's)
             row.notes[:] = [note, *(n for n in row.notes if not n.startswith(UPPER_BOUND))]
             out.append(row)

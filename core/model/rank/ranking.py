@@ -137,23 +137,22 @@ def _cost(price: float | None, seconds: float, rule: str) -> float | None:
 
 
 def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
-                 n_ep: float | None = None, per_steps: bool = False) -> RankedRow:
-    """One candidate's row (not yet ranked): for ``n_ep`` epochs (a horizon), else for the
-    job's own length; a job of unknown length (or ``per_steps``) per 1 000 steps. Raises
-    NoEstimate."""
+                 n_ep: float | None = None, per_steps: bool = False,
+                 steps: int | None = None) -> RankedRow:
+    """One candidate's row (not yet ranked): for ``n_ep`` epochs (a horizon) or ``steps``,
+    else for the job's own length; a job of unknown length (or ``per_steps``) per 1 000 steps.
+    Raises NoEstimate."""
     state = candidate.state
     if is_block_log(state):
         return _block_row(candidate, pricing, options)
-    if n_ep is not None:
-        length = JobLength(n_ep, 0, "user")
-    else:
-        length = job_length(state, options)
+    length = (JobLength(n_ep, 0, "user") if n_ep is not None else resolve(state, steps=steps)
+              if steps else job_length(state, options))
     if per_steps or length.unknown:
         return _per_steps_row(candidate, pricing, options, length)
     est: Estimate = estimate_runtime(state, length.n_ep, use_validation=options.use_validation,
                                      equation=options.equation, statistic=options.statistic,
                                      n_it=length.n_it or None)
-    if n_ep is None and options.epochs is None and options.steps is None:
+    if n_ep is None and steps is None and options.epochs is None and options.steps is None:
         est = measured_run(state, est)  # a run that completed is its own answer
     notes = [length.note] if length.note else []
     if state.phases and (n_ep is not None or length.source == "user"):
