@@ -41,6 +41,7 @@ class LoopExit:
     last: int
     target: int  # the line after it
     text: str  # "train.py:40-52 -> 54"
+    at_top: bool = False  # left when it would begin its next pass, not at the frame's next line
 
 
 def loop_exits(frame: FrameType | None, innermost: bool = False) -> list[LoopExit] | None:
@@ -65,6 +66,25 @@ def loop_exits(frame: FrameType | None, innermost: bool = False) -> list[LoopExi
         if innermost:
             break
     return out or None
+
+
+def exit_at_top(frame: FrameType | None, code: Any, loop: ast.stmt) -> LoopExit | None:
+    """``loop`` (an ast node of ``code``) left when it would begin its next pass - as a
+    ``break`` at the top of its body would - in the frame up the stack that runs it; None where
+    no frame does, or no line follows it (line_after)."""
+    for user, loops in user_frames(frame):
+        if user.f_code is not code or not any(
+                (n.lineno, n.col_offset) == (loop.lineno, loop.col_offset) for n in loops):
+            continue
+        tree = _tree(user.f_code.co_filename)
+        target = line_after(tree, loop) if tree is not None else None
+        if target is None or not isinstance(loop, (ast.For, ast.While)):
+            return None
+        last = loop.end_lineno or loop.lineno
+        return LoopExit(user, loop.lineno, last, target,
+                        f"{os.path.basename(user.f_code.co_filename)}:{loop.lineno}-{last}"
+                        f" -> {target}", at_top=True)
+    return None
 
 
 def line_after(tree: ast.Module, loop: ast.stmt) -> int | None:
@@ -116,7 +136,8 @@ def _parents(tree: ast.Module) -> dict[int, ast.AST]:
 
 def arm(exits: list[LoopExit], on_left: Callable[[LoopExit], None],
         refused: Callable[[], BaseException]) -> bool:
-    """Leave each loop at its frame's next line. ``on_left(exit)`` is told as each frame
+    """Leave each loop at its frame's next line (``at_top``: when it would begin its next
+    pass, the rest of this one run). ``on_left(exit)`` is told as each frame
     leaves; ``refused()`` makes the exception raised where CPython refuses a jump. False (nothing
     armed) where a tracer is already set in this thread."""
     if sys.gettrace() is not None or not exits:
@@ -133,6 +154,11 @@ def arm(exits: list[LoopExit], on_left: Callable[[LoopExit], None],
         exit_ = waiting.get(id(frame))
         if exit_ is None or exit_.frame is not frame:
             return None
+        if event == "line" and exit_.at_top and frame.f_lineno != exit_.first:
+            if not exit_.first <= frame.f_lineno <= exit_.last:
+                done_with(frame)  # it ended by itself: nothing to leave
+                return None
+            return local  # the rest of this pass runs
         if event == "line":
             try:
                 setattr(frame, "f_lineno", exit_.target)  # typeshed: read-only; a trace may set it

@@ -41,3 +41,18 @@ def test_a_loops_own_early_stop_is_waited_for_and_seen_whole(
                        RankOptions())
     assert row.equation == "measured" and row.runtime_s < 120
     assert any(n.startswith(f"an early stop ended this run after {ran} of 10000") for n in row.notes)
+
+
+def test_the_epochs_loop_is_left_at_its_next_pass_not_run_on_empty_ones(tmp_path: Path) -> None:
+    """The probe runs the training loader dry and leaves the loop of epochs around it when it
+    would begin its next pass: the stopped epoch's own code runs once (its mean over the
+    batches it ran), no later epoch runs on an empty pass (dividing by its zero batches), and
+    the program's post-training code runs and is timed."""
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "epoch_mean.py"), extra=("--max-steps", "8"))
+    events, _ = read_log(log)
+    assert any("epochs left at the top of their next pass" in e.msg
+               for e in events if isinstance(e, Log))
+    ended = int(output.split("after training:")[1].split()[0])
+    assert ended < 39 and "ZeroDivisionError" not in output
+    assert isinstance(events[-1], End) and events[-1].exit_code == 0
+

@@ -250,6 +250,8 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
                 s.end_phase(at_exit=False)  # _at_exit ends training; its loaders run dry; a later loop is the next phase
                 if self.train_loader is None or self.unwind:
                     self._leave_loops()  # no loader to run dry
+                else:
+                    self._leave_epochs_loop()  # its loader runs dry; its later epochs: none
             else:
                 s.mark_done("probe-done", s.policy.reason or "stopped with rank 0")
 
