@@ -68,6 +68,30 @@ def loop_exits(frame: FrameType | None, innermost: bool = False) -> list[LoopExi
     return out or None
 
 
+def epochs_exit(frame: FrameType | None, loops: list[Any]) -> LoopExit | None:
+    """The loop of epochs around the loop over the training data (the ``Loop`` marked
+    ``over_loader`` among ``loops``, innermost first), left at the top of its next pass - only
+    where it is the outermost loop around the step (a loop around the epochs may train more:
+    its next pass goes on); None otherwise."""
+    at = next((i for i, lp in enumerate(loops) if lp.over_loader), None)
+    if at is None or len(loops) != at + 2 or loops[at + 1].node is None:
+        return None
+    return exit_at_top(frame, loops[at + 1].code, loops[at + 1].node)
+
+
+def leave_epochs(session: Any, exit_: LoopExit, stop: Callable[[], BaseException]) -> None:
+    """Arm ``exit_`` (a loop of epochs, left at the top of its next pass) for the probe
+    ``session`` (a ProbeSession), the log saying so when it is left; ``stop``: the exception
+    raised where CPython refuses the jump (the loop unwound instead)."""
+
+    def left(exit_: LoopExit) -> None:
+        session.loop_left()
+        session.log("info", f"probe: phase {session.phase}'s epochs left at the top of their "
+                    f"next pass, as a break would ({exit_.text}): the program goes on")
+
+    arm([exit_], left, stop)
+
+
 def exit_at_top(frame: FrameType | None, code: Any, loop: ast.stmt) -> LoopExit | None:
     """``loop`` (an ast node of ``code``) left when it would begin its next pass - as a
     ``break`` at the top of its body would - in the frame up the stack that runs it; None where

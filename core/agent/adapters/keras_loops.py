@@ -56,6 +56,7 @@ class KerasLoopsAdapter:
         self.elsewhere: LoopAnchor | None = None  # ... when outside the current phase's loop
         self.length_at_pass: Any = None  # the length read where a phase's dataset was iterated
         self._read: tuple[Any, Any] | None = None  # (where, the length read there): read once
+        self.epochs_left = 0  # the stop whose loop of epochs was armed to be left
         self._installed = False
 
     # ---- the step clock ----------------------------------------------------------------------
@@ -141,6 +142,20 @@ class KerasLoopsAdapter:
         if found.early:
             self.session.log("warning", f"{found.early} may end training before its planned "
                              "length: the estimate for that is an upper bound", code="early-stop")
+
+    def leave_epochs(self, frame: Any) -> None:
+        """The stopped loop's pass runs out here: the loop of epochs around it is left at the
+        top of its next pass (loop_exit.leave_epochs), once a stop - its later epochs would
+        run the program's per-epoch code on empty passes."""
+        if self.epochs_left == self.generation or self._read is None:
+            return
+        self.epochs_left = self.generation
+        from ..loop_exit import epochs_exit, leave_epochs
+
+        s = self.session
+        exit_ = epochs_exit(frame, self._read[1].loops)
+        if exit_ is not None:
+            leave_epochs(s, exit_, lambda: ProbeStop(s.policy.reason or "the probe stopped"))
 
     def _read_length_at(self, frame: Any, ds: Any, card: int) -> None:
         """A pass that may begin a phase: the loops around the line that iterates it say the
@@ -250,6 +265,7 @@ class KerasLoopsAdapter:
                     hook.session.loop_left()
                     if not _in_a_for_loop(sys._getframe(1)):  # next(it): no end it expects
                         raise ProbeStop(hook.session.policy.reason or "the probe stopped")
+                    hook.leave_epochs(sys._getframe(1))
                     raise StopIteration  # the loop the probe ended runs out
                 hook.checkpoint()
             return original_next(it)

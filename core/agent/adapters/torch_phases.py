@@ -21,7 +21,7 @@ from typing import Any
 
 from ..anchors import inside, inside_caller, loop_anchor
 from ..length import Length, one_pass
-from ..loop_exit import LoopExit, arm, exit_at_top, loop_exits
+from ..loop_exit import LoopExit, arm, epochs_exit, leave_epochs, loop_exits
 from ..probe_session import ProbeSession, ProbeStop
 from .base import Trainers
 from .lead import LeadOptimizer
@@ -232,22 +232,10 @@ class TorchPhases:
         (aladdinpersson's lr-scheduler example: ZeroDivisionError, the program's post-training
         code never ran) or saved a checkpoint each. Only where that loop is the outermost
         around the step (a loop around the epochs may train more: its next pass goes on)."""
-        found = self.found
-        loops = found.loops if found is not None else []
-        at = next((i for i, lp in enumerate(loops) if lp.over_loader), None)
-        if at is None or len(loops) != at + 2 or loops[at + 1].node is None:
-            return
-        s = self.session
-        exit_ = exit_at_top(sys._getframe(), loops[at + 1].code, loops[at + 1].node)
-        if exit_ is None:
-            return
-
-        def left(exit_: LoopExit) -> None:
-            s.loop_left()
-            s.log("info", f"probe: phase {s.phase}'s epochs left at the top of their next "
-                  f"pass, as a break would ({exit_.text}): the program goes on")
-
-        arm([exit_], left, lambda: ProbeStop(s.policy.reason or "the probe stopped"))
+        exit_ = epochs_exit(sys._getframe(), self.found.loops if self.found is not None else [])
+        if exit_ is not None:
+            s = self.session
+            leave_epochs(s, exit_, lambda: ProbeStop(s.policy.reason or "the probe stopped"))
 
     def _check_batches_per_step(self, per_step: int, batches: int, first: int) -> None:
         """At the second step, the batches between two steps are the true batches per step: a
