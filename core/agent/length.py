@@ -150,8 +150,10 @@ def _early_stop(found: Length) -> None:
         if stop is None or (i == at and (loops[at].over_loader or len(loops) > at + 1)):
             continue  # a break in the loop that makes an epoch ends the epoch, not training
         passes, where = stop
-        if i > at and found.epochs and passes < found.epochs:
-            found.earliest_epochs = passes
+        # (a loop around the epochs' runs them again: each run's soonest stop, as many times)
+        again = math.prod(lp.count or 0 for lp in loops[at + 2:]) if i > at else 1
+        if i > at and found.epochs and again and passes * again < found.epochs:
+            found.earliest_epochs = passes * again
         elif i == at and found.steps and not found.epochs:
             per = math.prod(lp.count or 0 for lp in loops[:at]) if at else 1
             if per and passes * per < found.steps:

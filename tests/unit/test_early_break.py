@@ -107,6 +107,25 @@ def test_the_comparison_sets_the_soonest_pass_and_other_breaks_are_no_early_stop
     assert found.earliest_epochs == soonest
 
 
+def test_a_loop_around_the_epochs_runs_each_soonest_stop_again(tmp_path: Any) -> None:
+    """thuml's Time-Series-Library: ``for ii in range(args.itr)`` around the experiment's
+    ``for epoch in range(train_epochs)`` with its ``if early_stopping.early_stop: break``:
+    each of the 2 runs can stop after 4 epochs at the soonest - 8 of the job's 40."""
+    (found,) = run_program(tmp_path, """
+        PATIENCE, wait = 3, 0
+        for ii in range(2):
+            for epoch in range(20):
+                for i in range(10):
+                    step()
+                    break
+                if wait >= PATIENCE:
+                    break
+                break
+            break
+    """)
+    assert (found.epochs, found.earliest_epochs) == (40, 8)
+
+
 def test_a_break_in_the_loop_that_makes_an_epoch_ends_the_epoch_not_training(
         tmp_path: Any) -> None:
     (found,) = run_program(tmp_path, """
