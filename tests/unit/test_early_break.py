@@ -154,17 +154,19 @@ def test_a_job_of_steps_whose_early_stop_is_within_reach_is_waited_for(
     assert isinstance(far[1], io.StringIO)
 
 
-def _row(events: list[dict[str, Any]]) -> Any:
-    return estimate_row(Candidate("k", "k", state_of(events)), Pricing(Catalog.embedded()),
-                        RankOptions())
+def _row(soonest: int, steps: int, status: str) -> Any:
+    """The row of a job of one loop of 10 000 steps of 0.1 s whose own early stop can end it
+    after ``soonest``: a probe of ``steps`` steps, ended with ``status``."""
+    warn = {"ev": "log", "t": 2.0, "level": "warning", "code": "early-stop",
+            "msg": "the program's early stop at `bad == patience` may end training"}
+    plan = {"steps": 10000, "earliest_steps": soonest, "source": "for epoch in range(10000)"}
+    events = log(0, [0.1] * steps, plan=plan, end={"status": status, "exit_code": 0})
+    return estimate_row(Candidate("k", "k", state_of([*events[:3], warn, *events[3:]])),
+                        Pricing(Catalog.embedded()), RankOptions())
 
 
 def test_a_job_of_steps_an_early_stop_may_end_is_an_upper_bound_down_to_its_soonest() -> None:
-    warn = {"ev": "log", "t": 2.0, "level": "warning", "code": "early-stop",
-            "msg": "the program's early stop at `bad == patience` may end training"}
-    plan = {"steps": 10000, "earliest_steps": 301, "source": "for epoch in range(10000)"}
-    events = log(0, [0.1] * 40, plan=plan, end={"status": "probe-done", "exit_code": 0})
-    row = _row([*events[:3], warn, *events[3:]])
+    row = _row(301, 40, "probe-done")
     assert row.runtime_s == pytest.approx(2.0 + 0.1 * 10000, rel=0.05)
     assert any(n.startswith("an early stop may end training sooner: this is an upper bound for "
                             "10000 steps") for n in row.notes)
@@ -173,11 +175,7 @@ def test_a_job_of_steps_an_early_stop_may_end_is_an_upper_bound_down_to_its_soon
 
 
 def test_a_job_of_steps_an_early_stop_ended_is_measured_reaching_other_stops() -> None:
-    warn = {"ev": "log", "t": 2.0, "level": "warning", "code": "early-stop",
-            "msg": "the program's early stop at `bad == patience` may end training"}
-    plan = {"steps": 10000, "earliest_steps": 101, "source": "for epoch in range(10000)"}
-    events = log(0, [0.1] * 240, plan=plan, end={"status": "complete", "exit_code": 0})
-    row = _row([*events[:3], warn, *events[3:]])
+    row = _row(101, 240, "complete")
     assert row.equation == "measured" and row.runtime_s == pytest.approx(2.0 + 24.0 + 0.5)
     assert any("an early stop ended this run after 240 of 10000 steps; a repeat may stop at "
                "another, from 101 to 10000 (100.0 ms a step)" in n for n in row.notes)
