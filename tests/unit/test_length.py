@@ -464,10 +464,11 @@ def test_a_trainers_early_stop_gives_its_soonest_end_unless_it_outlasts_the_epoc
     class EarlyStoppingCallback:  # as transformers names it
         early_stopping_patience = 2
 
-    def lightning(epochs: int, patience: int, every: int = 1, least: int | None = None) -> Any:
+    def lightning(epochs: int, patience: int, every: int = 1, least: int | None = None,
+                  interval: float = 1.0) -> Any:
         made = Trainers()
         made.add(LightningAdapter(made), SimpleNamespace(
-            max_steps=-1, max_epochs=epochs, val_check_interval=1.0, min_epochs=least,
+            max_steps=-1, max_epochs=epochs, val_check_interval=interval, min_epochs=least,
             check_val_every_n_epoch=every,
             early_stopping_callbacks=[SimpleNamespace(patience=patience)]))
         return made.length()
@@ -494,6 +495,11 @@ def test_a_trainers_early_stop_gives_its_soonest_end_unless_it_outlasts_the_epoc
     assert (hf(30, "steps", 50, steps=120).early, hf(30, "steps", 50, steps=120).earliest_steps) \
         == ("", None)
     assert lightning(40, 2).fields()["earliest_epochs"] == 3
+    # a validation every 50 steps: the soonest in steps; every half epoch: (2 + 1) / 2 epochs
+    assert (lightning(40, 2, interval=50).earliest_steps,
+            lightning(40, 2, interval=50).earliest_epochs) == (150, None)
+    assert lightning(40, 2, interval=50).fields()["earliest_steps"] == 150
+    assert lightning(40, 2, interval=0.5).earliest_epochs == 2
 
 
 def test_a_trainer_is_stopped_through_its_own_flag() -> None:

@@ -6,6 +6,8 @@ loops adapter (torch_loops.py) times the optimizer steps it takes."""
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 from .. import compat
@@ -57,10 +59,13 @@ class LightningAdapter:
         interval = getattr(trainer, compat.LIGHTNING_VAL_INTERVAL, None)
         if isinstance(interval, int) and not isinstance(interval, bool) and interval > 1:
             found.every, found.every_source = interval, f"Trainer(val_check_interval={interval})"
-        soonest = earliest_stop(trainer) if found.epochs and not found.steps else None
-        if soonest and found.epochs and soonest < found.epochs:  # (a patience that outlasts
-            found.earliest_epochs, found.early = soonest, "EarlyStopping"  # them: no early stop)
-        return found if found.steps or found.epochs else None
+        soonest = earliest_stop(trainer)
+        if isinstance(soonest, tuple):  # a validation every K steps: its soonest, in steps
+            if not found.steps or soonest[0] < found.steps:
+                found.earliest_steps, found.early = soonest[0], "EarlyStopping"
+        elif soonest and found.epochs and not found.steps and soonest < found.epochs:
+            found.earliest_epochs, found.early = soonest, "EarlyStopping"  # (a patience that
+        return found if found.steps or found.epochs else None  # outlasts them: no early stop)
 
     def planned_epochs(self, trainer: Any) -> int | None:
         epochs = getattr(trainer, compat.LIGHTNING_MAX_EPOCHS, None)
@@ -74,19 +79,26 @@ class LightningAdapter:
                 pass
 
 
-def earliest_stop(trainer: Any) -> int | None:
+def earliest_stop(trainer: Any) -> int | tuple[int] | None:
     """The fewest epochs the Trainer's EarlyStopping callbacks let it run: the first validation
     improves on nothing, then ``patience`` checks without improvement stop it - one check every
-    ``check_val_every_n_epoch`` epochs (a check within epochs, val_check_interval: one epoch
-    at the soonest) - and never before ``min_epochs``. None: no EarlyStopping."""
+    ``check_val_every_n_epoch`` epochs, or every ``val_check_interval`` of an epoch (a
+    fraction), or every ``val_check_interval`` steps (a count: the soonest in steps, a
+    1-tuple) - and never before ``min_epochs``. None: no EarlyStopping."""
     stops = getattr(trainer, compat.LIGHTNING_EARLY_STOPPING, None) or []
     patience = [p for p in (getattr(c, compat.LIGHTNING_PATIENCE, None) for c in stops)
                 if isinstance(p, int) and not isinstance(p, bool)]
     if not patience:
         return None
     every = getattr(trainer, compat.LIGHTNING_VAL_EVERY_EPOCHS, None)
-    within = getattr(trainer, compat.LIGHTNING_VAL_INTERVAL, 1.0) not in (1, 1.0)
+    interval = getattr(trainer, compat.LIGHTNING_VAL_INTERVAL, 1.0)
     checks = max(min(patience), 1) + 1
-    soonest = 1 if within else checks * (every if isinstance(every, int) and every > 0 else 1)
     least = getattr(trainer, compat.LIGHTNING_MIN_EPOCHS, None)
-    return max(soonest, least if isinstance(least, int) else 0)
+    least = least if isinstance(least, int) else 0
+    if isinstance(interval, int) and not isinstance(interval, bool) and interval > 1:
+        return (checks * interval,) if not least else least  # (min_epochs: in epochs)
+    if isinstance(interval, float) and 0 < interval < 1:
+        soonest = max(1, math.ceil(checks * interval - 1e-9))
+    else:
+        soonest = checks * (every if isinstance(every, int) and every > 0 else 1)
+    return max(soonest, least)
