@@ -104,9 +104,6 @@ def _parser() -> argparse.ArgumentParser:
     p_run.add_argument("--workload-label", default="", help="workload name for the log")
     p_run.add_argument("--batch-size", type=int, default=None,
                        help="batch size for the log (the value the command was given)")
-    p_run.add_argument("--batch-size-fallback", type=int, default=None,
-                       help="batch size for the log where the program says none: a command that "
-                            "does not take it gives its own (its DataLoader's, fit()'s)")
     p_run.add_argument("--epochs", type=int, default=None, help="planned epochs for the log")
     p_run.add_argument("--steps-per-epoch", type=int, default=None,
                        help="N_it for custom loops that iterate no tf.data dataset of known size")
@@ -144,15 +141,15 @@ def _user_command(ns: argparse.Namespace, meta: dict[str, Any],
     if not command:
         parser.error("run needs a command: run -- python train.py ARGS")
     meta.update(workload=ns.workload_label or " ".join(command)[:200],
-                batch_size=ns.batch_size, batch_fallback=ns.batch_size_fallback, epochs=ns.epochs)
+                batch_size=ns.batch_size, epochs=ns.epochs)
     return command
 
 
 def _launcher(ns: argparse.Namespace, command: list[str], meta: dict[str, Any],
               emitter: Emitter) -> Launcher:
     emitter.meta = {k: v for k, v in {**meta, "steps_per_epoch": 0, "val_steps": 0, "devices": [],
-                                      "batch_size": meta.get("batch_size") or meta.get("batch_fallback")
-                                      }.items() if v is not None and k not in ("extra", "batch_fallback")}
+                                      "batch_size": meta.get("batch_size")
+                                      }.items() if v is not None and k != "extra"}
     opts = LaunchOptions(
         command=command,
         hook_config={"policy": policy_config(ns), "meta": meta, "val_batches": ns.val_batches,

@@ -51,7 +51,7 @@ def session_from_config(cfg: dict[str, Any], out: Any, t0: float | None) -> Prob
     m = cfg.get("meta", {})
     meta = ProbeMeta(probe=m.get("probe", ""), instance=m.get("instance", ""),
                      host=m.get("host", ""), workload=m.get("workload", ""),
-                     batch_size=m.get("batch_size"), batch_fallback=m.get("batch_fallback"),
+                     batch_size=m.get("batch_size"),
                      epochs=m.get("epochs"),
                      price_per_hour=m.get("price_per_hour"), extra=m.get("extra", {}))
     meta.extra = {**meta.extra, "rank": process_rank()} if process_rank() else meta.extra

@@ -17,8 +17,10 @@ class ProbeMeta:
     epochs: int | None = None
     price_per_hour: float | None = None
     framework: str = ""
-    batch_fallback: int | None = None  # where neither it nor the program says one
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def batch(self, program: int | None = None) -> int:  # given, else the program's, else fallback
-        return int(self.batch_size or program or self.batch_fallback or 0)
+    def batch(self, program: int | None = None) -> int:
+        """The log's batch size: the value given, else the program's own; 0 - "?" in rankings -
+        where neither says one (a full-batch loop: labelled by the app's default it was
+        ranked "batch 64")."""
+        return int(self.batch_size or program or 0)

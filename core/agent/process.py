@@ -333,7 +333,7 @@ class Launcher:
             self._start_if_needed()
             fields = self._say_memory()
             m = self.opts.hook_config.get("meta", {})
-            reason = memory.does_not_fit_reason(m.get("batch_size") or m.get("batch_fallback"), fields, why)
+            reason = memory.does_not_fit_reason(m.get("batch_size"), fields, why)
             self.emitter.log("error", reason, code="out-of-memory")
         if said:
             self._say_memory()

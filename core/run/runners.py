@@ -91,10 +91,10 @@ class ProbeSpec:
             if self.epochs:
                 args += ["--epochs", str(self.epochs)]
             # a command that takes the batch size is labelled by it; one that does not, by its
-            # own (its DataLoader's, fit()'s), this value only where the program says none
-            given = "{batch_size}" in self.command
-            args += ["--batch-size" if given else "--batch-size-fallback", str(self.batch_size),
-                     "--workload-label", workload_label(self.command), "--", *self.command_argv()]
+            # own (its DataLoader's, fit()'s), or none ("?") where the program says none
+            if "{batch_size}" in self.command:
+                args += ["--batch-size", str(self.batch_size)]
+            args += ["--workload-label", workload_label(self.command), "--", *self.command_argv()]
         return args
 
     def command_argv(self) -> list[str]:

@@ -228,13 +228,13 @@ def test_a_lightning_early_stop_within_reach_is_waited_for_and_seen_whole(tmp_pa
 def test_a_lightning_cli_program_parses_its_trainer_and_is_probed(tmp_path: Path) -> None:
     """LightningCLI builds its parser from the Trainer's signature: the agent's patched
     constructor must keep it (it failed with 'No action for key "trainer.max_epochs"'). A command
-    that takes no batch size: its log's is the training DataLoader's own, not the fallback. A callback's
+    that takes no batch size: its log's is the training DataLoader's own. A callback's
     next(iter(DataLoader(...))) at the epoch's end after the stop draws its sample (it was run
     dry and the whole program unwound: no test after fit), and the test after fit is timed."""
     pytest.importorskip("lightning")
     pytest.importorskip("jsonargparse")
     log, output = agent(tmp_path, PY, str(SCRIPTS / "lit_cli.py"),
-                        extra=("--batch-size-fallback", "64"))  # the command takes none
+                        extra=())  # the command takes none
     events, _ = read_log(log)
     start = next(e for e in events if isinstance(e, Start))
     assert "Lightning" in start.framework and start.epochs == 15

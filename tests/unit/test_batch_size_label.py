@@ -1,7 +1,8 @@
 """The batch size a probe's log gives: the value a command that takes the batch size was given
 wins; a command that does not take it is labelled by the program's own (its DataLoader's, fit()'s),
-the probe's batch size only where the program says none (Lightning's backbone example, run with
-no {batch_size}, was ranked as "batch 64" for a DataLoader of 32)."""
+and none ("?") where the program says none - not the probe's (Lightning's backbone example, run
+with no {batch_size}, was ranked as "batch 64" for a DataLoader of 32; a full-batch loop, which
+has none, was ranked "batch 64" too)."""
 
 from __future__ import annotations
 
@@ -28,18 +29,17 @@ def start_batch(meta: ProbeMeta, program: int | None) -> int:
     return int(start["batch_size"])
 
 
-def test_the_given_value_wins_the_fallback_only_where_the_program_says_none() -> None:
+def test_the_given_value_wins_then_the_programs_own_else_none() -> None:
     assert start_batch(ProbeMeta(batch_size=64), program=32) == 64
-    assert start_batch(ProbeMeta(batch_fallback=64), program=32) == 32
-    assert start_batch(ProbeMeta(batch_fallback=64), program=None) == 64
+    assert start_batch(ProbeMeta(), program=32) == 32
     assert start_batch(ProbeMeta(), program=None) == 0
 
 
-def test_a_command_without_the_placeholder_passes_its_batch_size_as_a_fallback() -> None:
+def test_a_command_without_the_placeholder_is_given_no_batch_size() -> None:
     given = ProbeSpec(key="k", label="k", batch_size=16, command="python t.py --bs {batch_size}")
     args = given.agent_args()
-    assert args[args.index("--batch-size") + 1] == "16" and "--batch-size-fallback" not in args
+    assert args[args.index("--batch-size") + 1] == "16"
     assert args[-3:] == ["t.py", "--bs", "16"]
     own = ProbeSpec(key="k", label="k", batch_size=64, command="python t.py")
     args = own.agent_args()
-    assert args[args.index("--batch-size-fallback") + 1] == "64" and "--batch-size" not in args
+    assert "--batch-size" not in args  # the program's own, else none: not the probe's 64
