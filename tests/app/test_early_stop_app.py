@@ -15,3 +15,4 @@ async def test_detail_view_says_both_sides_an_early_stop_reaches() -> None:
     assert rows == 1
     assert "an early stop ended this run after 115 of 10000 steps" in text
     assert "unseen +" in text and "unseen −16.7s" in text
+    assert "fit alone" not in text  # (the equations' fit is of the planned 10 000 steps)

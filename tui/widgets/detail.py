@@ -163,9 +163,10 @@ def bounds_lines(row: RankedRow) -> list[Text]:
                  and v >= 0.05]
         if u.get("unseen_high"):
             parts.append(f"unseen +{u['unseen_high']:.1f}s")
-        if u.get("unseen_low"):  # (seen, may not come again: a run an early stop ended sooner)
-            parts.append(f"unseen −{u['unseen_low']:.1f}s")
-        fit = row.terms.get("fit_s")
+        if u.get("unseen_low", 0.0) >= 0.05:  # (seen, may not come again: a run an early stop
+            parts.append(f"unseen −{u['unseen_low']:.1f}s")  # ended sooner)
+        # (a run seen whole is its own answer: the equations' fit is the planned length's)
+        fit = row.terms.get("fit_s") if row.equation != "measured" else None
         out.append(Text(f"bounds {fmt_duration(row.runtime_low_s)}–{fmt_duration(row.runtime_high_s)}"
                         f" from: {', '.join(parts)}"
                         + (f" · fit alone {fmt_duration(float(fit))}" if isinstance(fit, float) else ""),
