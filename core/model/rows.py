@@ -150,7 +150,9 @@ class RankedRow:
 
     @property
     def name(self) -> str:
-        return f"{self.instance or self.probe} b{self.batch_label}"
+        """"g5.xlarge b64"; the instance alone where the log says no batch size."""
+        where = self.instance or self.probe
+        return f"{where} b{self.batch_size}" if self.batch_size else where
 
     def as_json(self) -> dict[str, JsonValue]:
         """JSON-ready: NaN becomes null; nested records become objects."""
