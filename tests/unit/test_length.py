@@ -448,6 +448,16 @@ def test_a_real_training_arguments_evaluation_interval_is_read() -> None:
     made.add(HfTrainerAdapter(made), SimpleNamespace(args=args, control=None))
     found = made.length()
     assert found is not None and (found.epochs, found.every) == (3, 50)
+    # a real EarlyStoppingCallback (patience 2), evaluating every epoch: its soonest end after 3
+    from transformers import EarlyStoppingCallback
+
+    args = TrainingArguments(output_dir="unused", num_train_epochs=30, eval_strategy="epoch",
+                             report_to=[], use_cpu=True)
+    made = Trainers()
+    made.add(HfTrainerAdapter(made), SimpleNamespace(args=args, control=None, callback_handler=(
+        SimpleNamespace(callbacks=[EarlyStoppingCallback(early_stopping_patience=2)]))))
+    found = made.length()
+    assert found is not None and (found.earliest_epochs, found.earliest_steps) == (3, None)
 
 
 def test_a_trainers_early_stop_gives_its_soonest_end_unless_it_outlasts_the_epochs() -> None:
