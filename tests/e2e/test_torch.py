@@ -267,7 +267,7 @@ def test_a_hugging_face_early_stop_within_reach_is_waited_for_and_seen_whole(
     test_length's unit tests on real TrainingArguments.)"""
     pytest.importorskip("transformers")
     log, output = agent(tmp_path, PY, str(SCRIPTS / "hf.py"), str(tmp_path / "hf-out"), "early",
-                        "steps", extra=("--max-steps", "8"))
+                        extra=("--max-steps", "8"))
     events, _ = read_log(log)
     plan = next(e for e in events if isinstance(e, Plan))
     assert plan.epochs == 30 and (plan.earliest_epochs, plan.earliest_steps) == (None, 30)

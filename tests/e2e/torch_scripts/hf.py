@@ -17,13 +17,12 @@ class Data(torch.utils.data.Dataset):
 cfg = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                  intermediate_size=64, max_position_embeddings=32)
 model = BertForSequenceClassification(cfg)
-if sys.argv[2:3] == ["early"]:  # 30 epochs with an EarlyStoppingCallback: no improvement ever
-    # counts (a threshold of 100), so it stops after its soonest 3 evaluations, one an epoch (or,
-    # with "steps", one every 10 steps: after 30 of its 20-step epochs' 600)
-    by_steps = sys.argv[3:] == ["steps"]
+if sys.argv[2:] == ["early"]:  # 30 epochs with an EarlyStoppingCallback: no improvement ever
+    # counts (a threshold of 100), so it stops after its soonest 3 evaluations, one every 10
+    # steps: after 30 of its 20-step epochs' 600
     args = TrainingArguments(output_dir=sys.argv[1], num_train_epochs=30,
                              per_device_train_batch_size=16, per_device_eval_batch_size=64,
-                             eval_strategy="steps" if by_steps else "epoch", eval_steps=10,
+                             eval_strategy="steps", eval_steps=10,
                              save_strategy="no",  # (no checkpoints:
                              metric_for_best_model="loss",  # the best metric is kept anyway)
                              report_to=[], logging_strategy="no", use_cpu=True, disable_tqdm=False)
