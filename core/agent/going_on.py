@@ -97,9 +97,9 @@ class GoingOn:
         EarlyStoppingCallback, a patience the program's own loop breaks on) can end training
         before its planned length, at a point only the run can tell: where its soonest end (the
         plan's ``earliest_epochs`` - or ``earliest_steps``: a job of one loop of steps, an
-        evaluation every K steps) comes
-        within UNTIL_BUDGETS configured boundary budgets at the steady step time, go on up to
-        those for the program's own end - a run seen whole is its own answer, where the planned
+        evaluation every K steps) comes within UNTIL_BUDGETS configured boundary budgets at the
+        steady step time, go on up to those for the program's own end - a run seen whole is its
+        own answer, where the planned
         length's is only an upper bound (keras.io's anomaly detector: 7 of 50 epochs). Not from
         the job's share: that is of the planned length's, which the run may never reach."""
         n_it = self.steps_per_epoch
