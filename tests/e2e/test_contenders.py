@@ -50,7 +50,8 @@ def config(tmp: Path) -> Path:
     """Six local hosts, each with a python that sets its loop's step time, and their
     instances as [[catalog]] rows."""
     lines = ['[probe]', 'command = "python3 train.py --batch-size {batch_size}"',
-             'batch_sizes = [8]', 'max_steps = 8', 'adaptive_budget = 0', 'contenders = true', '']
+             'batch_sizes = [8]', 'max_steps = 8', 'adaptive_budget = 0', 'boundary_budget = 0',
+             'contenders = true', '']
     for name, gpu, count, step_s in HOSTS:
         python = tmp / f"python-{name}"
         python.write_text(f'#!/bin/sh\nexec env CONTENDER_STEP_S={step_s} {sys.executable} "$@"\n')
@@ -107,7 +108,7 @@ def test_a_host_without_gpu_facts_is_probed_and_said(tmp_path: Path) -> None:
     summary says why."""
     (tmp_path / "train.py").write_text(TRAINER)
     cfg = config(tmp_path)
-    python = tmp_path / "python-lab-k80"
+    python = tmp_path / "python-lab-a100"
     cfg.write_text(cfg.read_text() + "\n".join([
         '[[hosts]]', 'name = "mystery"', 'kind = "local"', 'instance = "mystery-box"',
         f'python = "{python}"', '']))

@@ -325,7 +325,7 @@ def test_a_stopped_probe_names_the_checkpoints_it_left_in_the_programs_folder(
     assert "2 file(s)" in msg and msg.index("checkpoints/last.pt") < msg.index("results.txt")
     assert "data.bin" not in msg and "probecast" not in msg.split(":", 1)[1]
     assert said[0].t <= events[-1].t
-    est = estimate_runtime(load_probe(work / "probecast-logs" / "p.jsonl").state, 20)
+    est = estimate_runtime(load_probe(work / "probecast-logs" / "p.jsonl").state, 8)
     assert any("checkpoints/last.pt" in n for n in est.notes)  # the detail view, --json
 
     (work / "results.txt").unlink()
