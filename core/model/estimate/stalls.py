@@ -172,35 +172,63 @@ def epoch_lifetimes(state: ProbeState, t_it: float) -> list[tuple[float, float, 
 
 def observe(state: ProbeState, t_it: float, stalls: bool) -> Observed:
     """Classify the probe's boundaries: stalled as predicted, cheap where a stall was due, or too
-    short a prediction to tell; and what each cost besides its stall. The clock's start is not
-    seen exactly, so a lifetime a little either side of the measured one counts too (an epoch
-    of 5.09 s may have outlived the 5.11 s wake-up and waited 5.1 s for the next)."""
+    short a prediction to tell (``told``); and what each cost besides its stall."""
     stalled = cheap = untold = 0
     plain, gaps, untold_costs = [], [], []
     for lifetime, cost, gap in epoch_lifetimes(state, t_it):
-        if not stalls:
+        kind, stall = told(lifetime, cost) if stalls else ("untold", 0.0)
+        if kind == "stalled":
+            stalled += 1
+            rest = max(0.0, cost - stall)
+        elif kind == "untold":
             untold += 1
-            rest = cost
-        else:
-            due = {stall_after(lifetime * (1 + d)) for d in (-LIFETIME_SLACK, 0.0, LIFETIME_SLACK)}
-            match = [s for s in due if s >= INFORMATIVE_S
-                     and abs(cost - s) <= max(MATCH_REL * s, INFORMATIVE_S)]
-            small = [s for s in due if s < INFORMATIVE_S]
-            if match:
-                stalled += 1
-                rest = max(0.0, cost - min(match, key=lambda s: abs(cost - s)))
-            elif small:
-                untold += 1
+            if stalls:
                 untold_costs.append(cost)
-                rest = max(0.0, cost - min(small))
-            else:
-                cheap += 1
-                rest = cost
+            rest = max(0.0, cost - stall)
+        else:
+            cheap += 1
+            rest = cost
         between = min(gap, rest)
         gaps.append(between)
         plain.append(rest - between)
     return Observed(stalled, cheap, untold, tuple(plain), tuple(gaps),
                     tuple(state.boundary_outside[:len(plain)]), tuple(untold_costs))
+
+
+def told(lifetime: float, cost: float) -> tuple[str, float]:
+    """What a boundary (or a teardown) of ``cost`` seconds after an iterator of ``lifetime``
+    says: ("stalled", the wait it matched), ("untold", a wait too short to tell) or ("cheap",
+    the wait that was due and did not come). The clock's start is not seen exactly, so a
+    lifetime a little either side of the measured one counts too (an epoch of 5.09 s may have
+    outlived the 5.11 s wake-up and waited 5.1 s for the next)."""
+    due = {stall_after(lifetime * (1 + d)) for d in (-LIFETIME_SLACK, 0.0, LIFETIME_SLACK)}
+    match = [s for s in due if s >= INFORMATIVE_S
+             and abs(cost - s) <= max(MATCH_REL * s, INFORMATIVE_S)]
+    if match:
+        return "stalled", min(match, key=lambda s: abs(cost - s))
+    small = [s for s in due if s < INFORMATIVE_S]
+    if small:
+        return "untold", min(small)
+    return "cheap", stall_after(lifetime)
+
+
+def redrawn_stalls(state: ProbeState, t_it: float, p: float, p_end: float,
+                   epoch_s: float) -> float:
+    """A run seen whole drew each of its told boundaries' stalls once; a repeat pays each at its
+    odds ``p`` (the teardown when training ends at ``p_end``): the seconds a repeat pays on
+    average less those this run paid. Boundaries whose wait is too short to tell are left as
+    they came; the teardown is told against the epochs' median lifetime (``epoch_s`` where
+    the run crossed no boundary)."""
+    def redrawn(kind: str, stall: float, odds: float) -> float:
+        return (odds - 1.0) * stall if kind == "stalled" else odds * stall if kind == "cheap" \
+            else 0.0
+
+    lives = epoch_lifetimes(state, t_it)
+    shift = sum(redrawn(*told(lifetime, cost), p) for lifetime, cost, _ in lives)
+    if state.fit_end_time is not None:
+        last = sorted(life for life, _, _ in lives)[len(lives) // 2] if lives else epoch_s
+        shift += redrawn(*told(last, state.fit_end_time), p_end)
+    return shift
 
 
 def outside_runs_on(state: ProbeState) -> bool:
