@@ -164,3 +164,29 @@ def test_a_lightning_run_an_early_stop_ended_counts_its_epochs_from_its_steps() 
     assert row.equation == "measured"
     assert any("an early stop ended this run after 16 of 100 epochs" in n for n in row.notes)
     assert row.runtime_high_s > row.runtime_s + 84 * 2.0  # ~2.5 s an epoch
+
+
+def test_a_run_that_drew_no_early_stop_reaches_a_repeat_that_does() -> None:
+    """pytorch-forecasting's DeepAR example (Lightning, 10 epochs, EarlyStopping(patience=5):
+    soonest after 6): its probe went on for the stop and saw the whole run train all 10 epochs -
+    no stop came; its plain run stopped after 7 (60.7 s against the probe's 76.1). A run that
+    drew no stop is one draw too: its measured time stays the answer, the low bound reaches a
+    repeat stopping at the soonest, the high bound nothing past the planned length (recorded
+    probe)."""
+    from conftest import ROOT
+
+    from probecast.core.model.estimate.early_stop import NONE_CAME
+    from probecast.core.model.logstore import load_probe
+    from probecast.core.model.pricing import Catalog
+    from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row
+    from probecast.core.model.rows import Candidate
+
+    st = load_probe(ROOT / "benchmarks" / "corpus" / "runs-public" / "probe-pf-ar.jsonl.gz").state
+    assert st.plan is not None and (st.plan.epochs, st.plan.earliest_epochs) == (10, 6)
+    assert len(st.steps_by_epoch) == 10
+    row = estimate_row(Candidate("ar", "ar", st), Pricing(Catalog.embedded()), RankOptions())
+    assert row.equation == "measured"
+    assert any(n.startswith(NONE_CAME) and "from epoch 6 of 10" in n for n in row.notes)
+    per_epoch = min(st.time_by_epoch[e] for e in range(1, 10))
+    assert row.runtime_low_s < row.runtime_s - 4 * per_epoch < 60.7 < row.runtime_s
+    assert row.uncertainty["unseen_high"] == 0.0
