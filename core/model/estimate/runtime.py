@@ -168,7 +168,8 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
              *([stopped] if stopped else []),
              *(n for n in est.notes if n.startswith("the agent's own")))
     return replace(est, runtime_s=total, low_s=low, high_s=high, equation=MEASURED, notes=notes,
-                   uncertainty=u.as_dict())
+                   uncertainty=u.as_dict(),
+                   terms=replace(est.terms, stalls_redrawn=redrawn.shift if redrawn else 0.0))
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ class Terms:
     t_ep_seen: float = 0.0  # the mean cost of the boundaries the probe crossed (t_ep: forecast)
     p_stall: float | None = None  # odds a boundary stalls on the tf.data autotuner (stalls.py)
     stall_s: float | None = None  # ... and how long, when it does
+    stalls_redrawn: float = 0.0  # a run seen whole: its told stalls at their odds, less its draws
     every: int | None = None  # the program's periodic work (evaluate, save) every K steps ...
     t_per: float | None = None  # ... what each costs on top of a step (None: not seen)
     n_per: int | None = None  # ... and how many times the job does it
@@ -114,6 +115,10 @@ class Estimate:
         if t.t_per and t.n_per:
             post = f" + {t.n_per} x {t.t_per:.3f}" + post
         if self.equation == MEASURED:
+            if abs(t.stalls_redrawn) >= 0.005:
+                return (f"the run itself, launch to exit {self.runtime_s - t.stalls_redrawn:.2f}"
+                        f" {t.stalls_redrawn:+.2f} (tf.data stalls at their odds, not as this "
+                        f"run drew them) = {self.runtime_s:.2f} s")
             return f"the run itself, launch to exit = {self.runtime_s:.2f} s"
         if self.equation == "blocks":
             val = (f" + ({t.n_ep:g}-seen) x {t.t_val:.2f}" if t.t_val else "")
