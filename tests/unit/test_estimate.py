@@ -396,3 +396,4 @@ def test_a_run_seen_whole_pays_each_told_stall_at_its_odds(name: str, way: int) 
     assert est.equation == "measured" and way * shift > 1.0
     assert est.runtime_s == pytest.approx(seen + shift, abs=1e-6)
     assert est.low_s < est.runtime_s < est.high_s
+    assert f"{seen:.2f} {shift:+.2f} (tf.data stalls at their odds" in est.formula()  # detail view
