@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..agent.steady import DEFAULT_STATISTIC, StepSeries
+from ..agent.steady import DEFAULT_STATISTIC, StepSeries, block_interval
 from .events import (SCHEMA_VERSION, Block, Done, End, Epoch, Event, EventReader, Init, Log, Memory,
                      Phase, Plan, Sample, Start, Step, Val)
 from .linefit import line_fit
@@ -260,7 +260,14 @@ class ProbeState:
         return self.end.status if self.end else "running"
 
     def step_time(self, statistic: str = DEFAULT_STATISTIC) -> tuple[float, float, float]:
-        """Steady-state step time (estimate, low, high), 95 % interval."""
+        """Steady-state step time (estimate, low, high), 95 % interval. Work the program does
+        every few steps (its plan's ``every`` under MIN_EVERY: a plot every 5th step) stays in
+        the step time, trimmed over blocks of that many steps, so that trimming keeps it."""
+        every = self.plan.every if self.plan is not None else None
+        if statistic == "trimmed" and every and 1 < every < MIN_EVERY:
+            blocks = block_interval(self.steady.values, every)
+            if blocks is not None:
+                return blocks
         return self.steady.interval(statistic)
 
     def validation_times(self) -> tuple[float | None, float | None, bool]:
