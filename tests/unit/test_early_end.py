@@ -190,3 +190,24 @@ def test_a_run_that_drew_no_early_stop_reaches_a_repeat_that_does() -> None:
     per_epoch = min(st.time_by_epoch[e] for e in range(1, 10))
     assert row.runtime_low_s < row.runtime_s - 4 * per_epoch < 60.7 < row.runtime_s
     assert row.uncertainty["unseen_high"] == 0.0
+
+
+def test_a_later_phases_early_stop_is_not_the_first_phases_upper_bound() -> None:
+    """tensorflow/docs' imbalanced-data tutorial: six fit() calls, the first two of 20 epochs
+    with no early stop, the third to sixth with EarlyStopping(patience=10). The first phase's
+    estimate is no upper bound - it said 'an early stop may end training sooner: this is an
+    upper bound for 20 epochs' of a fit() that had none (recorded probe)."""
+    from conftest import ROOT
+
+    from probecast.core.model.estimate.early_stop import UPPER_BOUND
+    from probecast.core.model.logstore import load_probe
+    from probecast.core.model.pricing import Catalog
+    from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row
+    from probecast.core.model.rows import Candidate
+
+    st = load_probe(ROOT / "benchmarks" / "corpus" / "runs-public"
+                    / "probe-tf-imbalanced.jsonl.gz").state
+    assert [p.plan.earliest_epochs for p in st.phases if p.plan] == [None, 11, 11, 11, 11]
+    row = estimate_row(Candidate("imb", "imb", st), Pricing(Catalog.embedded()), RankOptions())
+    assert not any(n.startswith(UPPER_BOUND) for n in row.notes), row.notes
+    assert any("trains in 6 phases" in n for n in row.notes)

@@ -23,8 +23,15 @@ def upper_bound_note(state: ProbeState, n_ep: float, n_it: int) -> str:
     """The note that the estimate for ``n_ep`` epochs of ``n_it`` steps is an upper bound; ""
     where no early stop can end it sooner (one whose patience outlasts them)."""
     plan = state.plan
-    if CODE not in state.codes or plan is None:
-        return "" if CODE not in state.codes else _note(f"{n_ep:g} epochs")
+    if CODE not in state.codes:
+        return ""
+    if not (plan is not None and (plan.earliest_epochs or plan.earliest_steps)) and any(
+            p.plan is not None and (p.plan.earliest_epochs or p.plan.earliest_steps)
+            for p in state.phases):
+        return ""  # the early stop is a later phase's (tensorflow/docs' imbalanced data: the
+        # third of six fit() calls has the first), not this one's
+    if plan is None:
+        return _note(f"{n_ep:g} epochs")
     if (plan.earliest_epochs and plan.earliest_epochs >= n_ep) or (
             plan.earliest_steps and n_it and plan.earliest_steps >= n_ep * n_it):
         return ""
