@@ -211,3 +211,34 @@ def test_a_later_phases_early_stop_is_not_the_first_phases_upper_bound() -> None
     row = estimate_row(Candidate("imb", "imb", st), Pricing(Catalog.embedded()), RankOptions())
     assert not any(n.startswith(UPPER_BOUND) for n in row.notes), row.notes
     assert any("trains in 6 phases" in n for n in row.notes)
+
+
+def test_a_later_phase_an_early_stop_ends_reaches_other_stops_in_the_bounds() -> None:
+    """The same tutorial's third to sixth fit() calls each stopped early under the probe (after
+    17, 17, 12 and 24 of 100, 100, 100 and 1 000 epochs; its plain run after 20, 13, 11, 16):
+    each stop is one draw, so the bounds reach a repeat stopping at the soonest (epoch 11) and
+    one training every planned epoch, as a whole run's do (recorded probe)."""
+    from conftest import ROOT
+
+    from probecast.core.model.estimate.phases import estimate_phase
+    from probecast.core.model.estimate.bounds import Calibration
+    from probecast.core.model.logstore import load_probe
+    from probecast.core.model.pricing import Catalog
+    from probecast.core.model.rank.ranking import Pricing, RankOptions, estimate_row
+    from probecast.core.model.rows import Candidate
+
+    st = load_probe(ROOT / "benchmarks" / "corpus" / "runs-public"
+                    / "probe-tf-imbalanced.jsonl.gz").state
+    cal = Calibration.for_state(st)
+    phases = {p.index: estimate_phase(p, cal, st) for p in st.phases}
+    assert phases[2].unseen_low == phases[2].unseen_high == 0.0  # no early stop in it
+    five = phases[5]  # 12 epochs of 98 steps ran; soonest 11, planned 100
+    per_epoch = (st.phases[3].seconds - (st.phases[3].start_s or 0.0)) / 12
+    assert five.how == "measured"
+    assert five.unseen_low == pytest.approx(per_epoch) and five.unseen_high == pytest.approx(
+        88 * per_epoch)
+    row = estimate_row(Candidate("imb", "imb", st), Pricing(Catalog.embedded()), RankOptions())
+    reach = sum(p.unseen_low for p in phases.values())
+    assert row.runtime_low_s < row.runtime_s - reach
+    assert row.runtime_high_s > row.runtime_s + sum(p.unseen_high for p in phases.values())
+    assert any(n.startswith("phase 3, 4, 5, 6: an early stop ends each") for n in row.notes)

@@ -44,6 +44,7 @@ class PhaseEstimate:
     unseen_high: float  # seconds only the high bound allows (its length unknown)
     steps: int | None  # the steps it trains (None: not known)
     how: str  # "measured" (ran to its end in the probe), "extrapolated", "as seen"
+    unseen_low: float = 0.0  # seconds only the low bound allows (an early stop sooner)
 
 
 def estimate_phase(phase: PhaseTiming, cal: Calibration, state: ProbeState,
@@ -51,8 +52,10 @@ def estimate_phase(phase: PhaseTiming, cal: Calibration, state: ProbeState,
     """A later phase's seconds, from its own steps, length, boundaries and validation."""
     start = phase.start_s or 0.0
     if not phase.stopped:  # it ran to its end under the probe: measured
+        fewer, more = _early_stop_reach(phase, (phase.seconds - start) / max(1, _epochs(phase)),
+                                        _epochs(phase))
         return PhaseEstimate(phase.index, phase.loop, phase.seconds,
-                             cal.floor * phase.seconds, 0.0, phase.steps, "measured")
+                             cal.floor * phase.seconds, more, phase.steps, "measured", fewer)
     n = phase.planned_steps
     if n is None or phase.steady.n < 2:
         # its length unknown: what the probe saw, and room for as much again on the high side
@@ -83,7 +86,28 @@ def estimate_phase(phase: PhaseTiming, cal: Calibration, state: ProbeState,
     val_sigma = n_val * cal.val_rel * t_val
     sigma = math.sqrt(steps_sigma ** 2 + drift ** 2 + boundaries_sigma ** 2 + val_sigma ** 2
                       + (cal.floor * seconds) ** 2 + (cal.init_rel * start) ** 2)
-    return PhaseEstimate(phase.index, phase.loop, seconds, sigma, 0.0, n, "extrapolated")
+    fewer, _ = _early_stop_reach(phase, n_it * t_it + boundary + t_val if n_it else 0.0,
+                                 math.ceil(epochs))
+    return PhaseEstimate(phase.index, phase.loop, seconds, sigma, 0.0, n, "extrapolated", fewer)
+
+
+def _epochs(phase: PhaseTiming) -> int:
+    """The epochs a phase ran: those that ended, else those whose first steps it saw."""
+    return max(phase.epochs_done, len(phase.boundary_steps) + 1 if phase.steps else 0)
+
+
+def _early_stop_reach(phase: PhaseTiming, per_epoch: float, ran: int) -> tuple[float, float]:
+    """A phase an early stop can end (its plan's soonest epoch) is one draw of its stop, as a
+    whole run is (early_stop.py): seconds a repeat may take less - stopping at the soonest -
+    and more - training to the planned epochs - than the ``ran`` epochs counted, at
+    ``per_epoch`` seconds (tensorflow/docs' imbalanced data: four fit()s stopped after 12 to 24
+    of 100 and 1 000 epochs under the probe, 11 to 20 in the plain run)."""
+    plan = phase.plan
+    soonest = plan.earliest_epochs if plan is not None else None
+    if not soonest or per_epoch <= 0 or plan is None:
+        return 0.0, 0.0
+    planned = plan.epochs or ran
+    return max(0, ran - soonest) * per_epoch, max(0, planned - ran) * per_epoch
 
 
 def with_phases(state: ProbeState, est: Estimate, statistic: str = DEFAULT_STATISTIC,
@@ -98,6 +122,7 @@ def with_phases(state: ProbeState, est: Estimate, statistic: str = DEFAULT_STATI
     extra = sum(p.seconds for p in later)
     sigma = math.sqrt(sum(p.sigma ** 2 for p in later))
     unseen_high = sum(p.unseen_high for p in later)
+    unseen_low = sum(p.unseen_low for p in later)
     notes = list(est.notes)
     first = est.runtime_s
     if later:
@@ -109,6 +134,12 @@ def with_phases(state: ProbeState, est: Estimate, statistic: str = DEFAULT_STATI
         if p.how == "as seen":
             notes.append(f"phase {p.index}'s length is unknown: counted as the probe saw it, "
                          f"the high bound allows as much again")
+    reached = [p.index for p in later if p.unseen_low or (p.how == "measured" and p.unseen_high)]
+    if reached:
+        notes.append(f"phase {', '.join(map(str, reached))}: an early stop ends each where its "
+                     f"metric stops improving, one draw a run - the bounds reach a repeat stopping "
+                     f"anywhere from the soonest to the planned last "
+                     f"(-{unseen_low:.1f} s / +{unseen_high:.1f} s)")
     if unseen:
         seen = len(later) + 1
         fit = est.terms.fit_s
@@ -123,9 +154,11 @@ def with_phases(state: ProbeState, est: Estimate, statistic: str = DEFAULT_STATI
     uncertainty = {**est.uncertainty, "phases": sigma}
     if unseen_high:
         uncertainty["unseen_high"] = uncertainty.get("unseen_high", 0.0) + unseen_high
+    if unseen_low:
+        uncertainty["unseen_low"] = uncertainty.get("unseen_low", 0.0) + unseen_low
     seconds = ", ".join(f"{s:.3f}" for s in (first, *(p.seconds for p in later)))
     terms = replace(est.terms, phases=len(later) + 1, phase_s=seconds)
-    return replace(est, runtime_s=runtime, low_s=max(0.0, runtime - low_half),
+    return replace(est, runtime_s=runtime, low_s=max(0.0, runtime - low_half - unseen_low),
                    high_s=runtime + high_half + unseen_high, notes=tuple(notes),
                    uncertainty=uncertainty, terms=terms)
 
