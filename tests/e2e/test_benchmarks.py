@@ -92,7 +92,7 @@ torch.manual_seed(0)
 model, x, y = nn.Linear(64, 1), torch.randn(256, 64), torch.randn(256, 1)
 opt = torch.optim.SGD(model.parameters(), 0.01)
 for epoch in range(10):
-    for i in range(300):
+    for i in range(100):
         opt.zero_grad()
         loss = ((model(x) - y) ** 2).mean()
         loss.backward()
@@ -116,12 +116,12 @@ def test_public_records_both_runs_lines_and_progress_sets_them_side_by_side(tmp_
         assert (out / name).exists(), name
     text = run("benchmarks/progress.py", str(out))
     row = next(line for line in text.splitlines() if line.startswith("tiny "))
-    # the plain run printed 600 lines of the progress key; the probe those of the epoch or two
-    # it timed before it stopped
+    # the plain run printed 200 lines of the progress key; the probe those of the steps it
+    # timed (its steady floor may see the run whole)
     assert "epoch # step # loss #" in row
     error, lag, pace, late_early, common = row.split()[1:6]
     assert error.endswith("%") or error == "-"
-    assert float(pace) > 0 and float(late_early) > 0 and 2 <= int(common) < 600
+    assert float(pace) > 0 and float(late_early) > 0 and 2 <= int(common) <= 200
     assert re.search(r"^pace: median [0-9.]+ over 1 scripts", text, re.M)
 
 
