@@ -87,6 +87,16 @@ class StepSeries:
         self._cache[statistic] = result
         return result
 
+    def block_interval(self, k: int) -> tuple[float, float, float] | None:
+        """``block_interval`` over these steps, cached as the other statistics are (the live
+        panel asks for the step time at every refresh)."""
+        key = f"block{k}"
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = block_interval(self.values, k) or (math.nan, math.nan, math.nan)
+            self._cache[key] = cached
+        return None if math.isnan(cached[0]) else cached
+
     def wander(self, stretches: int = 4) -> float | None:
         """How far the step time drifts while the probe watches: the s.d. of the means of
         ``stretches`` consecutive stretches of steps, less what the steps' own scatter explains,

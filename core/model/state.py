@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..agent.steady import DEFAULT_STATISTIC, StepSeries, block_interval
+from ..agent.steady import DEFAULT_STATISTIC, StepSeries
 from .events import (SCHEMA_VERSION, Block, Done, End, Epoch, Event, EventReader, Init, Log, Memory,
                      Phase, Plan, Sample, Start, Step, Val)
 from .linefit import line_fit
@@ -265,7 +265,7 @@ class ProbeState:
         the step time, trimmed over blocks of that many steps, so that trimming keeps it."""
         every = self.plan.every if self.plan is not None else None
         if statistic == "trimmed" and every and 1 < every < MIN_EVERY:
-            blocks = block_interval(self.steady.values, every)
+            blocks = self.steady.block_interval(every)
             if blocks is not None:
                 return blocks
         return self.steady.interval(statistic)
