@@ -52,8 +52,8 @@ def estimate_phase(phase: PhaseTiming, cal: Calibration, state: ProbeState,
     """A later phase's seconds, from its own steps, length, boundaries and validation."""
     start = phase.start_s or 0.0
     if not phase.stopped:  # it ran to its end under the probe: measured
-        fewer, more = _early_stop_reach(phase, (phase.seconds - start) / max(1, _epochs(phase)),
-                                        _epochs(phase))
+        ran = _epochs(phase)
+        fewer, more = _early_stop_reach(phase, (phase.seconds - start) / max(1, ran), ran)
         return PhaseEstimate(phase.index, phase.loop, phase.seconds,
                              cal.floor * phase.seconds, more, phase.steps, "measured", fewer)
     n = phase.planned_steps
