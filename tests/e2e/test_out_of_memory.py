@@ -304,7 +304,7 @@ async def test_ssh_probe_out_of_memory_under_a_real_limit(sshd_host, tmp_path: P
 
 # ---- probe --find-batch-size under a real limit ------------------------------------------------
 
-FIND_ROOM_MB = 700  # above torch-cnn's floor: its answer is ~800 (0.5-0.7 MB a sample), far under the cap
+FIND_ROOM_MB = 400  # above torch-cnn's floor: its answer is ~300-400 (0.5-0.7 MB a sample), far under the cap
 
 
 def cnn_settings(batch_sizes: list[int]) -> ProbeSettings:

@@ -249,7 +249,8 @@ def test_a_lightning_cli_program_parses_its_trainer_and_is_probed(tmp_path: Path
 
 def test_hugging_face_trainer_is_stopped_through_its_control(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
-    log, output = agent(tmp_path, PY, str(SCRIPTS / "hf.py"), str(tmp_path / "hf-out"))
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "hf.py"), str(tmp_path / "hf-out"),
+                        extra=("--max-steps", "20", "--boundary-budget", "0"))
     events, _ = read_log(log)
     start = next(e for e in events if isinstance(e, Start))
     assert "Hugging Face Trainer" in start.framework and start.epochs == 8
