@@ -15,10 +15,11 @@ cd "$(dirname "$0")/.."
 
 install() {
     python3 -m venv .venv
-    # uv installs the same set as pip in under half the time (140 s here, a fifth of a fresh CI
-    # run); pip does it where uv cannot be had or fails. Compiled to bytecode as pip does: where
-    # Python writes none (PYTHONDONTWRITEBYTECODE, as on this project's machines) every process
-    # that imports TensorFlow would compile it from source again - 10 s an import, not 5.
+    # uv installs the same set as pip in about a third of the time (pip: 140-176 s here, a fifth
+    # of a fresh CI run); pip does it where uv cannot be had or fails. Compiled to bytecode as pip
+    # does: where Python writes none (PYTHONDONTWRITEBYTECODE, as on this project's machines)
+    # every process that imports TensorFlow would compile it from source again - 10 s an import,
+    # not 5.
     if .venv/bin/python -m pip install -q uv \
             && install_with .venv/bin/uv pip install -q --compile-bytecode --python .venv/bin/python; then
         return
