@@ -29,30 +29,10 @@ from typing import IO, Any
 from . import limits, memory
 from .channel import ENV_SOCKET, ENV_SPAWN, EventServer
 from .emit import Emitter
+from .looked_for import NO_STEP, no_step_help
 
 ENV_CONFIG = "PROBECAST_CONFIG"
 ENV_T0 = "PROBECAST_T0"
-
-# What the hook looks for, by the framework the program imported (the hook says which).
-LOOKED_FOR = {
-    "torch": "PyTorch: optimizer steps (torch.optim, step(closure) too), backward passes (a "
-             "program with no optimizer), Lightning and Hugging Face trainers, DataLoader passes",
-    "keras": "Keras: Model.fit, optimizer steps (apply / apply_gradients: custom loops)",
-}
-NO_STEP_HELP = ("in every Python process the command started; StepTimer times any other loop "
-                "(docs/agent.md: 'Any loop')")
-
-
-def no_step_help(frameworks: set[str]) -> str:
-    """What was looked for, in the frameworks the program imported."""
-    names = [LOOKED_FOR["torch"]] if "torch" in frameworks else []
-    if frameworks & {"keras", "tensorflow"}:
-        names.append(LOOKED_FOR["keras"])
-    if not names:
-        return ("no framework probecast times was imported (looked for "
-                + "; ".join(LOOKED_FOR.values()) + ") " + NO_STEP_HELP)
-    return "looked for " + "; ".join(names) + " " + NO_STEP_HELP
-
 
 @dataclass
 class LaunchOptions:
@@ -378,15 +358,7 @@ class Launcher:
                              exit_code=code)
             return code or 1
         if done is None:
-            self._start_if_needed()
-            if code == 0:
-                self.emitter.end("failed", "the program finished without training; "
-                                           f"{no_step_help(self.frameworks)}",
-                                 exit_code=code)
-            else:
-                self.emitter.end("failed", f"the program exited with status {code}: {self._tail()}",
-                                 exit_code=code)
-            return code if code else 1
+            return self._no_training(code)
         status = str(done.get("status") or "probe-done")
         reason = str(done.get("reason") or "")
         if self.post_cut:
@@ -398,3 +370,19 @@ class Launcher:
             reason += f"; then the program exited with status {code}: {self._tail()}"
         self.emitter.end(status, reason.lstrip("; "), exit_code=code)
         return 0 if status in ("probe-done", "complete") else (code or 1)
+
+    def _no_training(self, code: int | None) -> int:
+        """The program exited and no training step was found in it: a failure where it failed;
+        else nothing was timed, but it ran to its exit under the probe (hand-written tensor
+        updates, no backward pass) - that run, launch to exit, is its time here."""
+        self._start_if_needed()
+        if code != 0:
+            self.emitter.end("failed", f"the program exited with status {code}: {self._tail()}",
+                             exit_code=code)
+            return code or 1
+        self.emitter.log("warning", "no training step found: " + no_step_help(self.frameworks)
+                         + "; the program ran to its exit under the probe: its run is the "
+                         "answer", code=NO_STEP)
+        self.emitter.end("complete", "the program ran to its exit; no training step found",
+                         exit_code=code)
+        return 0

@@ -47,6 +47,7 @@ LOG_CODES: dict[str, str] = {
     "more-phases": "the probe unwound a loop the program trains on after: later phases unseen",
     "phase-budget": "the probe's phases were spent: the program was stopped in a later phase",
     "left-files": "files the program wrote in its folder, kept as the stopped run left them",
+    "no-step": "no training step found: the program ran to its exit; its run is the answer",
 }
 
 # Field types, as JSON carries them ("number" is an int or a float; bool is neither).

@@ -22,6 +22,7 @@ from .runners import LineBatch, ProbeSpec, Runner, RunnerStatus
 from ..model.events import EventReader
 from ..model.logstore import setup_seconds
 from ..model.memory.forecast import does_not_fit
+from ..model.estimate.runtime import ran_untimed
 from ..model.state import ProbeState, fold_lines
 
 CHART_POINTS = 240
@@ -151,14 +152,15 @@ class Board:
                        if e.state.start is not None})
 
     def candidates(self) -> list[Candidate]:
-        """Every probe that can support an estimate yet (two steps or more, or a block of a run
-        timed in blocks), and every probe whose batch size does not fit (a row that says so)."""
+        """Every probe that can support an estimate yet (two steps or more, a block of a run
+        timed in blocks, or a run with no step to time seen to its exit), and every probe whose
+        batch size does not fit (a row that says so)."""
         return [Candidate(e.key, e.spec.label, e.state, status=e.status,
                           path=str(e.log_path) if e.log_path else None, version=e.version,
                           setup_s=self._setup_s(e.log_path))
                 for e in self.entries.values()
                 if e.state.steps >= 2 or e.state.blocks or e.status == "does-not-fit"
-                or does_not_fit(e.state)]
+                or does_not_fit(e.state) or ran_untimed(e.state)]
 
     def _setup_s(self, log: Path | None) -> float | None:
         """The host's measured setup, read once per probe: setup ends before a probe's first

@@ -212,6 +212,28 @@ def test_a_script_that_never_trains_is_stopped_at_the_first_step_timeout(tmp_pat
     assert "loading data" in r.stderr  # the program's output is kept, not lost
 
 
+def test_a_script_with_no_training_step_that_runs_to_its_exit_is_its_own_answer(
+        tmp_path: Path) -> None:
+    """Hand-written updates with no framework step (pytorch/tutorials' 'PyTorch: Tensors' fits
+    its polynomial by explicit gradients, no backward pass): nothing to time, and the program
+    ran to its exit under the probe - that run is the answer, with what was looked for said (it
+    was a failure: 'the program finished without training')."""
+    s = tmp_path / "manual.py"
+    s.write_text("w = 0.0\nfor t in range(200000):\n    w -= 1e-4 * 2 * (w - 3.0)\n"
+                 "print('w', round(w, 3))\n")
+    r = subprocess.run([PY, "-m", "probecast.tui", "probe", "--local", "--headless", "--out",
+                        str(tmp_path / "logs"), "--", PY, str(s)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (log,) = (tmp_path / "logs").glob("*.jsonl")
+    events = read_log(log)[0]
+    end = events[-1]
+    assert isinstance(end, End) and (end.status, end.exit_code) == ("complete", 0)
+    said = [e for e in events if isinstance(e, Log) and e.code == "no-step"]
+    assert said and "StepTimer" in said[0].msg and "Ranking" in r.stdout
+    assert "w 3.0" in (tmp_path / "logs" / f"{log.stem}.output").read_text()  # it ran whole
+
+
 @pytest.mark.parametrize("launcher", ["bash", "module"])
 def test_shell_scripts_and_python_dash_m_are_run_as_they_are(tmp_path: Path, launcher: str) -> None:
     (tmp_path / "pkg").mkdir()

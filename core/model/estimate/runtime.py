@@ -172,6 +172,33 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
                    terms=replace(est.terms, stalls_redrawn=redrawn.shift if redrawn else 0.0))
 
 
+def ran_untimed(state: ProbeState) -> bool:
+    """The program ran to its exit under the probe, exit status 0, and no training step was
+    found to time in it (the agent's ``no-step``)."""
+    end = state.end
+    return end is not None and end.status == "complete" and end.exit_code == 0 \
+        and state.t_it1 is None and state.steps == 0 and not state.blocks
+
+
+def untimed_run(state: ProbeState) -> Estimate:
+    """A run with no training step to time (a loop of hand-written tensor updates, a command
+    that does not train) that the probe saw to its exit: that run, launch to exit, is all there
+    is to say of it on this host - no step to extrapolate, no other length; its bounds are what a
+    repeat of it may vary."""
+    assert state.end is not None
+    cal = Calibration.for_state(state)
+    total = max(0.0, state.end.t - state.agent_init_s)
+    drift = math.hypot(cal.drift_base, cal.drift_per_sqrt_s / math.sqrt(max(total, 1.0)))
+    u = Uncertainty(steps=0.0, boundaries=0.0, validation=0.0, post=0.0,
+                    floor=cal.floor * total, drift=drift * total)
+    low, high = interval(total, u, cal)
+    note = ("no training step was found to time (the log says what was looked for): the probe "
+            "ran the whole program, launch to exit - its run is the answer on this host, and "
+            "says nothing of another length or batch size")
+    return Estimate(total, low, high, MEASURED, Terms(n_it=0, n_ep=1.0, t_init=total), (note,),
+                    u.as_dict())
+
+
 @dataclass(frozen=True)
 class _Redrawn:
     """A repeat's boundaries against the run seen whole's: the expected stalls less the ones

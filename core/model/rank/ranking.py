@@ -22,7 +22,8 @@ from ..estimate.blocks import (RunLength, block_estimate, is_block_log, measured
                                merge_repeats, reached, run_lengths)
 from ..estimate.bounds import describe_mechanism
 from ..estimate.length import DEFAULT_EPOCHS, PER_STEPS, JobLength, resolve
-from ..estimate.runtime import Estimate, NoEstimate, estimate_runtime, measured_run, per_steps_estimate
+from ..estimate.runtime import (Estimate, NoEstimate, estimate_runtime, measured_run,
+                                per_steps_estimate, ran_untimed, untimed_run)
 from ..memory.forecast import ProgramMemory
 from ..memory.no_fit import add_memory, no_fit_groups, split_no_fit
 from ..predict.predicted import predicted_rows
@@ -145,6 +146,8 @@ def estimate_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
     state = candidate.state
     if is_block_log(state):
         return _block_row(candidate, pricing, options)
+    if ran_untimed(state):  # nothing to extrapolate: the run itself
+        return _row(candidate, pricing, options, untimed_run(state), JobLength(1, 0, "its run"), [])
     length = (JobLength(n_ep, 0, "user") if n_ep is not None else resolve(state, steps=steps)
               if steps else job_length(state, options))
     if per_steps or length.unknown:
@@ -238,8 +241,8 @@ def _per_steps_row(candidate: Candidate, pricing: Pricing, options: RankOptions,
 
 def horizons_for(candidate: Candidate, pricing: Pricing, options: RankOptions,
                  horizons: Iterable[float]) -> list[Horizon]:
-    out = []
-    for n in horizons:
+    out: list[Horizon] = []
+    for n in horizons if not ran_untimed(candidate.state) else ():  # no length: no horizon
         try:
             r = estimate_row(candidate, pricing, options, n_ep=float(n))
         except NoEstimate:
