@@ -257,6 +257,12 @@ class ProbeSession(Phases, GoingOn):
             return
         self.emitter.emit("plan", **fields)
 
+    def short_of_plan(self) -> bool:
+        """Fewer steps were taken than the plan says training has (False: no plan known)."""
+        epochs = self._plan_epochs or self.planned_epochs or 0
+        planned = self.planned_steps or epochs * self.steps_per_epoch
+        return bool(planned) and self.total_steps < planned
+
     def mark_done(self, status: str, reason: str = "", at: float | None = None) -> None:
         """Training is over for now (a fit() returned, the probe stopped it): under the agent a
         timed `done`, after which the program's own post-training work is timed by `end`.

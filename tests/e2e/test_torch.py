@@ -380,3 +380,45 @@ def test_backward_is_torchs_own_again_once_an_optimizer_is_made() -> None:
     out = subprocess.run([PY, "-c", BACKWARD_RESTORED], capture_output=True, text=True,
                          timeout=120, check=True)
     assert out.stdout.split() == ["True", "True"]
+
+
+RAISES = """
+import sys, torch
+w = torch.zeros(4, requires_grad=True)
+x = torch.randn(256, 4)
+for t in range(2000):
+    loss = ((x @ w - 1.0) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.01 * w.grad
+        w.grad = None
+    if sys.argv[1] == "in-training" and t == 2:
+        raise ValueError("bad value at step 3")
+if sys.argv[1] == "after-training":
+    raise ValueError("the plot after training")
+"""
+
+
+@pytest.mark.parametrize("where, status", [("in-training", "failed"),
+                                           ("after-training", "complete")])
+def test_an_error_that_ends_training_early_is_a_failure_not_its_end(
+        tmp_path: Path, where: str, status: str) -> None:
+    """A loop of hand-written updates (a backward pass a step, no optimizer) whose program
+    raises at its 3rd step of 2 000 (pytorch/tutorials' 'Tensors and autograd' raises at its 1st
+    on PyTorch 2.13): training did not run to its end - the probe said 'done, complete'. One that
+    raises after its last step trained whole: its end says the exit status after training."""
+    script = tmp_path / "raises.py"
+    script.write_text(RAISES)
+    log = tmp_path / "p.jsonl"
+    r = subprocess.run([PY, "-m", "probecast.core.agent", "run", "--full", "--out", str(log), "--",
+                        PY, str(script), where], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=240)
+    events = read_log(log)[0]
+    done, end = next(e for e in events if isinstance(e, Done)), events[-1]
+    assert isinstance(end, End) and end.exit_code == 1
+    assert (done.status, end.status) == (status, status), (done, end)
+    assert (r.returncode != 0) == (status == "failed")
+    if status == "failed":
+        assert "raised ValueError at step 3" in end.reason
+    else:
+        assert "then the program exited with status 1" in end.reason
