@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 import time
 import uuid
 from array import array
@@ -257,11 +258,15 @@ class ProbeSession(Phases, GoingOn):
             return
         self.emitter.emit("plan", **fields)
 
-    def short_of_plan(self) -> bool:
-        """Fewer steps were taken than the plan says training has (False: no plan known)."""
+    def cut_short_by(self) -> Exception | None:
+        """At exit: the uncaught error that ends the program (Python sets ``sys.last_value``)
+        where fewer steps were taken than the plan says training has - it ended training, not
+        its loop. None otherwise (no error, or no plan known)."""
+        raised = getattr(sys, "last_value", None)
         epochs = self._plan_epochs or self.planned_epochs or 0
         planned = self.planned_steps or epochs * self.steps_per_epoch
-        return bool(planned) and self.total_steps < planned
+        short = bool(planned) and self.total_steps < planned
+        return raised if isinstance(raised, Exception) and short else None
 
     def mark_done(self, status: str, reason: str = "", at: float | None = None) -> None:
         """Training is over for now (a fit() returned, the probe stopped it): under the agent a

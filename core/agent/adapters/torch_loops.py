@@ -265,8 +265,8 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
             if s.any_stopped:  # a phase was stopped: training was over when its loop was left
                 s.at_exit()
                 return
-            raised = getattr(sys, "last_value", None)  # set when an uncaught error ends it
-            if isinstance(raised, Exception) and s.short_of_plan():
+            raised = s.cut_short_by()
+            if raised is not None:
                 # the error ended training, not its loop: pytorch/tutorials' 'Tensors and
                 # autograd' (`a.grad = 0.` raises on PyTorch 2.13) after 1 step of 2 000
                 s.mark_done("failed", f"the program raised {type(raised).__name__} at step "
