@@ -151,9 +151,9 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
     # - this run's work, not the planned length's (an early stop ended pyGAT's after 115 of
     # 10 000 steps: a drift over 10 000 steps had put its low bound at 0 s)
     work = max(0.0, total - t_init)
-    drift = math.hypot(cal.drift_base, cal.drift_per_sqrt_s / math.sqrt(max(work, 1.0)))
     u = Uncertainty(steps=0.0, boundaries=0.0, validation=0.0, post=0.0,
-                    floor=cal.floor * total, init=cal.init_rel * t_init, drift=drift * work)
+                    floor=cal.floor * total, init=cal.init_rel * t_init,
+                    drift=repeat_drift(cal, work))
     redrawn = _stalls_redrawn(state, est, cal)
     if redrawn is not None:
         # a repeat pays each teardown's stall at its odds, not as this run's draw came out
@@ -172,6 +172,12 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
                    terms=replace(est.terms, stalls_redrawn=redrawn.shift if redrawn else 0.0))
 
 
+def repeat_drift(cal: Calibration, work: float) -> float:
+    """Seconds a repeat of ``work`` seconds of a run seen whole may differ by (one s.d.): the
+    drift's base and its short-run share."""
+    return work * math.hypot(cal.drift_base, cal.drift_per_sqrt_s / math.sqrt(max(work, 1.0)))
+
+
 def ran_untimed(state: ProbeState) -> bool:
     """The program ran to its exit under the probe, exit status 0, and no training step was
     found to time in it (the agent's ``no-step``)."""
@@ -188,9 +194,8 @@ def untimed_run(state: ProbeState) -> Estimate:
     assert state.end is not None
     cal = Calibration.for_state(state)
     total = max(0.0, state.end.t - state.agent_init_s)
-    drift = math.hypot(cal.drift_base, cal.drift_per_sqrt_s / math.sqrt(max(total, 1.0)))
     u = Uncertainty(steps=0.0, boundaries=0.0, validation=0.0, post=0.0,
-                    floor=cal.floor * total, drift=drift * total)
+                    floor=cal.floor * total, drift=repeat_drift(cal, total))
     low, high = interval(total, u, cal)
     note = ("no training step was found to time (the log says what was looked for): the probe "
             "ran the whole program, launch to exit - its run is the answer on this host, and "
