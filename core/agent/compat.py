@@ -30,6 +30,8 @@ KERAS_HISTORY = "keras:callbacks.History"  # what a fit() the probe ended return
 KERAS_HISTORY_SET_MODEL = "keras:callbacks.History.set_model"
 # a custom-loop step
 KERAS_OPTIMIZER_APPLY = "keras.src.optimizers.base_optimizer:BaseOptimizer.apply"
+# counted: a program that made none updates its weights by hand (its tape's gradient is the step)
+KERAS_OPTIMIZER_INIT = "keras.src.optimizers.base_optimizer:BaseOptimizer.__init__"
 # callbacks that may end a fit before its epochs (matched by class name: the user's own import)
 KERAS_EARLY_ENDING = ("keras:callbacks.EarlyStopping", "keras:callbacks.TerminateOnNaN")
 # an EarlyStopping's: it stops no sooner than start_from_epoch + patience epochs past its first
@@ -53,7 +55,7 @@ KERAS_HISTORY_RECORDS = ("history", "epoch")  # set on a History (on_train_begin
 ARRAY_SHAPE = "shape"  # arrays' (NumPy's, any tensor's): fit()'s x given whole, not in batches
 
 KERAS = (KERAS_VERSION, KERAS_BACKEND, KERAS_FIT, KERAS_EVALUATE, KERAS_CALLBACK, KERAS_HISTORY,
-         KERAS_HISTORY_SET_MODEL, KERAS_OPTIMIZER_APPLY, *KERAS_EARLY_ENDING)
+         KERAS_HISTORY_SET_MODEL, KERAS_OPTIMIZER_APPLY, KERAS_OPTIMIZER_INIT, *KERAS_EARLY_ENDING)
 
 # ---- TensorFlow (adapters/keras_loops.py: tf.data epochs and the traced optimizer step) ---------
 TF_DATASET_ITER = "tensorflow.python.data.ops.dataset_ops:DatasetV2.__iter__"  # a new epoch
@@ -61,9 +63,11 @@ TF_ITERATOR_NEXT = "tensorflow.python.data.ops.iterator_ops:OwnedIterator.__next
 TF_DATASET_CARDINALITY = "tensorflow.python.data.ops.dataset_ops:DatasetV2.cardinality"  # N_it
 TF_EXECUTING_EAGERLY = "tensorflow:executing_eagerly"
 TF_PY_FUNCTION = "tensorflow:py_function"  # the traced step's call back into Python
+# the step of a loop with no Keras optimizer (hand-written updates: ``v.assign_sub(lr * g)``)
+TF_TAPE_GRADIENT = "tensorflow.python.eager.backprop:GradientTape.gradient"
 
 TENSORFLOW = (TF_DATASET_ITER, TF_ITERATOR_NEXT, TF_DATASET_CARDINALITY, TF_EXECUTING_EAGERLY,
-              TF_PY_FUNCTION)
+              TF_PY_FUNCTION, TF_TAPE_GRADIENT)
 
 # ---- PyTorch (adapters/torch_loops.py) ----------------------------------------------------------
 TORCH_MODULE = "torch"  # the PyTorch adapter installs when the program imports it

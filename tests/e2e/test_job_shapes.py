@@ -350,3 +350,53 @@ def test_a_gradient_tape_loop_with_module_level_epochs(tmp_path: Path) -> None:
     """, header=KERAS_HEADER)
     assert row["epochs"] == 4 and "range(epochs)" in row["epochs_source"]
     assert row["terms"]["n_it"] == 64
+
+
+TF_HEADER = """
+import numpy as np
+import tensorflow as tf
+rng = np.random.default_rng(0)
+x = rng.normal(size=(2048, 8)).astype("float32")
+y = (x[:, 0] > 0).astype("int32")
+"""
+
+
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("traced", [True, False], ids=["tf.function", "eager"])
+def test_weights_updated_by_hand_in_tensorflow_step_at_each_gradient(
+        tmp_path: Path, traced: bool) -> None:
+    pytest.importorskip("tensorflow")
+    row, log, _ = probe(tmp_path, f"""
+        # tensorflow/docs' Core API guides' shape: a tf.Module, no Keras optimizer, each
+        # variable updated by hand from its tape's gradient
+        class Linear(tf.Module):
+            def __init__(self):
+                self.w = tf.Variable(tf.zeros([8, 2]))
+                self.b = tf.Variable(tf.zeros([2]))
+            def __call__(self, xb):
+                return tf.matmul(xb, self.w) + self.b
+        lin = Linear()
+        def train_step(xb, yb):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(
+                    tf.nn.sparse_softmax_cross_entropy_with_logits(yb, lin(xb)))
+            grads = tape.gradient(loss, lin.variables)
+            for g, v in zip(grads, lin.variables):
+                v.assign_sub(0.1 * g)
+            return loss
+        if {traced}:
+            train_step = tf.function(train_step)
+        dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)
+        epochs = 300
+        for epoch in range(epochs):
+            for xb, yb in dataset:
+                train_step(xb, yb)
+        print("trained")
+    """, header=TF_HEADER)
+    assert row["epochs"] == 300 and "range(epochs)" in row["epochs_source"]
+    assert row["terms"]["n_it"] == 64
+    events = events_of(log)
+    assert any(isinstance(e, Log) and e.code == "gradient-step" for e in events)
+    done = next(e for e in events if isinstance(e, Done))
+    assert done.status == "probe-done"  # stopped long before its 19 200 steps
+    assert not any(isinstance(e, Log) and e.code == "no-post" for e in events)

@@ -378,3 +378,20 @@ def test_a_tutorials_loops_from_hand_written_updates_to_optimizers_are_each_prob
     assert "post-training work done" in output
     end = events[-1]
     assert isinstance(end, End) and end.exit_code == 0
+
+
+@pytest.mark.tensorflow
+def test_tensorflow_loops_with_no_dataset_are_left_as_a_break_would(tmp_path: Path) -> None:
+    """Eager gradient steps in `for` loops over `range`, weights updated by hand: each loop of
+    tests is a phase, left at its next line; the program goes on to the next and to its own
+    post-training work (it was unwound at the first stop, its later loops never seen)."""
+    pytest.importorskip("tensorflow")
+    events, output = agent_run(tmp_path, SCRIPTS / "tf_by_hand_range_loops.py")
+    codes = [ev.code for ev in events if isinstance(ev, Log)]
+    assert "gradient-step" in codes and "no-post" not in codes
+    assert [ev.index for ev in events if isinstance(ev, Phase)] == [2]
+    assert sum("left at its next line, as a break would" in ev.msg
+               for ev in events if isinstance(ev, Log)) >= 2
+    assert "post-training work done: 1 1" in output  # each loop of tests left after one
+    end = events[-1]
+    assert isinstance(end, End) and end.status == "probe-done" and end.exit_code == 0

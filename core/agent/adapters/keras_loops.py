@@ -1,7 +1,10 @@
 """Custom training loops (GradientTape, no fit) timed with no code change.
 
 A training step is an optimizer step: every ``Optimizer.apply`` / ``apply_gradients`` outside
-``fit``. In eager code the patched method reports it directly; inside a ``tf.function`` it adds a
+``fit``. A program that made no Keras optimizer updates its weights by hand (tensorflow/docs' Core
+API guides: ``v.assign_sub(learning_rate * g)``, or an optimizer class of its own): there each
+gradient a ``GradientTape`` computes is the step, as a backward pass is in PyTorch. In eager
+code the patched method reports it directly; inside a ``tf.function`` it adds a
 ``tf.py_function`` op, which runs at every call of the traced step (after the variable updates:
 tf.function orders stateful ops as written). Epochs and steps per epoch come from the tf.data
 dataset the loop iterates (a new iterator over the same dataset is a new epoch; its cardinality,
@@ -16,11 +19,13 @@ loop runs out and the program goes on. Why not ProbeStop: an exception unwinds p
 loop too, and a traced step cannot be left mid-graph anyway - the iterator's ``__next__`` is the
 one Python-level point every such loop passes. Steps that come after, from a dataset iterated
 outside that loop (or an optimizer step traced or run there), are the next phase. A loop with no
-dataset (NumPy slices) can only be unwound, as before.
+dataset (NumPy slices, a full batch) is left at its next line as a ``break`` would
+(loop_exit.py), where its step ran eagerly; a traced one is unwound at its next step.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
@@ -57,12 +62,14 @@ class KerasLoopsAdapter:
         self.length_at_pass: Any = None  # the length read where a phase's dataset was iterated
         self._read: tuple[Any, Any] | None = None  # (where, the length read there): read once
         self.epochs_left = 0  # the stop whose loop of epochs was armed to be left
+        self.optimizers = 0  # Keras optimizers the program made: with none, a gradient is a step
         self._installed = False
 
     # ---- the step clock ----------------------------------------------------------------------
 
-    def step(self) -> None:
-        """One optimizer step ended (called eagerly or from the traced py_function)."""
+    def step(self, gradient: bool = False) -> None:
+        """One optimizer step ended (called eagerly or from the traced py_function); or, with
+        ``gradient``, a tape's gradient in a program with no optimizer (its step)."""
         s = self.session
         if self.in_fit or s.ended or self.stop_pending:
             return
@@ -74,16 +81,21 @@ class KerasLoopsAdapter:
             n = self.steps_per_epoch or (self.last_iterated[1] if self.last_iterated else 0)
             s.anchor = self.latest if s.phases_enabled else None
             s.begin(steps_per_epoch=max(0, n), framework=self.framework)
-            s.log("info", "custom training loop: each optimizer step is a training step"
+            s.log("info", ("custom training loop with no Keras optimizer (weights updated by "
+                           "hand): each gradient a GradientTape computes is a training step"
+                           if gradient else
+                           "custom training loop: each optimizer step is a training step")
                   + ("" if n > 0 else "; steps per epoch unknown - give it with "
                      "--steps-per-epoch (or iterate a tf.data dataset of known cardinality)"),
-                  code="custom-loop")
+                  code="gradient-step" if gradient else "custom-loop")
             self._plan(n)
         if s.step(self.epoch, self.index):
             if s.phases_enabled and s.anchor is not None:
                 self.stopped = True  # its iterators stop, its datasets yield nothing
                 self.generation += 1
                 s.end_phase()
+                if self.train_dataset is None:  # no pass to end: its loop is left as a break
+                    self._leave_loops()  # would, or unwound at its next step as before
             else:
                 self.stop_pending = True
                 s.mark_done("probe-done", s.policy.reason)
@@ -172,6 +184,26 @@ class KerasLoopsAdapter:
             self._read = (where, read_length(frame, loader_loop))
         self.length_at_pass = self._read[1]
 
+    def _leave_loops(self) -> None:
+        """The stopped loop draws from no dataset (NumPy slices, a full batch, a loop over
+        ``range``): the program leaves it at its next line, as a ``break`` would (loop_exit.py),
+        and goes on to its post-training work or its next phase. Nothing is armed where the step
+        ran on a thread of TensorFlow's own (a traced step's call back): no program frame
+        loops there - its next step unwinds it."""
+        from ..loop_exit import arm, loop_exits
+
+        s = self.session
+        exits = loop_exits(sys._getframe())
+        if exits is None:
+            return
+
+        def left(exit_: Any) -> None:
+            s.loop_left()  # training was over when the step's line ended
+            s.log("info", f"probe: phase {s.phase}'s loop left at its next line, as a break "
+                  f"would ({exit_.text}): the program goes on")
+
+        arm(exits, left, lambda: ProbeStop(s.policy.reason or "the probe stopped"))
+
     def _watchdog(self, wait: float = 10.0) -> None:
         """A loop with no Python-level point to stop at (graph mode over NumPy slices): after
         ``wait`` seconds, interrupt the main thread."""
@@ -217,6 +249,40 @@ class KerasLoopsAdapter:
 
         setattr(optimizer_class, apply_name, apply)
         self._patch_datasets()
+        if str(compat.resolve(compat.KERAS_BACKEND)()) == "tensorflow":
+            self._patch_gradient()
+
+    def _patch_gradient(self) -> None:
+        """Count the Keras optimizers the program makes, and take a tape's gradient outside
+        fit() as the step of a program that made none. Once one is made, its steps are."""
+        init_class, init_name = compat.owner(compat.KERAS_OPTIMIZER_INIT)
+        tape_class, gradient_name = compat.owner(compat.TF_TAPE_GRADIENT)
+        original_init = getattr(init_class, init_name)
+        original_gradient = getattr(tape_class, gradient_name)
+        executing_eagerly = compat.resolve(compat.TF_EXECUTING_EAGERLY)
+        py_function = compat.resolve(compat.TF_PY_FUNCTION)
+        hook = self
+
+        @functools.wraps(original_init)
+        def init(optimizer: Any, *args: Any, **kwargs: Any) -> None:
+            hook.optimizers += 1
+            original_init(optimizer, *args, **kwargs)
+
+        @functools.wraps(original_gradient)
+        def gradient(tape: Any, *args: Any, **kwargs: Any) -> Any:
+            if hook.in_fit or hook.optimizers:
+                return original_gradient(tape, *args, **kwargs)
+            hook._where(sys._getframe(1))
+            hook.checkpoint()
+            out = original_gradient(tape, *args, **kwargs)
+            if executing_eagerly():
+                hook.step(gradient=True)
+            else:  # traced: a call back into Python at each run of the function
+                py_function(_graph_step(hook, gradient=True), [], [])
+            return out
+
+        setattr(init_class, init_name, init)
+        setattr(tape_class, gradient_name, gradient)
 
     def _patch_datasets(self) -> None:
         try:
@@ -283,9 +349,10 @@ def _in_a_for_loop(frame: Any) -> bool:
     return "for " in line or "for(" in line
 
 
-def _graph_step(hook: KerasLoopsAdapter) -> Any:
+def _graph_step(hook: KerasLoopsAdapter, gradient: bool = False) -> Any:
     def run() -> list[Any]:
-        hook.step()
+        if not (gradient and hook.optimizers):  # (one made since the function was traced)
+            hook.step(gradient=gradient)
         return []
 
     return run

@@ -165,7 +165,7 @@ def mechanism(state: ProbeState) -> str:
     if re.search(r"\b(torch|jax|openvino) backend", framework):
         return OTHER
     version = re.match(r"(keras|tensorflow)\s+(\d+)", framework)
-    if (version and int(version.group(2)) >= 2) or "custom-loop" in state.codes:
+    if (version and int(version.group(2)) >= 2) or state.codes & {"custom-loop", "gradient-step"}:
         return TF
     return OTHER
 
@@ -188,7 +188,7 @@ def _describe_epochs(state: ProbeState) -> str:
         return (f"{framework or 'PyTorch'}: DataLoader epochs - boundary allowances measured "
                 "on recorded PyTorch runs")
     if m == TF:
-        loop = "custom loop" if "custom-loop" in state.codes else "fit()"
+        loop = "custom loop" if state.codes & {"custom-loop", "gradient-step"} else "fit()"
         return (f"{framework} {loop}: a tf.data iterator per epoch, whose teardown waits for "
                 "the autotuner's next wake-up - odds measured on recorded Keras runs")
     return (f"{framework or 'no framework named'}: no recorded runs of this mechanism - the "
