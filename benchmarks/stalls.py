@@ -25,8 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 from probecast.core.model.estimate.bounds import TF, mechanism  # noqa: E402
 from probecast.core.model.logstore import discover_logs, load_probe  # noqa: E402
-from probecast.core.model.estimate.stalls import (INFORMATIVE_S, cores_usable,  # noqa: E402
-                                         epoch_lifetimes, observe, stall_after)
+from probecast.core.model.estimate.stalls import cores_usable  # noqa: E402
+from probecast.core.model.estimate.wakeups import (INFORMATIVE_S, epoch_lifetimes,  # noqa: E402
+                                                   observe, stall_after)
 from probecast.core.model.state import ProbeState  # noqa: E402
 
 

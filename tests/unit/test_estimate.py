@@ -360,7 +360,7 @@ def test_a_boundary_tells_a_stall_it_paid_one_it_did_not_or_neither() -> None:
     """After an iterator of 11.43 s the autotuner's next wake-up is at 20.47 s: a boundary of
     9.0 s paid that wait, one of 0.05 s did not (9.04 s were due); after one of 1.04 s the wait
     due (0.23 s) is too short to tell from a boundary's own cost."""
-    from probecast.core.model.estimate.stalls import told
+    from probecast.core.model.estimate.wakeups import told
 
     assert told(11.43, 9.0) == ("stalled", pytest.approx(20.47 - 11.43, abs=0.25))
     assert told(11.43, 0.05) == ("cheap", pytest.approx(9.04, abs=0.01))

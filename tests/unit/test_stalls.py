@@ -8,8 +8,9 @@ import pytest
 
 from probecast.core.model.estimate.bounds import TF, TORCH, Calibration, mechanism
 from probecast.core.model.logstore import load_probe
-from probecast.core.model.estimate.stalls import (cores_usable, epoch_lifetimes, forecast, next_wakeup,
-                                         observe, stall_after, stall_length)
+from probecast.core.model.estimate.stalls import cores_usable, forecast, stall_length
+from probecast.core.model.estimate.wakeups import (epoch_lifetimes, next_wakeup, observe,
+                                                   stall_after)
 from conftest import ROOT
 
 CORPUS = ROOT / "benchmarks" / "corpus"

@@ -22,8 +22,8 @@ from ..estimate.bounds import (GPU, MECHANISMS, TF, Calibration, Uncertainty,
 from .runs import Calibrations, Pair, Result, evaluate
 from ..estimate.runtime import STEP_CI_Z
 from ..state import ProbeState
-from ..estimate.stalls import (INFORMATIVE_S, MATCH_REL, cores_usable, epoch_lifetimes, observe,
-                               stall_after)
+from ..estimate.stalls import cores_usable
+from ..estimate.wakeups import INFORMATIVE_S, MATCH_REL, epoch_lifetimes, observe, stall_after
 
 COVERAGE = 0.9  # the bounds' promise: the real total inside [low, high] 9 times in 10
 DRIFT_FLOOR = 0.02  # two instances of one type differ by a few percent: one machine cannot show it

@@ -85,6 +85,10 @@ def resolve(state: ProbeState, epochs: float | None = None, steps: int | None = 
         n_ep, source = float(DEFAULT_EPOCHS), "default: unknown (fit() in a loop; give --epochs)"
     elif state.start is not None and state.start.epochs:
         n_ep, source = float(state.start.epochs), "planned"
+    elif state.phases and not state.first_phase_stopped and state.steps:
+        # the first phase ran to its end before the next began (a demonstration step before
+        # the training loop): its steps, as seen
+        total, source = state.steps, "the first phase, seen to its end"
     elif n_it:
         n_ep, source = float(DEFAULT_EPOCHS), "default"
     if total is not None:

@@ -78,7 +78,7 @@ def estimate_phase(phase: PhaseTiming, cal: Calibration, state: ProbeState,
         # phase's own two or three boundaries are a coin toss or two (a keras.io autoencoder's
         # second fit() saw 0.016 s a boundary, its whole run 0.067 s)
         fc = forecast(state, t_it, n_it * t_it + t_val, n_b, cal, with_fit_end=False,
-                      train_s=train)
+                      train_s=train, phase_steps=phase.boundary_steps)
         boundary, boundaries_sigma = fc.per_boundary, fc.sigma
     seconds = start + train + n_b * boundary + n_val * t_val
     drift = cal.noise(state, train)[0] * train

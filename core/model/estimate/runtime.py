@@ -12,8 +12,8 @@ from .bounds import Calibration, Uncertainty, interval
 from .early_stop import early_stopped, soonest_stop, stopped_after, upper_bound_note
 from .length import ended_by_itself
 from .phases import with_phases
-from .stalls import (BoundaryForecast, end_ratio, epoch_lifetimes, forecast,
-                     redrawn_stalls)
+from .stalls import BoundaryForecast, end_ratio, forecast, redrawn_stalls
+from .wakeups import epoch_lifetimes
 from ...agent.steady import DEFAULT_STATISTIC
 from .training import (DEFAULT_HORIZONS, EQUATIONS, MEASURED, PER_STEPS_EQUATION, Estimate,
                        NoEstimate, Terms, eq_5_1, eq_5_3, eq_5_4, parse_horizons,

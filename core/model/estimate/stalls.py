@@ -41,40 +41,19 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
+from .wakeups import (ALIKE_CHANCE, INFORMATIVE_S, Observed, epoch_lifetimes, observe,
+                      observe_phase, stall_after, told, untold_alike)
+
 if TYPE_CHECKING:
     from .bounds import Calibration
     from ..state import ProbeState
 
-FIRST_PERIOD_S = 0.010
-MAX_PERIOD_S = 60.0
-DOUBLINGS = 13  # periods 10 ms x 2^0 .. 2^12; the next, 81.92 s, is capped at 60 s
-LAST_DOUBLED_S: float = FIRST_PERIOD_S * (2.0 ** DOUBLINGS - 1)  # 81.91 s: the 13th wake-up
-
-INFORMATIVE_S = 0.3  # a predicted stall shorter than this cannot be told from a plain boundary
-MATCH_REL = 0.25  # an observed boundary within this share (or INFORMATIVE_S) of the prediction stalled
-LIFETIME_SLACK = 0.02  # how far off a measured epoch lifetime may be from the autotuner's own
 UNKNOWN_BOUNDARY_REL = 0.5  # a mechanism with no recorded runs: its boundaries vary this much
 
 # quantiles of a standard normal over which a lifetime's spread is integrated: the run's own
 # level (shared by all its epochs) on a coarse grid, each epoch's jitter on a finer one
 _RUN_GRID = tuple(NormalDist().inv_cdf((i + 0.5) / 12) for i in range(12))
 _EPOCH_GRID = tuple(NormalDist().inv_cdf((i + 0.5) / 16) for i in range(16))
-
-
-def next_wakeup(age: float) -> float:
-    """The autotuner's first wake-up at or after ``age`` seconds of its iterator's life."""
-    if age <= FIRST_PERIOD_S:
-        return FIRST_PERIOD_S
-    if age <= LAST_DOUBLED_S:
-        k = math.ceil(math.log2(age / FIRST_PERIOD_S + 1) - 1e-12)
-        return FIRST_PERIOD_S * float(2.0 ** k - 1)
-    periods = math.ceil((age - LAST_DOUBLED_S) / MAX_PERIOD_S - 1e-12)
-    return LAST_DOUBLED_S + MAX_PERIOD_S * float(periods)
-
-
-def stall_after(lifetime: float) -> float:
-    """Seconds the destruction of an iterator that lived ``lifetime`` seconds waits."""
-    return max(0.0, next_wakeup(lifetime) - lifetime)
 
 
 @dataclass(frozen=True)
@@ -128,88 +107,6 @@ class StallOdds:
 
     def seen(self, stalled: int, cheap: int) -> StallOdds:
         return StallOdds(self.a + stalled, self.b + cheap)
-
-
-@dataclass(frozen=True)
-class Observed:
-    """What the probe's own boundaries said."""
-
-    stalled: int = 0  # boundaries that stalled as predicted
-    cheap: int = 0  # boundaries whose predicted stall did not come
-    untold: int = 0  # boundaries too short a predicted stall to tell
-    plain: tuple[float, ...] = ()  # each seen boundary's own cost besides a stall and a gap
-    gaps: tuple[float, ...] = ()  # ... and the last fit() call's teardown, as its `done` timed it
-    outside: tuple[float, ...] = ()  # the program's own work between two fit() calls before it
-    untold_costs: tuple[float, ...] = ()  # the whole cost of each untold one (stall or not)
-
-    @property
-    def seen(self) -> int:
-        return self.stalled + self.cheap + self.untold
-
-
-def epoch_lifetimes(state: ProbeState, t_it: float) -> list[tuple[float, float, float]]:
-    """(lifetime of the epoch's iterator, cost of the boundary after it, of which the last
-    fit() call's teardown as its `done` timed it) for every boundary the probe crossed. The
-    lifetime is the epoch's wall time with its first step counted as a steady one (that step's
-    excess is the previous boundary's, or the first step's tracing) - the iterator's first
-    element starts the autotuner's clock. The program's own work between two fit() calls (the
-    steps' `outside`) is no part of the cost."""
-    epochs = sorted(state.steps_by_epoch)
-    firsts = [state.t_it1 or 0.0, *state.boundary_steps]
-    gaps = [0.0, *state.boundary_gaps]
-    outside = [0.0, *state.boundary_outside]
-    out = []
-    for i, e in enumerate(epochs[:-1]):
-        if i + 1 >= len(firsts):
-            break
-        first_step = firsts[i] - (gaps[i] if i < len(gaps) else 0.0)
-        lifetime = state.time_by_epoch.get(e, 0.0) - first_step + t_it
-        gap = gaps[i + 1] if i + 1 < len(gaps) else 0.0
-        away = outside[i + 1] if i + 1 < len(outside) else 0.0
-        out.append((lifetime, max(0.0, firsts[i + 1] - t_it - away), gap))
-    return out
-
-
-def observe(state: ProbeState, t_it: float, stalls: bool) -> Observed:
-    """Classify the probe's boundaries: stalled as predicted, cheap where a stall was due, or too
-    short a prediction to tell (``told``); and what each cost besides its stall."""
-    stalled = cheap = untold = 0
-    plain, gaps, untold_costs = [], [], []
-    for lifetime, cost, gap in epoch_lifetimes(state, t_it):
-        kind, stall = told(lifetime, cost) if stalls else ("untold", 0.0)
-        if kind == "stalled":
-            stalled += 1
-            rest = max(0.0, cost - stall)
-        elif kind == "untold":
-            untold += 1
-            if stalls:
-                untold_costs.append(cost)
-            rest = max(0.0, cost - stall)
-        else:
-            cheap += 1
-            rest = cost
-        between = min(gap, rest)
-        gaps.append(between)
-        plain.append(rest - between)
-    return Observed(stalled, cheap, untold, tuple(plain), tuple(gaps),
-                    tuple(state.boundary_outside[:len(plain)]), tuple(untold_costs))
-
-
-def told(lifetime: float, cost: float) -> tuple[str, float]:
-    """What a boundary (or a teardown) of ``cost`` seconds after an iterator of ``lifetime``
-    says: ("stalled", the wait it matched), ("untold", a wait too short to tell) or ("cheap",
-    the wait that was due and did not come). The clock's start is not seen exactly, so a
-    lifetime a little either side of the measured one counts too (an epoch of 5.09 s may have
-    outlived the 5.11 s wake-up and waited 5.1 s for the next)."""
-    due = {stall_after(lifetime * (1 + d)) for d in (-LIFETIME_SLACK, 0.0, LIFETIME_SLACK)}
-    match = [s for s in due if s >= INFORMATIVE_S
-             and abs(cost - s) <= max(MATCH_REL * s, INFORMATIVE_S)]
-    if match:
-        return "stalled", min(match, key=lambda s: abs(cost - s))
-    small = [s for s in due if s < INFORMATIVE_S]
-    if small:
-        return "untold", min(small)
-    return "cheap", stall_after(lifetime)
 
 
 def redrawn_stalls(state: ProbeState, t_it: float, p: float, p_end: float,
@@ -294,21 +191,20 @@ class BoundaryForecast:
 
 
 def forecast(state: ProbeState, t_it: float, epoch_s: float, n_boundaries: float,
-             cal: Calibration, with_fit_end: bool = True,
-             train_s: float | None = None) -> BoundaryForecast:
+             cal: Calibration, with_fit_end: bool = True, train_s: float | None = None,
+             phase_steps: list[float] | None = None) -> BoundaryForecast:
     """The cost of ``n_boundaries`` boundaries still to come (and, with ``with_fit_end``, of the
     teardown when training ends) for epochs of ``epoch_s`` seconds, in a run of ``train_s``
-    seconds of steps (how far its level may drift)."""
+    seconds of steps (how far its level may drift); ``phase_steps``: a later phase's own
+    boundaries (each later epoch's first step), those its next ones are like."""
     stalls = cal.stalls
     if not math.isfinite(t_it):  # epochs of one step each: no steady step (NaN) to add
         t_it = 0.0
-    seen = observe(state, t_it, stalls and cal.stall_point)
-    odds = prior_odds(state, cal).seen(seen.stalled, seen.cheap) if stalls else StallOdds(0, 1)
+    seen, odds = _seen_and_odds(state, t_it, epoch_s, cal, phase_steps)
     if train_s is None:
         train_s = (n_boundaries + 1) * epoch_s
     run_rel, epoch_rel = cal.noise(state, train_s)
-    length = (stall_length(epoch_s, run_rel, epoch_rel) if stalls
-              else StallLength(0.0, 0.0, 0.0, 0.0))
+    length = stall_length(epoch_s, run_rel, epoch_rel) if stalls else StallLength(0, 0, 0, 0)
     # a boundary's own cost: the work between fit() calls recurs as the probe saw it; the rest
     # (tracing, one-off work) mostly does not - it carries over as far as the recorded runs say
     # (boundary_carry) - around a typical value
@@ -343,7 +239,8 @@ def forecast(state: ProbeState, t_it: float, epoch_s: float, n_boundaries: float
     per = plain_mean + p * length.mean
     # the teardown when training ends: its own odds, the boundaries' times the recorded ratio
     end = plain_mean + min(1.0, end_ratio(state, cal) * p) * length.mean
-    alike = _alike_untold(seen, gap_mean, length.mean)
+    alike = _alike_untold(seen, gap_mean, length.mean, p,
+                          untold_alike(state, t_it) if stalls and cal.stall_point else 0)
     per, end = (alike, alike) if alike else (per, end)
     # given the odds and the run's level the boundaries are independent; the odds and the level
     # are uncertain and move them all together
@@ -355,7 +252,21 @@ def forecast(state: ProbeState, t_it: float, epoch_s: float, n_boundaries: float
                             length.mean, epoch_s, seen)
 
 
-def _alike_untold(seen: Observed, gap_mean: float, stall_s: float) -> float | None:
+def _seen_and_odds(state: ProbeState, t_it: float, epoch_s: float, cal: Calibration,
+                   phase_steps: list[float] | None) -> tuple[Observed, StallOdds]:
+    """What the boundaries the ones to come are like said (the first phase's, or a later
+    phase's own), and the run's odds of a stall, told by both."""
+    told_well = cal.stalls and cal.stall_point
+    seen = observe(state, t_it, told_well)
+    told_by = (seen.stalled, seen.cheap)
+    if phase_steps is not None:  # (the first phase's lifetimes are another length)
+        seen = observe_phase(phase_steps, t_it, epoch_s, told_well)
+        told_by = (told_by[0] + seen.stalled, told_by[1] + seen.cheap)
+    return seen, prior_odds(state, cal).seen(*told_by) if cal.stalls else StallOdds(0, 1)
+
+
+def _alike_untold(seen: Observed, gap_mean: float, stall_s: float, p: float,
+                  run_alike: int) -> float | None:
     """A boundary's cost where the ones to come wait too little to tell a stall from the rest,
     as the probe's did, and the probe's all cost alike (a mix of stalls and none would differ by
     about a stall): what the probe's cost (epochs of 37 ms waited 27-29 ms for the 70 ms wake-up
@@ -365,5 +276,9 @@ def _alike_untold(seen: Observed, gap_mean: float, stall_s: float) -> float | No
     told = seen.untold_costs
     if len(told) < 2 or stall_s >= INFORMATIVE_S or max(told) - min(told) >= stall_s / 2:
         return None
+    if p ** run_alike + (1 - p) ** run_alike > ALIKE_CHANCE:
+        return None  # so few alike in the whole run, at the odds p, is likely chance: three of
+        # a keras.io autoencoder's (two in its second fit(), 13 and 19 ms) waited for none, its
+        # second fit()'s 99 cost 67 ms on average (odds 43 %)
     own_gaps = sum(seen.gaps) / len(seen.gaps) if seen.gaps else 0.0
     return gap_mean - own_gaps + sum(told) / len(told)
