@@ -240,9 +240,6 @@ def _iterated_object(expr: ast.expr, frame: FrameType) -> Any:
 
 
 def _for_count(expr: ast.expr, frame: FrameType) -> int:
-    if isinstance(expr, (ast.Tuple, ast.List)) and not any(
-            isinstance(e, ast.Starred) for e in expr.elts):  # for lr in (1e-4, 1e-3)
-        return len(expr.elts)
     if isinstance(expr, ast.Call):
         name = _call_name(expr)
         if name in _TRANSPARENT and expr.args:

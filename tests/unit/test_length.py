@@ -202,25 +202,6 @@ def test_islice_of_a_stream_counts_its_stop(tmp_path: Path) -> None:
     assert found.steps == 1200
 
 
-def test_a_loop_over_a_literal_tuple_counts_its_items(tmp_path: Path) -> None:
-    """tensorflow/docs' optimizer guide's shape: a test per learning rate written out, each a
-    loop of gradient steps ([*rates] is not counted: its items are not all written)."""
-    found = run_program(tmp_path, """
-        def descend(learning_rate, max_iters=2000):
-            for it in range(1, max_iters + 1):
-                step()
-                break
-        for learning_rate in (1e-4, 1e-3, 1e-2):
-            descend(learning_rate)
-            break
-        for learning_rate in [*rates]:
-            descend(learning_rate)
-            break
-    """, rates=[1, 2])
-    assert (found[0].epochs, found[0].steps) == (3, 6000)
-    assert found[1].steps is None
-
-
 class KFold:
     """scikit-learn's cross-validator protocol (the suite does not install scikit-learn): its
     ``get_n_splits()`` is the library's own count, ``split()`` a generator of the folds."""

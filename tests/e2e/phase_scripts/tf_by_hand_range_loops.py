@@ -23,10 +23,11 @@ def descend(learning_rate, momentum, max_iters=100_000):
     return x.numpy()
 
 
+learning_rates = [1e-4, 1e-3]
 plain = {}
-for learning_rate in (1e-4, 1e-3):
+for learning_rate in learning_rates:
     plain[learning_rate] = descend(learning_rate, 0.0)
 with_momentum = {}
-for learning_rate in (1e-4, 1e-3):
+for learning_rate in learning_rates:
     with_momentum[learning_rate] = descend(learning_rate, 0.7)
 print("post-training work done:", len(plain), len(with_momentum), flush=True)
