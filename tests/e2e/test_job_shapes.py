@@ -362,11 +362,11 @@ y = (x[:, 0] > 0).astype("int32")
 
 
 @pytest.mark.tensorflow
-@pytest.mark.parametrize("traced", [True, False], ids=["tf.function", "eager"])
-def test_weights_updated_by_hand_in_tensorflow_step_at_each_gradient(
-        tmp_path: Path, traced: bool) -> None:
+def test_weights_updated_by_hand_in_tensorflow_step_at_each_gradient(tmp_path: Path) -> None:
+    """A traced step (its gradient's step told from TensorFlow's py_function); eager ones:
+    test_phase_probes' range loops."""
     pytest.importorskip("tensorflow")
-    row, log, _ = probe(tmp_path, f"""
+    row, log, _ = probe(tmp_path, """
         # tensorflow/docs' Core API guides' shape: a tf.Module, no Keras optimizer, each
         # variable updated by hand from its tape's gradient
         class Linear(tf.Module):
@@ -384,8 +384,7 @@ def test_weights_updated_by_hand_in_tensorflow_step_at_each_gradient(
             for g, v in zip(grads, lin.variables):
                 v.assign_sub(0.1 * g)
             return loss
-        if {traced}:
-            train_step = tf.function(train_step)
+        train_step = tf.function(train_step)
         dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)
         epochs = 300
         for epoch in range(epochs):
