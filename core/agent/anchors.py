@@ -45,7 +45,10 @@ def loop_anchor(frame: FrameType | None) -> LoopAnchor | None:
     for user, loops in user_frames(frame, _user):
         if loops:
             found = (user, loops[-1])
-        elif found is None:  # the line nearest the framework: `trainer.train()` in main()
+        elif found is None or (found[1] is None and _called_back(found[0])):
+            # the line nearest the framework: `trainer.train()` in main() - not a callback the
+            # framework's loop calls (a LightningModule's `training_step`, stepping its own
+            # optimizers: each of its `opt.step()` lines was a phase of its own)
             found = (user, None)
     if found is None:
         return None
@@ -57,6 +60,12 @@ def loop_anchor(frame: FrameType | None) -> LoopAnchor | None:
         return LoopAnchor(id(where), where.f_code, line, line, _callers(where.f_back), text)
     return LoopAnchor(id(where), where.f_code, loop.lineno, loop.end_lineno or loop.lineno,
                       _callers(where.f_back), _where(loop, where))
+
+
+def _called_back(frame: FrameType) -> bool:
+    """``frame`` runs the program's code called from a framework's (a callback)."""
+    caller = frame.f_back
+    return caller is not None and not _user(caller.f_code.co_filename)
 
 
 @functools.lru_cache(maxsize=4096)
