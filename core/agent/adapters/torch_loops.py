@@ -278,6 +278,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
     def _begin(self) -> None:
         s = self.session
         self.began = True
+        self.trainers_at_begin = len(self.trainers.made)
         self.train_loader = self.last_loader
         batches = self.trainers.batches()
         if batches is None and self.train_loader is not None:

@@ -36,6 +36,7 @@ class TorchPhases:
     session: ProbeSession
     trainers: Trainers
     trainers_at_stop: int  # the trainers the program had made when the probe stopped a loop
+    trainers_at_begin: int  # ... when the current phase began
     loaders: dict[int, int | None]
     stopped: bool
     val: list[int] | None
@@ -61,6 +62,7 @@ class TorchPhases:
     def init_torch_phases(self) -> None:
         self.phase_pending = False  # a new phase begins at this step
         self.trainers_at_stop = 0
+        self.trainers_at_begin = 0
         self.stepped = set()  # id() of every optimizer that stepped
         self.fresh = False  # this step is an optimizer's first after a pass of an outer loop
         self.left_pass = False  # the probe left only a pass of an outer loop (loop_exit.py)
@@ -101,9 +103,13 @@ class TorchPhases:
                   "program is stopped here; the estimate covers the phases seen",
                   code="phase-budget")
             raise ProbeStop(s.policy.reason or "the probe stopped")
-        made = self.trainers.made  # a trainer made since the stop is this phase's: it answers
-        if len(made) > self.trainers_at_stop:
-            del made[:self.trainers_at_stop]
+        # a trainer made since the last phase ended is this phase's: it answers - since the
+        # stop, or, where that phase ran to its end, since it began (the Lightning tutorials'
+        # datamodules: a second Trainer(max_epochs=3) read as the first one's 2)
+        made = self.trainers.made
+        before = self.trainers_at_stop if self.stopped else self.trainers_at_begin
+        if len(made) > before:
+            del made[:before]
         self._drain()  # the last phase's steps are in the log before the new phase
         # An optimizer's first step after the probe left one pass of an outer loop: that loop
         # trains a part at a time (one optimizer per layer), each pass a phase of its own, as
