@@ -135,6 +135,9 @@ def check_two_phases(tmp: Path, script: str, per_epoch: tuple[int, int]) -> None
     _, full_events = probe(tmp, script, "--full")
     whole = phases_of(full_events)
     assert sorted(whole) == [1, 2] and whole[2]["previous"] == "complete"
+    # the later phase's length read alike after a phase that ran to its end (its own Trainer's
+    # max_epochs, not the first one's)
+    assert whole[2]["plan"].epochs == seen[2]["plan"].epochs
     for index, n_it in zip((1, 2), per_epoch):  # the whole run: every step, in its phase
         assert whole[index]["steps"] == planned_steps(seen[index], n_it)
     end = full_events[-1]
