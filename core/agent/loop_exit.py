@@ -92,6 +92,23 @@ def leave_epochs(session: Any, exit_: LoopExit, stop: Callable[[], BaseException
     arm([exit_], left, stop)
 
 
+def leave_loops(session: Any, frame: FrameType | None, stop: Callable[[], BaseException],
+                innermost: bool = False) -> bool:
+    """Arm the loops around ``frame`` (``loop_exits``) to be left at their next line for the
+    probe ``session``, the log saying so as each is left; ``stop`` as for ``leave_epochs``.
+    False where nothing was armed (no loop to leave, or a tracer already set)."""
+    exits = loop_exits(frame, innermost=innermost)
+    if exits is None:
+        return False
+
+    def left(exit_: LoopExit) -> None:
+        session.loop_left()  # training was over when the step's line ended
+        session.log("info", f"probe: phase {session.phase}'s loop left at its next line, as a "
+                    f"break would ({exit_.text}): the program goes on")
+
+    return arm(exits, left, stop)
+
+
 def exit_at_top(frame: FrameType | None, code: Any, loop: ast.stmt) -> LoopExit | None:
     """``loop`` (an ast node of ``code``) left when it would begin its next pass - as a
     ``break`` at the top of its body would - in the frame up the stack that runs it; None where

@@ -190,19 +190,10 @@ class KerasLoopsAdapter:
         and goes on to its post-training work or its next phase. Nothing is armed where the step
         ran on a thread of TensorFlow's own (a traced step's call back): no program frame
         loops there - its next step unwinds it."""
-        from ..loop_exit import arm, loop_exits
+        from ..loop_exit import leave_loops
 
         s = self.session
-        exits = loop_exits(sys._getframe())
-        if exits is None:
-            return
-
-        def left(exit_: Any) -> None:
-            s.loop_left()  # training was over when the step's line ended
-            s.log("info", f"probe: phase {s.phase}'s loop left at its next line, as a break "
-                  f"would ({exit_.text}): the program goes on")
-
-        arm(exits, left, lambda: ProbeStop(s.policy.reason or "the probe stopped"))
+        leave_loops(s, sys._getframe(), lambda: ProbeStop(s.policy.reason or "the probe stopped"))
 
     def _watchdog(self, wait: float = 10.0) -> None:
         """A loop with no Python-level point to stop at (graph mode over NumPy slices): after

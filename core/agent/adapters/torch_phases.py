@@ -21,7 +21,7 @@ from typing import Any
 
 from ..anchors import inside, inside_caller, loop_anchor
 from ..length import Length, one_pass
-from ..loop_exit import LoopExit, arm, epochs_exit, leave_epochs, loop_exits
+from ..loop_exit import epochs_exit, leave_epochs, leave_loops
 from ..probe_session import ProbeSession, ProbeStop
 from .base import Trainers
 from .lead import LeadOptimizer
@@ -218,16 +218,8 @@ class TorchPhases:
         so for the phases that began so. Where no loop can be left, the next step unwinds."""
         s = self.session
         innermost = self.per_pass_phase or self.optimizers > len(self.stepped)
-        exits = loop_exits(sys._getframe(), innermost=innermost)
-        if exits is None:
-            return
-
-        def left(exit_: LoopExit) -> None:
-            s.loop_left()  # training was over when the step's line ended
-            s.log("info", f"probe: phase {s.phase}'s loop left at its next line, as a break "
-                  f"would ({exit_.text}): the program goes on")
-
-        if arm(exits, left, lambda: ProbeStop(s.policy.reason or "the probe stopped")):
+        if leave_loops(s, sys._getframe(), lambda: ProbeStop(s.policy.reason or "the probe "
+                       "stopped"), innermost=innermost):
             self.left_pass = innermost
 
     def _leave_epochs_loop(self) -> None:
