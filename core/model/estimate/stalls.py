@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .wakeups import (ALIKE_CHANCE, INFORMATIVE_S, Observed, epoch_lifetimes, observe,
                       observe_phase, stall_after, told, untold_alike)
@@ -240,7 +240,7 @@ def forecast(state: ProbeState, t_it: float, epoch_s: float, n_boundaries: float
     # the teardown when training ends: its own odds, the boundaries' times the recorded ratio
     end = plain_mean + min(1.0, end_ratio(state, cal) * p) * length.mean
     alike = _alike_untold(seen, gap_mean, length.mean, p,
-                          untold_alike(state, t_it) if stalls and cal.stall_point else 0)
+                          lambda: untold_alike(state, t_it) if stalls and cal.stall_point else 0)
     per, end = (alike, alike) if alike else (per, end)
     # given the odds and the run's level the boundaries are independent; the odds and the level
     # are uncertain and move them all together
@@ -266,7 +266,7 @@ def _seen_and_odds(state: ProbeState, t_it: float, epoch_s: float, cal: Calibrat
 
 
 def _alike_untold(seen: Observed, gap_mean: float, stall_s: float, p: float,
-                  run_alike: int) -> float | None:
+                  run_alike: Callable[[], int]) -> float | None:
     """A boundary's cost where the ones to come wait too little to tell a stall from the rest,
     as the probe's did, and the probe's all cost alike (a mix of stalls and none would differ by
     about a stall): what the probe's cost (epochs of 37 ms waited 27-29 ms for the 70 ms wake-up
@@ -276,7 +276,8 @@ def _alike_untold(seen: Observed, gap_mean: float, stall_s: float, p: float,
     told = seen.untold_costs
     if len(told) < 2 or stall_s >= INFORMATIVE_S or max(told) - min(told) >= stall_s / 2:
         return None
-    if p ** run_alike + (1 - p) ** run_alike > ALIKE_CHANCE:
+    n = run_alike()  # (read only here: it observes every phase's boundaries again)
+    if p ** n + (1 - p) ** n > ALIKE_CHANCE:
         return None  # so few alike in the whole run, at the odds p, is likely chance: three of
         # a keras.io autoencoder's (two in its second fit(), 13 and 19 ms) waited for none, its
         # second fit()'s 99 cost 67 ms on average (odds 43 %)
