@@ -34,6 +34,7 @@ from typing import Any
 from .. import compat
 from ..anchors import LoopAnchor, inside, loop_anchor
 from ..probe_session import ProbeSession, ProbeStop
+from .lead import LeadOptimizer
 
 
 class KerasLoopsAdapter:
@@ -63,15 +64,21 @@ class KerasLoopsAdapter:
         self._read: tuple[Any, Any] | None = None  # (where, the length read there): read once
         self.epochs_left = 0  # the stop whose loop of epochs was armed to be left
         self.optimizers = 0  # Keras optimizers the program made: with none, a gradient is a step
+        self.lead = LeadOptimizer()  # whose steps are the steps, with several optimizers
         self._installed = False
 
     # ---- the step clock ----------------------------------------------------------------------
 
-    def step(self, gradient: bool = False) -> None:
-        """One optimizer step ended (called eagerly or from the traced py_function); or, with
-        ``gradient``, a tape's gradient in a program with no optimizer (its step)."""
+    def step(self, gradient: bool = False, optimizer: int | None = None) -> None:
+        """One optimizer step ended (called eagerly or from the traced py_function; ``optimizer``:
+        its id()); or, with ``gradient``, a tape's gradient in a program with no optimizer (its
+        step). With several optimizers only the lead's steps count (lead.py): a GAN's two
+        optimizers step once each a batch - one training step."""
         s = self.session
         if self.in_fit or s.ended or self.stop_pending:
+            return
+        if optimizer is not None and not self.lead.leads(
+                optimizer, self.stopped, lambda: self.elsewhere is not None):
             return
         if (self.stopped or self.elsewhere is not None) and not self._next_phase():
             return
@@ -233,9 +240,9 @@ class KerasLoopsAdapter:
                 executing_eagerly = compat.resolve(compat.TF_EXECUTING_EAGERLY)
                 hook.py_function = compat.resolve(compat.TF_PY_FUNCTION)
             if executing_eagerly():
-                hook.step()
-            else:
-                hook.py_function(_graph_step(hook), [], [])  # (func, inp, Tout)
+                hook.step(optimizer=id(optimizer))
+            else:  # (func, inp, Tout)
+                hook.py_function(_graph_step(hook, optimizer=id(optimizer)), [], [])
             return out
 
         setattr(optimizer_class, apply_name, apply)
@@ -340,10 +347,11 @@ def _in_a_for_loop(frame: Any) -> bool:
     return "for " in line or "for(" in line
 
 
-def _graph_step(hook: KerasLoopsAdapter, gradient: bool = False) -> Any:
+def _graph_step(hook: KerasLoopsAdapter, gradient: bool = False,
+                optimizer: int | None = None) -> Any:
     def run() -> list[Any]:
         if not (gradient and hook.optimizers):  # (one made since the function was traced)
-            hook.step(gradient=gradient)
+            hook.step(gradient=gradient, optimizer=optimizer)
         return []
 
     return run

@@ -2,7 +2,9 @@
 
 The first optimizer to step leads; another one's step is part of the lead's iteration - a GAN
 steps its discriminator and its generator on each batch: one step, not two (pytorch/examples'
-DCGAN was estimated at half its time when each counted). Another optimizer leads from then on
+DCGAN was estimated at half its time when each counted; tensorflow/docs' DCGAN, a traced
+``train_step`` applying two Keras optimizers, the same). Used by the PyTorch and the Keras
+custom-loop adapters. Another optimizer leads from then on
 when it trains alone: it steps again before the lead does (a critic stepped more often than its
 generator), or its first step comes in another phase (pretraining with one optimizer, then
 fine-tuning with another: the adapter says so).

@@ -1,5 +1,7 @@
 """Two GradientTape training loops one after another (a classifier, then an autoencoder on the
-same data), each with its own optimizer and its own traced step. Synthetic data, CPU."""
+same data), each with its own traced step. The second steps two optimizers a batch, as a GAN
+does (a critic, then the autoencoder against it): one training step, not two. Synthetic data,
+CPU."""
 import os
 import time
 
@@ -38,13 +40,22 @@ for epoch in range(5):  # phase 1
 autoencoder = keras.Sequential([keras.Input((64,)), keras.layers.Dense(256, activation="relu"),
                                 keras.layers.Dense(64)])
 ae_opt = keras.optimizers.Adam(1e-3)
+critic = keras.Sequential([keras.Input((64,)), keras.layers.Dense(64, activation="relu"),
+                           keras.layers.Dense(1)])
+critic_opt = keras.optimizers.Adam(1e-3)
 pairs = tf.data.Dataset.from_tensor_slices(x).batch(32)  # 128 batches a pass
 
 
 @tf.function
 def reconstruct_step(xb):
     with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(tf.square(autoencoder(xb, training=True) - xb))
+        critic_loss = (tf.reduce_mean(critic(autoencoder(xb), training=True))
+                       - tf.reduce_mean(critic(xb, training=True)))
+    critic_opt.apply_gradients(zip(tape.gradient(critic_loss, critic.trainable_variables),
+                                   critic.trainable_variables))
+    with tf.GradientTape() as tape:
+        out = autoencoder(xb, training=True)
+        loss = tf.reduce_mean(tf.square(out - xb)) - 0.01 * tf.reduce_mean(critic(out))
     ae_opt.apply_gradients(zip(tape.gradient(loss, autoencoder.trainable_variables),
                                autoencoder.trainable_variables))
     return loss
