@@ -1,16 +1,21 @@
 """A later phase's epoch boundaries forecast from its own (core/model/estimate/stalls.py,
 phases.py), on recorded probes of public scripts: the boundaries the probe saw in that phase say
 what the ones to come cost, where so many came out alike that chance is unlikely; fewer leave
-the stall odds to speak."""
+the stall odds to speak. And a run seen whole whose phases an early stop each ended: its bounds
+reach every phase's draw."""
 
 from __future__ import annotations
 
 import json
+import math
 
+import pytest
 from conftest import ROOT
 
 from probecast.core.model.estimate.bounds import Calibration
+from probecast.core.model.estimate.early_stop import early_stopped
 from probecast.core.model.estimate.phases import estimate_phase
+from probecast.core.model.estimate.runtime import estimate_runtime, measured_run
 from probecast.core.model.estimate.stalls import forecast
 from probecast.core.model.estimate.wakeups import untold_alike
 from probecast.core.model.logstore import load_probe
@@ -55,3 +60,25 @@ def test_a_few_alike_boundaries_leave_the_odds_to_speak() -> None:
     assert _phase_forecast("keras-autoencoder", own=True) > 0.04
     cal = Calibration.for_state(st)
     assert estimate_phase(st.phases[0], cal, st).seconds > 0
+
+
+def test_a_run_seen_whole_reaches_every_phases_early_stop_in_quadrature() -> None:
+    """tensorflow/docs' time-series tutorial: thirteen fit()s, each with an early stop of
+    patience 2, seen whole (the probe went on in case each stopped). Its plain run, another draw
+    of thirteen stops, came 46 s longer (310 s against 264 s). Every phase's stop is a draw a
+    repeat makes again: the bounds reach the later phases' too, not the first one's alone (it
+    stopped after 19 of 20 epochs: +1 s) - added in quadrature, as independent draws are, not
+    summed (a repeat stopping all thirteen at their last is no run to budget for)."""
+    st = load_probe(RUNS / "probe-tf-time_series.jsonl.gz").state
+    cal = Calibration.for_state(st)
+    est = measured_run(st, estimate_runtime(st, 20))
+    first = early_stopped(st, est.terms.n_ep, est.terms.n_it)
+    later = [estimate_phase(p, cal, st) for p in st.phases]
+    assert len(later) == 12 and all(p.how == "measured" for p in later)
+    lows, highs = [p.unseen_low for p in later], [p.unseen_high for p in later]
+    u = est.uncertainty
+    assert u["unseen_low"] == pytest.approx(math.hypot(first[0], *lows))
+    assert u["unseen_high"] == pytest.approx(math.hypot(first[1], *highs))
+    assert u["unseen_high"] > 2 * first[1] and u["unseen_high"] < first[1] + sum(highs)
+    assert est.low_s < 310.2 < est.high_s  # its plain run (runs-public/tf-time_series.truth)
+    assert any("phase 2, 3," in n and "quadrature" in n for n in est.notes)
