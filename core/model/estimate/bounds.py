@@ -154,6 +154,11 @@ def calibration_key(state: ProbeState) -> str:
     return f"{m}-{GPU}" if on_gpu(state) else m
 
 
+def own_loop(state: ProbeState) -> bool:
+    """The steps are a TensorFlow loop of the program's own (GradientTape), not fit()'s."""
+    return bool(state.codes & {"custom-loop", "gradient-step"})
+
+
 def mechanism(state: ProbeState) -> str:
     """Which recorded mechanism's constants fit this probe."""
     framework = (state.start.framework if state.start is not None else "").lower()
@@ -165,7 +170,7 @@ def mechanism(state: ProbeState) -> str:
     if re.search(r"\b(torch|jax|openvino) backend", framework):
         return OTHER
     version = re.match(r"(keras|tensorflow)\s+(\d+)", framework)
-    if (version and int(version.group(2)) >= 2) or state.codes & {"custom-loop", "gradient-step"}:
+    if (version and int(version.group(2)) >= 2) or own_loop(state):
         return TF
     return OTHER
 
@@ -188,7 +193,7 @@ def _describe_epochs(state: ProbeState) -> str:
         return (f"{framework or 'PyTorch'}: DataLoader epochs - boundary allowances measured "
                 "on recorded PyTorch runs")
     if m == TF:
-        loop = "custom loop" if state.codes & {"custom-loop", "gradient-step"} else "fit()"
+        loop = "custom loop" if own_loop(state) else "fit()"
         return (f"{framework} {loop}: a tf.data iterator per epoch, whose teardown waits for "
                 "the autotuner's next wake-up - odds measured on recorded Keras runs")
     return (f"{framework or 'no framework named'}: no recorded runs of this mechanism - the "

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Callable
 
+from .bounds import own_loop
 from .wakeups import (ALIKE_CHANCE, INFORMATIVE_S, Observed, epoch_lifetimes, observe,
                       observe_phase, stall_after, told, untold_alike)
 
@@ -213,14 +214,7 @@ def forecast(state: ProbeState, t_it: float, epoch_s: float, n_boundaries: float
         # the program's work between fit() calls did not go on after the probe's stop (the
         # program was stopped there): each boundary to come carries it as the probe saw it
         gap_mean += sum(seen.outside) / len(seen.outside)
-    if len(seen.plain) >= 2 and cal.mechanism.startswith("torch"):
-        # a DataLoader's later passes start alike (its workers start again, if it has any):
-        # what the probe's later boundaries cost, the ones to come cost - the first carried
-        # one-off work (pytorch/examples' super_resolution on an H200: 0.13 s each, not 0.001)
-        plain_mean = gap_mean + sum(seen.plain[1:]) / len(seen.plain[1:])
-    else:
-        own = sum(seen.plain) / len(seen.plain) if seen.plain else cal.free_boundary_s
-        plain_mean = gap_mean + cal.free_boundary_s + cal.boundary_carry * (own - cal.free_boundary_s)
+    plain_mean = gap_mean + _own_cost(state, seen, cal)
     plain_sd = cal.boundary_abs_s
     n = n_boundaries + (1 if with_fit_end else 0)
     p, p2 = odds.mean, odds.var + odds.mean ** 2
@@ -250,6 +244,20 @@ def forecast(state: ProbeState, t_it: float, epoch_s: float, n_boundaries: float
     most = n * (plain_mean + length.most) if p > 0 else least
     return BoundaryForecast(per, end if with_fit_end else 0.0, sigma, least, most, p,
                             length.mean, epoch_s, seen)
+
+
+def _own_cost(state: ProbeState, seen: Observed, cal: Calibration) -> float:
+    """A boundary's own cost to come, beyond a stall and the work between fit() calls."""
+    if len(seen.plain) >= 2 and (cal.mechanism.startswith("torch") or own_loop(state)):
+        # a DataLoader's later passes start alike (its workers start again, if it has any):
+        # what the probe's later boundaries cost, the ones to come cost - the first carried
+        # one-off work (pytorch/examples' super_resolution on an H200: 0.13 s each, not 0.001).
+        # So in a loop of the program's own (a GradientTape loop): what runs between its
+        # epochs is its code, each epoch (tensorflow/docs' CVAE: a test pass and a figure
+        # saved, 1.0 s at each boundary - carried as fit()'s one-off work is, 0.01 s: -16 %)
+        return sum(seen.plain[1:]) / len(seen.plain[1:])
+    own = sum(seen.plain) / len(seen.plain) if seen.plain else cal.free_boundary_s
+    return cal.free_boundary_s + cal.boundary_carry * (own - cal.free_boundary_s)
 
 
 def _seen_and_odds(state: ProbeState, t_it: float, epoch_s: float, cal: Calibration,
