@@ -165,13 +165,14 @@ def measured_run(state: ProbeState, est: Estimate) -> Estimate:
     later = [estimate_phase(p, cal, state) for p in state.phases]
     later_low, later_high = stop_reach(later)
     fewer, more = math.hypot(fewer, later_low), math.hypot(more, later_high)
+    later_note = stop_note(later)
     u = replace(u, unseen_low=fewer, unseen_high=more)
     low, high = interval(total, u, cal)
     notes = ("the probe saw the whole run (it ended by itself): the measured runtime is the "
              "answer; the bounds are what a repeat of it may vary",
              *([redrawn.note] if redrawn is not None and redrawn.note else []),
              *([stopped] if stopped else []),
-             *([stop_note(later)] if stop_note(later) else []),
+             *([later_note] if later_note else []),
              *(n for n in est.notes if n.startswith("the agent's own")))
     return replace(est, runtime_s=total, low_s=low, high_s=high, equation=MEASURED, notes=notes,
                    uncertainty=u.as_dict(),
