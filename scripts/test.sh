@@ -38,6 +38,9 @@ install_with() {  # the install steps, each run as "$@" ARGS...
     # loosely, an installer would take the newest build with several GB of CUDA libraries.
     "$@" "${links[@]}" 'torch==2.13.0'
     "$@" -e '.[test,agent,torch-test]'
+    # fastai without its dependencies: torch-test lists what the tests need of them (pyproject.toml
+    # says why torchvision and spaCy are not among them)
+    "$@" --no-deps 'fastai>=2.8,<2.9'
     # The SkyPilot and gpuhunt extras in a step of their own: SkyPilot 0.14 pins click<8.2, and
     # huggingface-hub 2.x (from transformers) asks for click>=8.4.2. Resolved in one step, the
     # installer moves transformers and huggingface-hub back (to 5.17 / 1.16); installed after them,

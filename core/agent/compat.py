@@ -163,6 +163,27 @@ TRANSFORMERS = (HF_TRAINER, f"{HF_TRAINER}.{TRAINER_INIT}", HF_STOP, HF_ACCUMULA
                 HF_MAX_STEPS, HF_EVAL_STEPS, HF_EARLY_STOPPING)
 ACCELERATE = ("accelerate.accelerator:Accelerator",)  # its module loaded: the framework label
 
+# ---- fastai (adapters/fastai_learner.py: its Learner; its DataLoader drives torch's iterators) --
+# wrapped: each fit() is a trainer, its n_epoch (less start_epoch) the length - fit_one_cycle,
+# fit_flat_cos and fine_tune's two fits all call it
+FASTAI_FIT = "fastai.learner:Learner.fit"
+FASTAI_FIT_START = "start_epoch"  # fit()'s parameters: the epochs a resumed fit skips, and the
+FASTAI_FIT_CBS = "cbs"  # callbacks for this fit alone - lr_find's LRFinder among them, which
+# ends its fit after num_it batches (sooner where the loss diverges, with stop_div): matched by
+# class name; set on each instance
+FASTAI_LR_FINDER = "fastai.callback.schedule:LRFinder"
+FASTAI_LR_FINDER_STEPS = "num_it"
+FASTAI_LR_FINDER_DIVERGE = "stop_div"
+FASTAI_EPOCH = "fastai.learner:Learner._do_epoch"  # a stopped fit() leaves at its next epoch...
+FASTAI_CANCEL_FIT = "fastai.learner:CancelFitException"  # ... raising what fit() ends on
+# a pass: fastai's DataLoader iterates torch's _SingleProcess/_MultiProcessingDataLoaderIter over
+# a stand-in of its own, not through torch's DataLoader.__iter__
+FASTAI_LOADER_ITER = "fastai.data.load:DataLoader.__iter__"
+FASTAI_LOADER_BATCH_SIZE = "bs"  # set on its DataLoader
+FASTAI_DLS = "dls"  # set on a Learner: its DataLoaders, whose ``train`` is the training loader
+FASTAI_TRAIN = "train"
+FASTAI = (FASTAI_FIT, FASTAI_EPOCH, FASTAI_CANCEL_FIT, FASTAI_LOADER_ITER, FASTAI_LR_FINDER)
+
 # By distribution (what pip installs): every symbol the agent relies on in it.
 BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
     "keras": KERAS,
@@ -172,6 +193,7 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
     "pytorch_lightning": PYTORCH_LIGHTNING,
     "transformers": TRANSFORMERS,
     "accelerate": ACCELERATE,
+    "fastai": FASTAI,
 }
 
 # The releases supported (pyproject's extras say the same): the oldest, and the newest checked.
@@ -180,7 +202,8 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
 # of hundreds of MB that needs NumPy < 2) and torch's (a CUDA build of several GB: PyPI has no
 # CPU one) do not - docs/ARCHITECTURE.md, "Framework adapters".
 OLDEST = {"keras": "3.0.0", "tensorflow": "2.16.1", "torch": "2.1.0", "lightning": "2.2.0",
-          "pytorch_lightning": "2.2.0", "transformers": "4.40.0", "accelerate": "0.30.0"}
+          "pytorch_lightning": "2.2.0", "transformers": "4.40.0", "accelerate": "0.30.0",
+          "fastai": "2.7.0"}
 
 
 def module_of(symbol: str) -> str:

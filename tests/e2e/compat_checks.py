@@ -115,11 +115,36 @@ def accelerate() -> list[str]:
     return missing(compat.ACCELERATE)
 
 
+def fastai() -> list[str]:
+    problems = missing(compat.FASTAI)
+    if problems:
+        return problems
+    t = importlib.import_module("torch")
+    loader = compat.resolve(compat.FASTAI_LOADER_ITER.rpartition(".")[0])
+    loaders = importlib.import_module("fastai.data.core").DataLoaders
+    train = loader(list(range(8)), bs=4)
+    learner = compat.resolve(compat.FASTAI_FIT.rpartition(".")[0])(
+        loaders(train, loader(list(range(4)), bs=4)), t.nn.Linear(1, 1),
+        loss_func=t.nn.MSELoss())
+    dls = getattr(learner, compat.FASTAI_DLS, None)
+    problems += _lacks(learner, (compat.FASTAI_DLS,), "Learner")
+    problems += _lacks(dls, (compat.FASTAI_TRAIN,), "Learner.dls")
+    problems += _lacks(train, (compat.FASTAI_LOADER_BATCH_SIZE,), "DataLoader")
+    problems += _lacks(compat.resolve(compat.FASTAI_LR_FINDER)(),
+                       (compat.FASTAI_LR_FINDER_STEPS, compat.FASTAI_LR_FINDER_DIVERGE), "LRFinder")
+    fit = inspect.signature(compat.resolve(compat.FASTAI_FIT)).parameters
+    if list(fit).index(compat.FASTAI_FIT_CBS) != 4:
+        problems.append(f"Learner.fit's {compat.FASTAI_FIT_CBS} (3rd after self)")
+    if list(fit).index(compat.FASTAI_FIT_START) != 6:
+        problems.append(f"Learner.fit's {compat.FASTAI_FIT_START} (6th after self)")
+    return problems
+
+
 CHECKS: dict[str, Callable[[], list[str]]] = {
     "keras": keras, "tensorflow": tensorflow, "torch": torch,
     "lightning": lambda: _lightning("lightning"),
     "pytorch_lightning": lambda: _lightning("pytorch_lightning"),
-    "transformers": transformers, "accelerate": accelerate,
+    "transformers": transformers, "accelerate": accelerate, "fastai": fastai,
 }
 
 

@@ -32,10 +32,11 @@ FRAMEWORKS = tuple(compat.BY_FRAMEWORK)
 # The oldest releases that install here cheaply, checked in one process (one torch import), with
 # what they need that the test environment's newer releases do not satisfy (pinned: reproducible).
 # Keras runs on the torch backend (its TensorFlow backend would need TensorFlow 2.16).
-OLDEST = ("keras", "lightning", "pytorch_lightning", "transformers", "accelerate")
+OLDEST = ("keras", "lightning", "pytorch_lightning", "transformers", "accelerate", "fastai")
 OLDEST_NEEDS = ("dm-tree==0.1.10",  # Keras 3.0
                 "setuptools==80.10.2",  # Lightning 2.2: pkg_resources
-                "tokenizers==0.19.1", "huggingface-hub==0.23.0")  # Transformers 4.40
+                "tokenizers==0.19.1", "huggingface-hub==0.23.0",  # Transformers 4.40
+                "fastcore==1.4.5", "fastprogress==1.0.3")  # fastai 2.7.0
 
 
 def test_the_symbols_are_well_formed() -> None:
@@ -94,7 +95,7 @@ def test_keras_and_tensorflow_have_every_name_the_agent_uses(framework: str) -> 
 
 @pytest.mark.torch
 @pytest.mark.parametrize("framework", ["torch", "lightning", "pytorch_lightning", "transformers",
-                                       "accelerate"])
+                                       "accelerate", "fastai"])
 def test_the_pytorch_frameworks_have_every_name_the_agent_uses(framework: str) -> None:
     pytest.importorskip(framework)
     assert compat_checks.CHECKS[framework]() == []

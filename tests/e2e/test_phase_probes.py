@@ -121,7 +121,10 @@ def agent_run(tmp: Path, script: Path, *flags: str, timeout: int = 300) -> tuple
     return read_log(log)[0], (tmp / "out.txt").read_text()
 
 
-def check_two_phases(tmp: Path, script: str, per_epoch: tuple[int, int]) -> None:
+def check_two_phases(tmp: Path, script: str,
+                     per_epoch: tuple[int, int]) -> dict[int, dict[str, Any]]:
+    """Both phases probed, each stopped early, and both run whole with every step: the phases
+    the probe saw."""
     row, events = probe(tmp, script)
     seen = phases_of(events)
     assert sorted(seen) == [1, 2], seen
@@ -151,6 +154,7 @@ def check_two_phases(tmp: Path, script: str, per_epoch: tuple[int, int]) -> None
     least = (planned_steps(later, per_epoch[1]) - 1) * (min(later["dts"][1:] or later["dts"])
                                                         - hook_s)
     assert shares[1] >= least * (1 - 1e-6), (shares, least)
+    return seen
 
 
 @pytest.mark.torch
@@ -177,6 +181,35 @@ def test_two_lightning_trainers_are_two_phases(tmp_path: Path) -> None:
     through its own flag."""
     pytest.importorskip("lightning")
     check_two_phases(tmp_path, "lightning_two_trainers.py", (64, 64))
+
+
+@pytest.mark.torch
+def test_fastai_fine_tune_is_two_phases(tmp_path: Path) -> None:
+    """fastai's fine_tune: two fit()s from one line of the program, each read from its own fit()
+    (3 epochs, then 4) and its own DataLoader's length - fastai's loader drives torch's
+    iterators itself - and each stopped at its next epoch through fit()'s own exit; the
+    second fit() is a phase, not the stopped one going on (fails before: no steps per epoch
+    known, and the second fit() was unwound as the first's)."""
+    pytest.importorskip("fastai")
+    seen = check_two_phases(tmp_path, "fastai_fine_tune.py", (112, 112))
+    assert (seen[1]["plan"].epochs, seen[2]["plan"].epochs) == (3, 4)
+
+
+@pytest.mark.torch
+def test_fastai_lr_find_is_a_phase_of_its_num_it(tmp_path: Path) -> None:
+    """lr_find is a fit() of enough epochs to cover num_it batches, which its LRFinder ends
+    after num_it (sooner where the loss diverges): a phase of 60 steps at most, read from the
+    LRFinder - not the epochs' 112 - then the training itself, 3 epochs of 112 steps."""
+    pytest.importorskip("fastai")
+    _, events = probe(tmp_path, "fastai_lr_find.py")
+    seen = phases_of(events)
+    assert sorted(seen) == [1, 2], seen
+    assert (seen[1]["plan"].steps, seen[2]["plan"].epochs) == (60, 3)
+    assert any(isinstance(ev, Log) and ev.code == "early-stop" for ev in events)  # stop_div
+    _, full_events = probe(tmp_path, "fastai_lr_find.py", "--full")
+    whole = phases_of(full_events)
+    assert 0 < whole[1]["steps"] <= 60 and whole[2]["steps"] == 3 * 112, whole
+    assert isinstance(full_events[-1], End) and full_events[-1].exit_code == 0
 
 
 @pytest.mark.torch

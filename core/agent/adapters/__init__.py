@@ -6,6 +6,7 @@
                      (torch_devices.py: CUDA step clocks, rank 0's stop shared by all ranks)
     lightning.py     Lightning's Trainer        } trainer adapters (base.TrainerAdapter): their
     hf_trainer.py    the Hugging Face Trainer   } steps are torch_loops.py's
+    fastai_learner.py  fastai's Learner         } (fastai's DataLoader passes: torch_data.py's)
 
 Every framework name an adapter touches comes from compat.py. The hook (hook.py) makes the
 adapters for its process (``for_session``) and ``install``s them: each when the program imports
@@ -21,6 +22,7 @@ from typing import Any
 from ..imports import when_imported
 from ..probe_session import ProbeSession
 from .base import Adapter, TrainerAdapter, Trainers
+from .fastai_learner import FastaiAdapter
 from .hf_trainer import HfTrainerAdapter
 from .keras_fit import KerasFitAdapter
 from .keras_loops import KerasLoopsAdapter
@@ -39,10 +41,11 @@ def for_session(session: ProbeSession, config: dict[str, Any]) -> list[Adapter]:
     steps_per_epoch = config.get("steps_per_epoch")
     loops = KerasLoopsAdapter(session, steps_per_epoch) if session.under_agent else None
     fit = KerasFitAdapter(session, val_batches=int(config.get("val_batches", 5)), loops=loops)
-    made = Trainers()  # the trainers the program makes: Lightning's, the Hugging Face one
-    trainers: tuple[TrainerAdapter, ...] = (LightningAdapter(made), HfTrainerAdapter(made))
+    made = Trainers()  # the trainers the program makes: Lightning's, the Hugging Face one,
+    torch = TorchLoopsAdapter(session, steps_per_epoch, trainers=made)  # fastai's fit()s
+    trainers: tuple[TrainerAdapter, ...] = (LightningAdapter(made), HfTrainerAdapter(made),
+                                            FastaiAdapter(made, torch))
     made.adapters = trainers
-    torch = TorchLoopsAdapter(session, steps_per_epoch, trainers=made)
     return [fit, *([loops] if loops is not None else []), torch, *trainers]
 
 

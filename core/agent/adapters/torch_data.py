@@ -23,6 +23,9 @@ from .. import compat
 from ..probe_session import ProbeSession, ProbeStop
 from .torch_devices import in_a_for_loop
 
+if TYPE_CHECKING:
+    from .base import Trainers
+
 MAX_EMPTY_PASSES = 10_000  # a loop that re-iterates its finished loaders forever is stopped
 _KEYS = itertools.count(1)
 
@@ -65,6 +68,9 @@ class TorchData:
     empty_passes: int
     generation: int  # probe stops so far: an iterator made before the latest one ends
     unwind: bool
+    wrapping: tuple[int, int] | None  # (loader, generation) of a library's pass drawing a batch
+    trainers: Trainers
+    trainers_at_stop: int
 
     if TYPE_CHECKING:  # theirs: torch_phases', the adapter's
         def _in_stopped_loop(self, key: int) -> bool: ...
@@ -82,31 +88,22 @@ class TorchData:
 
         def loader_iter(loader: Any) -> Any:
             key = loader_key(loader)
-            if hook.stopped and hook._in_stopped_loop(key):
-                in_for = in_a_for_loop()
-                if in_for or key in hook.loaders:
-                    hook.empty_passes += 1
-                    hook.session.loop_left()
-                    # next(iter(loader)) is not a for loop that an empty pass ends: it would crash
-                    if hook.empty_passes > MAX_EMPTY_PASSES or not in_for:
-                        raise ProbeStop(hook.session.policy.reason or "the probe stopped")
-                    return iter(())
+            if hook._runs_dry(key, up=3):
+                return iter(())
             it = original_iter(loader)
             try:
                 n: int | None = len(loader)
             except TypeError:  # an iterable dataset without a length
                 n = None
             hook._new_pass(key, n, getattr(loader, compat.TORCH_LOADER_BATCH_SIZE, None))
-            try:
-                it._probecast_loader = key
-                it._probecast_generation = hook.generation
-            except AttributeError:  # a custom iterator with __slots__: timed by steps only
-                pass
+            hook._tag(it, key, hook.generation)
             return it
 
         def iter_next(it: Any) -> Any:
             t0 = time.perf_counter()
             key = getattr(it, "_probecast_loader", None)
+            if key is None and hook.wrapping is not None:  # made inside a library's pass
+                key = hook._tag(it, *hook.wrapping)
             if hook.stopped and key is not None and key == hook.train_loader \
                     and getattr(it, "_probecast_generation", 0) < hook.generation:
                 hook.session.loop_left()
@@ -129,6 +126,68 @@ class TorchData:
 
         setattr(loader_class, iter_name, loader_iter)
         setattr(iterator_class, next_name, iter_next)
+
+    def wrap_passes(self, loader_class: type, iter_name: str, batch_size: str) -> None:
+        """A library's loader whose passes drive torch's iterators without DataLoader.__iter__
+        (fastai's: a _SingleProcessDataLoaderIter over a stand-in of its own): each pass over
+        it is a pass as a DataLoader's - its length, its batch size (``batch_size`` names it),
+        the stop - and the torch iterator it makes inside the pass is that pass's."""
+        original = getattr(loader_class, iter_name)
+        if getattr(original, "_probecast", False):
+            return
+        hook = self
+
+        def passes(loader: Any) -> Any:
+            key = loader_key(loader)
+            if hook._runs_dry(key, up=3):
+                return
+            try:
+                n: int | None = len(loader)
+            except TypeError:
+                n = None
+            hook._new_pass(key, n, getattr(loader, batch_size, None))
+            inner, outer = original(loader), (key, hook.generation)
+            try:
+                while True:
+                    saved, hook.wrapping = hook.wrapping, outer
+                    try:
+                        batch = next(inner)
+                    except StopIteration:
+                        return
+                    finally:
+                        hook.wrapping = saved
+                    yield batch
+            finally:
+                inner.close()
+
+        passes._probecast = True  # type: ignore[attr-defined]
+        setattr(loader_class, iter_name, passes)
+
+    def _runs_dry(self, key: int, up: int) -> bool:
+        """A new pass over a loader inside the stopped loop yields nothing, so the program's
+        own loops run out - unless a trainer was made since the stop (the next phase's fit()
+        from the same line: fastai's fine_tune). ``up``: frames up to the line that asked."""
+        if not (self.stopped and len(self.trainers.made) <= self.trainers_at_stop
+                and self._in_stopped_loop(key)):
+            return False
+        in_for = in_a_for_loop(up)
+        if not (in_for or key in self.loaders):
+            return False
+        self.empty_passes += 1
+        self.session.loop_left()
+        # next(iter(loader)) is not a for loop that an empty pass ends: it would crash
+        if self.empty_passes > MAX_EMPTY_PASSES or not in_for:
+            raise ProbeStop(self.session.policy.reason or "the probe stopped")
+        return True
+
+    def _tag(self, it: Any, key: int, generation: int) -> int:
+        """The iterator is a pass over the loader ``key``, made at ``generation``."""
+        try:
+            it._probecast_loader = key
+            it._probecast_generation = generation
+        except AttributeError:  # a custom iterator with __slots__: timed by steps only
+            pass
+        return key
 
     def _new_pass(self, key: int, n: int | None, batch_size: Any = None) -> None:
         if key == self.train_loader:

@@ -69,15 +69,15 @@ def agree(stop: bool) -> bool:
         return stop
 
 
-def in_a_for_loop() -> bool:
+def in_a_for_loop(up: int = 2) -> bool:
     """Whether the program's line that asked for a new pass iterates it in a ``for`` (which an
     empty pass ends) - not ``next(iter(loader))``, which it would crash. Called by the patched
-    ``DataLoader.__iter__``: its caller is two frames up."""
+    ``DataLoader.__iter__``: its caller is ``up`` frames up."""
     import linecache
 
     from ..loops import user_code
 
-    frame = sys._getframe(2)  # who asked: loader_iter's caller
+    frame = sys._getframe(up)  # who asked: loader_iter's caller
     if not user_code(frame.f_code.co_filename):
         return True  # a framework's own loop (Lightning, the Trainer, tqdm): ends on empty passes
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)

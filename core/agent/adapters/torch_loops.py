@@ -92,6 +92,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         self.per_pass: tuple[int, int] | None = None  # (batches a pass, per step) at the start
         self.init_torch_phases()
         self.generation = 0  # probe stops so far: an iterator made before the latest one ends
+        self.wrapping: tuple[int, int] | None = None  # a library's pass drawing (torch_data)
         self.began = False  # this adapter began the session: its steps are the training steps
         self._synchronize: Any = None  # torch.cuda.synchronize, resolved at install
         self._installed = False
@@ -209,11 +210,17 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
             return True
         return s.anchor is not None and not inside(s.anchor, sys._getframe())
 
+    def _trainer_made(self) -> bool:
+        """A trainer was made since this phase began: its fit() is the next phase, though it
+        runs from the same line of the program (fastai's fine_tune: two fit()s)."""
+        return self.session.phases_enabled and len(self.trainers.made) > self.trainers_at_begin
+
     def _after_step(self, optimizer: Any, kind: str) -> None:
         s = self.session
         if s.started and not self.began:  # another loop times these steps: Keras' fit() on
             return  # the torch backend (its backward passes), a StepTimer - one step, not two
-        if self.stopped or self.fresh or (s.started and self._left_the_loop()):
+        if self.stopped or self.fresh or (s.started and (self._left_the_loop()
+                                                         or self._trainer_made())):
             self._next_phase()  # or ProbeStop: the stopped loop trains on without data
         if s.ended:
             return

@@ -95,7 +95,10 @@ class TorchPhases:
         data and is unwound."""
         s = self.session
         anchor = s.anchor
-        if not s.phases_enabled or (self.stopped and not self.fresh and (
+        # a trainer made since the stop trains on from the stopped loop's own line: fastai's
+        # fine_tune (two fit()s), a function making a Trainer called again
+        made_since = len(self.trainers.made) > self.trainers_at_stop
+        if not s.phases_enabled or (self.stopped and not self.fresh and not made_since and (
                 anchor is None or inside(anchor, sys._getframe()))):
             raise ProbeStop(s.policy.reason or "the probe stopped")
         if not s.more_phases():
