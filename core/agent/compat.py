@@ -184,6 +184,20 @@ FASTAI_DLS = "dls"  # set on a Learner: its DataLoaders, whose ``train`` is the 
 FASTAI_TRAIN = "train"
 FASTAI = (FASTAI_FIT, FASTAI_EPOCH, FASTAI_CANCEL_FIT, FASTAI_LOADER_ITER, FASTAI_LR_FINDER)
 
+# ---- KerasTuner (adapters/keras_tuner.py: a search trains a new model each trial) -------------
+# wrapped: a search's trials are its phase's fit() calls - remaining_trials() x executions_per_trial
+KT_SEARCH = "keras_tuner.src.engine.base_tuner:BaseTuner.search"
+KT_TRIAL = "keras_tuner.src.engine.trial:Trial"  # a STOPPED one ends search()'s loop of trials
+KT_STOPPED = "keras_tuner.src.engine.trial:TrialStatus.STOPPED"
+KT_ORACLE = "oracle"  # set on a tuner: its oracle, which makes each trial (create_trial) ...
+KT_CREATE_TRIAL = "create_trial"
+KT_REMAINING = "remaining_trials"  # ... knows how many are left (None: no max_trials) ...
+KT_HYPERPARAMETERS = "hyperparameters"  # ... and its search space, which a trial carries
+KT_EXECUTIONS = "executions_per_trial"  # set on a Tuner: the models fitted each trial
+# oracles whose trials fit for epochs of their own choosing (matched by class name)
+KT_OWN_EPOCHS = ("keras_tuner.src.tuners.hyperband:HyperbandOracle",)
+KERAS_TUNER = (KT_SEARCH, KT_TRIAL, KT_STOPPED, *KT_OWN_EPOCHS)
+
 # By distribution (what pip installs): every symbol the agent relies on in it.
 BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
     "keras": KERAS,
@@ -194,6 +208,7 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
     "transformers": TRANSFORMERS,
     "accelerate": ACCELERATE,
     "fastai": FASTAI,
+    "keras_tuner": KERAS_TUNER,
 }
 
 # The releases supported (pyproject's extras say the same): the oldest, and the newest checked.
@@ -203,7 +218,7 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
 # CPU one) do not - docs/ARCHITECTURE.md, "Framework adapters".
 OLDEST = {"keras": "3.0.0", "tensorflow": "2.16.1", "torch": "2.1.0", "lightning": "2.2.0",
           "pytorch_lightning": "2.2.0", "transformers": "4.40.0", "accelerate": "0.30.0",
-          "fastai": "2.7.0"}
+          "fastai": "2.7.0", "keras_tuner": "1.4.6"}
 
 
 def module_of(symbol: str) -> str:

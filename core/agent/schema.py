@@ -33,6 +33,8 @@ LOG_LEVELS = ("info", "warning", "error")
 LOG_CODES: dict[str, str] = {
     "fit-loop": "fit() was called more than once: epochs counted across calls, N_ep unknown",
     "skipped-fit": "fit() called after the probe stopped training returned at once",
+    "tuner-trials": "a KerasTuner search: its trials' fit()s are one phase (or not counted)",
+    "tuner-stopped": "the probe ended a KerasTuner search after the trial it stopped",
     "early-stop": "EarlyStopping / TerminateOnNaN: the planned epochs are an upper bound",
     "custom-loop": "a Keras custom training loop: each optimizer step is a step",
     "torch-loop": "PyTorch: each optimizer step is a step",

@@ -140,11 +140,38 @@ def fastai() -> list[str]:
     return problems
 
 
+def keras_tuner() -> list[str]:
+    problems = missing(compat.KERAS_TUNER)
+    if problems:
+        return problems
+    k = importlib.import_module("keras")
+
+    def build(hp: Any) -> Any:
+        return k.Sequential([k.Input((2,)), k.layers.Dense(hp.Int("units", 1, 4))])
+
+    with tempfile.TemporaryDirectory() as out:
+        tuner = importlib.import_module("keras_tuner").RandomSearch(
+            build, objective="val_loss", max_trials=3, directory=out)
+        oracle = getattr(tuner, compat.KT_ORACLE, None)
+        problems += _lacks(tuner, (compat.KT_ORACLE, compat.KT_EXECUTIONS), "Tuner")
+        problems += _lacks(oracle, (compat.KT_CREATE_TRIAL, compat.KT_REMAINING,
+                                    compat.KT_HYPERPARAMETERS), "Oracle")
+        if not problems and getattr(oracle, compat.KT_REMAINING)() != 3:
+            problems.append(f"Oracle.{compat.KT_REMAINING}() of a fresh search of 3 trials")
+        if not problems:  # a STOPPED trial made as the adapter makes one
+            space = getattr(oracle, compat.KT_HYPERPARAMETERS).copy()
+            trial = compat.resolve(compat.KT_TRIAL)(space, trial_id="x",
+                                                    status=compat.resolve(compat.KT_STOPPED))
+            problems += _lacks(trial, ("status",), "Trial")
+    return problems
+
+
 CHECKS: dict[str, Callable[[], list[str]]] = {
     "keras": keras, "tensorflow": tensorflow, "torch": torch,
     "lightning": lambda: _lightning("lightning"),
     "pytorch_lightning": lambda: _lightning("pytorch_lightning"),
     "transformers": transformers, "accelerate": accelerate, "fastai": fastai,
+    "keras_tuner": keras_tuner,
 }
 
 

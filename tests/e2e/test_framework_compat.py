@@ -32,7 +32,8 @@ FRAMEWORKS = tuple(compat.BY_FRAMEWORK)
 # The oldest releases that install here cheaply, checked in one process (one torch import), with
 # what they need that the test environment's newer releases do not satisfy (pinned: reproducible).
 # Keras runs on the torch backend (its TensorFlow backend would need TensorFlow 2.16).
-OLDEST = ("keras", "lightning", "pytorch_lightning", "transformers", "accelerate", "fastai")
+OLDEST = ("keras", "lightning", "pytorch_lightning", "transformers", "accelerate", "fastai",
+          "keras_tuner")
 OLDEST_NEEDS = ("dm-tree==0.1.10",  # Keras 3.0
                 "setuptools==80.10.2",  # Lightning 2.2: pkg_resources
                 "tokenizers==0.19.1", "huggingface-hub==0.23.0",  # Transformers 4.40
@@ -87,7 +88,7 @@ def test_the_keras_callback_overrides_the_hooks_compat_lists() -> None:
 
 
 @pytest.mark.tensorflow
-@pytest.mark.parametrize("framework", ["keras", "tensorflow"])
+@pytest.mark.parametrize("framework", ["keras", "tensorflow", "keras_tuner"])
 def test_keras_and_tensorflow_have_every_name_the_agent_uses(framework: str) -> None:
     pytest.importorskip(framework)
     assert compat_checks.CHECKS[framework]() == []

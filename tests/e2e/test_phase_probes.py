@@ -175,6 +175,22 @@ def test_fit_then_fit_again_is_two_phases(tmp_path: Path) -> None:
     check_two_phases(tmp_path, "keras_fit_twice.py", (48, 96))
 
 
+@pytest.mark.tensorflow
+def test_kerastuner_searches_are_a_phase_each_of_all_their_trials(tmp_path: Path) -> None:
+    """Each search is a phase as long as its trials' fits - trials x executions x epochs, read
+    from the tuner - and the probe ends it through its own exit (the next trial STOPPED): the
+    program's get_best_models() loads a trial that ran, and its next search is phase 2. Before,
+    the trials after the stop were fit()s returned at once, with models never built, and the
+    program failed loading one of them; its later searches were never seen."""
+    pytest.importorskip("keras_tuner")
+    seen = check_two_phases(tmp_path, "keras_tuner_searches.py", (48, 96))
+    assert (seen[1]["plan"].epochs, seen[2]["plan"].epochs) == (3 * 2, 2 * 2 * 1)
+    assert "3 trials" in (seen[1]["plan"].source or "")
+    events, output = agent_run(tmp_path, SCRIPTS / "keras_tuner_searches.py")
+    assert "second search's best" in output and "Traceback" not in output
+    assert any(isinstance(ev, Log) and ev.code == "tuner-stopped" for ev in events)
+
+
 @pytest.mark.torch
 def test_two_lightning_trainers_are_two_phases(tmp_path: Path) -> None:
     """Each phase's trainer answers for it (its max_epochs, its loader); each is stopped

@@ -2,6 +2,7 @@
 
     keras_fit.py     Keras Model.fit (its callback: keras_callback.py)
     keras_loops.py   Keras / TensorFlow custom loops: optimizer steps outside fit(), tf.data passes
+    keras_tuner.py   KerasTuner's searches: a phase of fit()s, one a trial, ended after the probe
     torch_loops.py   PyTorch loops: optimizer steps or backward passes, DataLoader passes
                      (torch_devices.py: CUDA step clocks, rank 0's stop shared by all ranks)
     lightning.py     Lightning's Trainer        } trainer adapters (base.TrainerAdapter): their
@@ -26,6 +27,7 @@ from .fastai_learner import FastaiAdapter
 from .hf_trainer import HfTrainerAdapter
 from .keras_fit import KerasFitAdapter
 from .keras_loops import KerasLoopsAdapter
+from .keras_tuner import KerasTunerAdapter
 from .lightning import LightningAdapter
 from .torch_loops import TorchLoopsAdapter
 
@@ -41,12 +43,13 @@ def for_session(session: ProbeSession, config: dict[str, Any]) -> list[Adapter]:
     steps_per_epoch = config.get("steps_per_epoch")
     loops = KerasLoopsAdapter(session, steps_per_epoch) if session.under_agent else None
     fit = KerasFitAdapter(session, val_batches=int(config.get("val_batches", 5)), loops=loops)
+    fit.searches = KerasTunerAdapter(session)
     made = Trainers()  # the trainers the program makes: Lightning's, the Hugging Face one,
     torch = TorchLoopsAdapter(session, steps_per_epoch, trainers=made)  # fastai's fit()s
     trainers: tuple[TrainerAdapter, ...] = (LightningAdapter(made), HfTrainerAdapter(made),
                                             FastaiAdapter(made, torch))
     made.adapters = trainers
-    return [fit, *([loops] if loops is not None else []), torch, *trainers]
+    return [fit, *([loops] if loops is not None else []), fit.searches, torch, *trainers]
 
 
 def install(adapters: Sequence[Adapter], failed: AdapterFailed) -> None:

@@ -21,6 +21,7 @@ from .keras_callback import ProbeCallback
 
 if TYPE_CHECKING:
     from .keras_loops import KerasLoopsAdapter
+    from .keras_tuner import KerasTunerAdapter
 
 # Model.fit's parameters, by compat's names (the compat check holds them to its signature)
 _X, _Y, _BATCH_SIZE, _EPOCHS = compat.KERAS_FIT_POSITIONAL
@@ -176,6 +177,7 @@ class KerasFitAdapter:
         # there to its next fit() call is that call's first step's `outside`
         self._returned_at: float | None = None
         self._completed_at: float | None = None  # the last fit() that ran to its own end
+        self.searches: KerasTunerAdapter | None = None  # KerasTuner's: a search's fit() calls
 
     def _say(self, code: str, level: str, msg: str) -> None:
         if code not in self.said:
@@ -207,9 +209,7 @@ class KerasFitAdapter:
         if session.emitter.ended:
             return original(model, *args, **kwargs)
         if not self._phase(sys._getframe(), args, kwargs):
-            self._say("skipped-fit", "info", "fit() called again in the loop the probe stopped: "
-                      "it returned at once (no training); the program's other work runs")
-            return _history(model, session.last_metrics)
+            return self._skipped(model)
         if self._returned_at is not None:
             session.outside += time.monotonic() - self._returned_at
             self._returned_at = None
@@ -227,6 +227,8 @@ class KerasFitAdapter:
             if self.loops is not None:
                 self.loops.in_fit -= 1
         if stopped is not None:
+            if self.searches is not None:
+                self.searches.fit_ended()  # a tuner's search ends after this trial
             # The stopped epoch's tf.data iterator sits in the frames ProbeStop left through (a
             # cycle): torn down now, as a plain fit tears down its last epoch's at its end - not
             # at some later collection, where destroying it waits for its autotuner's next
@@ -253,6 +255,15 @@ class KerasFitAdapter:
             atexit.register(self._at_exit)
         self._returned_at = self._completed_at = time.monotonic()
         return history
+
+    def _skipped(self, model: Any) -> Any:
+        """A fit() in the loop the probe stopped: it returns at once, and a tuner's search ends
+        after this trial."""
+        self._say("skipped-fit", "info", "fit() called again in the loop the probe stopped: "
+                  "it returned at once (no training); the program's other work runs")
+        if self.searches is not None:
+            self.searches.fit_ended()
+        return _history(model, self.session.last_metrics)
 
     def _at_exit(self) -> None:
         """Every fit() ran to its own end, none stopped (each shorter than a probe: keras.io's
@@ -298,7 +309,7 @@ class KerasFitAdapter:
         self.calls += 1
         info = fit_arguments(args, kwargs)
         info["epoch_base"] = self.session.epochs_begun
-        if self.calls == 2:
+        if self.calls == 2 and (self.searches is None or self.searches.calls() is None):
             self._say("fit-loop", "warning", "fit() called again: epochs are counted "
                       "across calls; the job's epochs are the loops' around the call when they "
                       "can be read (the plan says so), else give them (probe --epochs / "
@@ -328,6 +339,9 @@ class KerasFitAdapter:
         from ..length import calls_around
 
         found = calls_around(sys._getframe())  # the loops around the program's fit() call
+        search = self.searches.calls() if self.searches is not None else None
+        if search is not None:  # a tuner's trials, each a fit() (in the program's loops, if any)
+            found = search if found is None else (found[0] * search[0], f"{found[1]} x {search[1]}")
         if found is None:
             return
         calls, source = found
