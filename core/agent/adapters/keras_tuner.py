@@ -28,7 +28,7 @@ from ..probe_session import ProbeSession
 class _Search:
     """One search() call: its trials, and whether the probe ended it."""
 
-    def __init__(self, tuner: Any, fit_kwargs: dict[str, Any]) -> None:
+    def __init__(self, tuner: Any) -> None:
         oracle = getattr(tuner, compat.KT_ORACLE, None)
         own = {compat.attribute(symbol) for symbol in compat.KT_OWN_EPOCHS}
         remaining = None
@@ -71,7 +71,7 @@ class KerasTunerAdapter:
     def run(self, original: Any, tuner: Any, args: tuple[Any, ...],
             kwargs: dict[str, Any]) -> Any:
         """One search, its oracle asked for each trial through ``next_trial``."""
-        outer, record = self.search, _Search(tuner, kwargs)
+        outer, record = self.search, _Search(tuner)
         oracle = record.oracle
         create = getattr(oracle, compat.KT_CREATE_TRIAL, None)
         if create is None or self.session.emitter.ended:
