@@ -8,7 +8,9 @@ the truth: the check a newcomer's own job gets.
 SPEC is a JSON list of settings, each ``{"name", "cwd", "argv", "env"}``: the folder the
 command runs from (relative to ``--root``, default SPEC's folder), the user's command line
 (``python`` is this venv's interpreter) and extra environment (``PYTHONPATH`` entries relative
-to the same folder).
+to the same folder); optionally ``"clean"``, paths under that folder removed before each run -
+what a program reloads instead of doing again (a KerasTuner project folder made without
+``overwrite=True``: the second run would reload the first's finished search and train nothing).
 The scripts themselves are public code and stay out of this repository:
 benchmarks/corpus/public/README.md names each one's repository, commit and the data it was
 given, and how to lay them out (its spec.json is the one recorded).
@@ -63,6 +65,18 @@ class Setting:
     cwd: Path
     argv: tuple[str, ...]
     env: dict[str, str]
+    clean: tuple[str, ...] = ()  # paths under cwd removed before each run
+
+    def fresh(self) -> None:
+        """Remove what an earlier run left that this one would reload instead of doing."""
+        for name in self.clean:
+            path = (self.cwd / name).resolve()
+            if self.cwd.resolve() not in path.parents:
+                raise SystemExit(f"{self.name}: clean path {name!r} is outside its folder")
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
 
 
 def load_spec(path: Path, root: Path | None = None) -> list[Setting]:
@@ -72,7 +86,8 @@ def load_spec(path: Path, root: Path | None = None) -> list[Setting]:
         env = dict(item.get("env", {}))
         if "PYTHONPATH" in env:
             env["PYTHONPATH"] = os.pathsep.join(str(base / p) for p in env["PYTHONPATH"].split(":"))
-        out.append(Setting(item["name"], base / item["cwd"], tuple(item["argv"]), env))
+        out.append(Setting(item["name"], base / item["cwd"], tuple(item["argv"]), env,
+                           tuple(item.get("clean", ()))))
     return out
 
 
@@ -134,6 +149,7 @@ def record(spec: Path, out: Path, only: list[str] | None, root: Path | None = No
             with open(out / "order.txt", "a") as fh:
                 fh.write(f"{tag}\n")
             cache = tempfile.mkdtemp(prefix="probecast-compile-")
+            s.fresh()
             rc, wall = (_run_probe if probe else _run_plain)(s, out, cache)
             shutil.rmtree(cache, ignore_errors=True)
             print(f"{tag:<40} exit {rc:>3}  {wall:7.1f}s", flush=True)
@@ -165,6 +181,7 @@ def cost(spec: Path, out: Path, only: list[str] | None, reps: int,
         for i, s in enumerate(settings):
             for full in ((True, False) if (i + rep) % 2 == 0 else (False, True)):
                 cache = tempfile.mkdtemp(prefix="probecast-compile-")
+                s.fresh()
                 if full:
                     rc, wall = _run_full(s, out, cache, rep)
                 else:

@@ -194,9 +194,17 @@ KT_CREATE_TRIAL = "create_trial"
 KT_REMAINING = "remaining_trials"  # ... knows how many are left (None: no max_trials) ...
 KT_HYPERPARAMETERS = "hyperparameters"  # ... and its search space, which a trial carries
 KT_EXECUTIONS = "executions_per_trial"  # set on a Tuner: the models fitted each trial
-# oracles whose trials fit for epochs of their own choosing (matched by class name)
+# a search ends when its space has no values left untried: each hyperparameter's values (a Float
+# with no step is continuous), less the value sets tried (a set of their hashes on the oracle)
+KT_SPACE, KT_VALUES, KT_CONTINUOUS, KT_TRIED = "space", "values", "Float", "_tried_so_far"
+KT_GRID = "keras_tuner.src.tuners.gridsearch:GridSearchOracle"  # no max_trials: every combination
+# oracles whose trials fit for epochs of their own choosing (matched by class name) ...
 KT_OWN_EPOCHS = ("keras_tuner.src.tuners.hyperband:HyperbandOracle",)
-KERAS_TUNER = (KT_SEARCH, KT_TRIAL, KT_STOPPED, *KT_OWN_EPOCHS)
+# ... Hyperband's, counted from its own schedule: each iteration runs its brackets, each bracket
+# its rounds of _get_size(b, r) trials, each trained from _get_epochs(b, r - 1) to _get_epochs(b, r)
+KT_HYPERBAND_SCHEDULE = ("hyperband_iterations", "_get_num_brackets", "_get_size", "_get_epochs")
+KT_HYPERBAND_STATE = ("_brackets", "_current_bracket", "_current_iteration")  # where it is
+KERAS_TUNER = (KT_SEARCH, KT_TRIAL, KT_STOPPED, KT_GRID, *KT_OWN_EPOCHS)
 
 # By distribution (what pip installs): every symbol the agent relies on in it.
 BY_FRAMEWORK: dict[str, tuple[str, ...]] = {

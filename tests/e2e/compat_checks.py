@@ -163,6 +163,44 @@ def keras_tuner() -> list[str]:
             trial = compat.resolve(compat.KT_TRIAL)(space, trial_id="x",
                                                     status=compat.resolve(compat.KT_STOPPED))
             problems += _lacks(trial, ("status",), "Trial")
+    return problems + _hyperband()
+
+
+def _hyperband() -> list[str]:
+    """The trials and epochs the adapter reads from a fresh Hyperband oracle are those a real
+    search then runs. max_epochs=3, factor=3: two brackets - three 1-epoch trials, the best
+    going on 2 epochs more, then two trials of 3 epochs (6 trials, 11 epochs) - but a space of
+    4 values has one left for the second bracket, whose next trial ends the search: 5, 8."""
+    from probecast.core.agent.adapters.keras_tuner import hyperband_plan, new_combinations
+
+    problems = _lacks(compat.resolve(compat.KT_OWN_EPOCHS[0])(max_epochs=3),
+                      compat.KT_HYPERBAND_SCHEDULE + compat.KT_HYPERBAND_STATE, "HyperbandOracle")
+    k, np = importlib.import_module("keras"), importlib.import_module("numpy")
+
+    def build(hp: Any) -> Any:
+        model = k.Sequential([k.Input((2,)), k.layers.Dense(hp.Int("units", 1, 4)),
+                              k.layers.Dense(1)])
+        model.compile("sgd", "mse")
+        return model
+
+    ran: list[int] = []  # a class attribute: KerasTuner deep-copies each trial's callbacks
+
+    class Count(k.callbacks.Callback):  # type: ignore[misc]
+        epochs = ran
+
+        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            self.epochs.append(epoch)
+
+    with tempfile.TemporaryDirectory() as out:
+        tuner = importlib.import_module("keras_tuner").Hyperband(
+            build, objective="val_loss", max_epochs=3, factor=3, seed=0, directory=out)
+        oracle = getattr(tuner, compat.KT_ORACLE)
+        planned = hyperband_plan(oracle, new_combinations(oracle))
+        x = np.arange(16, dtype="float32").reshape(8, 2)
+        tuner.search(x, x[:, :1], validation_data=(x, x[:, :1]), callbacks=[Count()], verbose=0)
+        trials = len(oracle.trials)
+    if problems or planned != (trials, len(ran)):
+        problems.append(f"Hyperband: planned (trials, epochs) {planned}, ran {(trials, len(ran))}")
     return problems
 
 

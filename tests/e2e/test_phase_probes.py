@@ -178,14 +178,17 @@ def test_fit_then_fit_again_is_two_phases(tmp_path: Path) -> None:
 @pytest.mark.tensorflow
 def test_kerastuner_searches_are_a_phase_each_of_all_their_trials(tmp_path: Path) -> None:
     """Each search is a phase as long as its trials' fits - trials x executions x epochs, read
-    from the tuner - and the probe ends it through its own exit (the next trial STOPPED): the
+    from the tuner, or the epochs Hyperband's schedule sets (search()'s epochs=50 is not what it
+    trains) - and the probe ends it through its own exit (the next trial STOPPED): the
     program's get_best_models() loads a trial that ran, and its next search is phase 2. Before,
     the trials after the stop were fit()s returned at once, with models never built, and the
     program failed loading one of them; its later searches were never seen."""
     pytest.importorskip("keras_tuner")
     seen = check_two_phases(tmp_path, "keras_tuner_searches.py", (48, 96))
-    assert (seen[1]["plan"].epochs, seen[2]["plan"].epochs) == (3 * 2, 2 * 2 * 1)
+    # RandomSearch: trials x epochs; Hyperband: its schedule's 11 epochs (6 trials) x executions
+    assert (seen[1]["plan"].epochs, seen[2]["plan"].epochs) == (3 * 2, 11 * 2)
     assert "3 trials" in (seen[1]["plan"].source or "")
+    assert "6 trials" in (seen[2]["plan"].source or "")
     output = next((tmp_path / "probe").glob("*.output")).read_text()  # the probed program's
     assert "second search's best" in output and "Traceback" not in output
     events, _ = read_log(next((tmp_path / "probe").glob("*.jsonl")))

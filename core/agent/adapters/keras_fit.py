@@ -309,7 +309,7 @@ class KerasFitAdapter:
         self.calls += 1
         info = fit_arguments(args, kwargs)
         info["epoch_base"] = self.session.epochs_begun
-        if self.calls == 2 and (self.searches is None or self.searches.calls() is None):
+        if self.calls == 2 and (self.searches is None or not self.searches.counted()):
             self._say("fit-loop", "warning", "fit() called again: epochs are counted "
                       "across calls; the job's epochs are the loops' around the call when they "
                       "can be read (the plan says so), else give them (probe --epochs / "
@@ -339,13 +339,17 @@ class KerasFitAdapter:
         from ..length import calls_around
 
         found = calls_around(sys._getframe())  # the loops around the program's fit() call
-        search = self.searches.calls() if self.searches is not None else None
+        epochs = int(info.get("epochs") or 1)
+        search = self.searches.epochs(epochs) if self.searches is not None else None
         if search is not None:  # a tuner's trials, each a fit() (in the program's loops, if any)
-            found = search if found is None else (found[0] * search[0], f"{found[1]} x {search[1]}")
+            total, source = search
+            if found is not None:
+                total, source = found[0] * total, f"{found[1]} x {source}"
+            self.session.plan(epochs=total, source=source)
+            return
         if found is None:
             return
         calls, source = found
-        epochs = int(info.get("epochs") or 1)
         if calls > 1:
             self.session.plan(epochs=calls * epochs,
                               source=f"{source} x fit(epochs={epochs})")

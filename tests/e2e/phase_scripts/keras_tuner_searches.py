@@ -1,7 +1,9 @@
 """Two KerasTuner searches, one after another, each followed by the best model's use (as
-KerasTuner's guide writes them): a RandomSearch of 3 trials of 2 epochs, then one of 2 trials of
-2 executions of 1 epoch. Each trial builds a new model; the search fits them from one line, in
-KerasTuner's own loop. Synthetic data, CPU."""
+KerasTuner's guide writes them): a RandomSearch of 3 trials of 2 epochs, then a Hyperband of
+2 executions a trial (max_epochs=3, factor=3: three 1-epoch trials, the best going on 2 epochs
+more, then two of 3 epochs - 11 epochs an execution, set by its schedule, not by search()'s
+epochs). Each trial builds a new model; the search fits them from one line, in KerasTuner's own
+loop. Synthetic data, CPU."""
 import os
 import sys
 
@@ -35,8 +37,8 @@ first = keras_tuner.RandomSearch(build, objective="val_accuracy", max_trials=3, 
 first.search(x, y, batch_size=128, epochs=2, validation_data=(x_val, y_val), verbose=0)
 print("first search's best:", first.get_best_models()[0].count_params(), flush=True)
 
-second = keras_tuner.RandomSearch(build, objective="val_accuracy", max_trials=2, seed=2,
-                                  executions_per_trial=2, overwrite=True, directory=folder,
-                                  project_name="second")
-second.search(x, y, batch_size=64, epochs=1, validation_data=(x_val, y_val), verbose=0)
+second = keras_tuner.Hyperband(build, objective="val_accuracy", max_epochs=3, factor=3, seed=2,
+                               executions_per_trial=2, overwrite=True, directory=folder,
+                               project_name="second")
+second.search(x, y, batch_size=64, epochs=50, validation_data=(x_val, y_val), verbose=0)
 print("second search's best:", second.get_best_models()[0].count_params(), flush=True)
