@@ -197,6 +197,7 @@ KT_EXECUTIONS = "executions_per_trial"  # set on a Tuner: the models fitted each
 # a search ends when its space has no values left untried: each hyperparameter's values (a Float
 # with no step is continuous), less the value sets tried (a set of their hashes on the oracle)
 KT_SPACE, KT_VALUES, KT_CONTINUOUS, KT_TRIED = "space", "values", "Float", "_tried_so_far"
+KT_STEP = "step"  # a Float's: None for a continuous one
 KT_GRID = "keras_tuner.src.tuners.gridsearch:GridSearchOracle"  # no max_trials: every combination
 # oracles whose trials fit for epochs of their own choosing (matched by class name) ...
 KT_OWN_EPOCHS = ("keras_tuner.src.tuners.hyperband:HyperbandOracle",)
@@ -205,6 +206,15 @@ KT_OWN_EPOCHS = ("keras_tuner.src.tuners.hyperband:HyperbandOracle",)
 KT_HYPERBAND_SCHEDULE = ("hyperband_iterations", "_get_num_brackets", "_get_size", "_get_epochs")
 KT_HYPERBAND_STATE = ("_brackets", "_current_bracket", "_current_iteration")  # where it is
 KERAS_TUNER = (KT_SEARCH, KT_TRIAL, KT_STOPPED, KT_GRID, *KT_OWN_EPOCHS)
+
+# ---- Optuna (adapters/optuna_study.py: a study runs the program's objective once a trial) ----
+# wrapped: the objective's training, n_trials times; ended after the trial the probe stopped
+OPTUNA_OPTIMIZE = "optuna.study.study:Study.optimize"
+OPTUNA_PARAMETERS = ("func", "n_trials", "timeout")  # optimize()'s, by name
+OPTUNA_STOP = "optuna.study.study:Study.stop"  # the study leaves its loop after this trial
+OPTUNA_PRUNER = "pruner"  # set on a study: a NopPruner prunes nothing ...
+OPTUNA_NO_PRUNING = "optuna.pruners._nop:NopPruner"
+OPTUNA = (OPTUNA_OPTIMIZE, OPTUNA_STOP, OPTUNA_NO_PRUNING)
 
 # By distribution (what pip installs): every symbol the agent relies on in it.
 BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
@@ -217,6 +227,7 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
     "accelerate": ACCELERATE,
     "fastai": FASTAI,
     "keras_tuner": KERAS_TUNER,
+    "optuna": OPTUNA,
 }
 
 # The releases supported (pyproject's extras say the same): the oldest, and the newest checked.
@@ -226,7 +237,7 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
 # CPU one) do not - docs/ARCHITECTURE.md, "Framework adapters".
 OLDEST = {"keras": "3.0.0", "tensorflow": "2.16.1", "torch": "2.1.0", "lightning": "2.2.0",
           "pytorch_lightning": "2.2.0", "transformers": "4.40.0", "accelerate": "0.30.0",
-          "fastai": "2.7.0", "keras_tuner": "1.4.6"}
+          "fastai": "2.7.0", "keras_tuner": "1.4.6", "optuna": "3.6.0"}
 
 
 def module_of(symbol: str) -> str:

@@ -224,8 +224,8 @@ def _totals_from_loops(found: Length) -> None:
     for lp in loops[: at + 1]:
         per_epoch = None if per_epoch is None or lp.count is None else per_epoch * lp.count
     outer = loops[at + 1:]
-    if per_epoch is not None and not loops[at].over_loader:
-        found.steps_per_epoch = per_epoch
+    if per_epoch is not None and (not loops[at].over_loader or loops[at].leaves):
+        found.steps_per_epoch = per_epoch  # (a loader's loop left early: fewer than its length)
     if per_epoch is None or any(lp.count is None for lp in outer):
         return  # a loop whose bound is not readable: the total is not known from the loops
     epochs = math.prod(lp.count or 1 for lp in outer)

@@ -9,8 +9,10 @@ A loop's bound is evaluated in the running frame by a small evaluator that only 
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import os
+import sys
 import sysconfig
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ from types import FrameType
 from typing import Any
 
 from .early_break import early_break
+from .index_break import index_break
 from .periodic import periodic_if as _periodic_if
 from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, folds as _folds,
                      maybe_int as _maybe_int, optimizer, sized as _sized)
@@ -40,17 +43,37 @@ class Loop:
     target: str = ""  # which iteration it is in (torch_phases: the loop a new part began in)
     node: Any = None  # its ast node (length.until: how a loop of no count ends)
     stop: tuple[int, str] | None = None  # an early stop in its body: its soonest pass, where
+    leaves: str = ""  # where it breaks out at an index it counts, before its data runs out
 
 
 def user_code(filename: str) -> bool:
-    """The program's own code: not the standard library, not an installed package, not ours."""
+    """The program's own code: not the standard library, not an installed package, not ours.
+    A package is installed wherever pip put it: this interpreter's site-packages, any folder
+    named site-packages or dist-packages (a user's ``pip install --user``), or a folder on
+    PYTHONPATH that holds what pip records beside what it installs (``pip install --target``:
+    its ``*.dist-info``)."""
     if not filename or filename.startswith("<"):
         return False
     path = os.path.realpath(filename)
-    if any(path.startswith(root) for root in _LIBRARY_ROOTS):
+    if any(path.startswith(root) for root in _LIBRARY_ROOTS + _installed_on_path(tuple(sys.path))):
+        return False
+    if any(part in ("site-packages", "dist-packages") for part in path.split(os.sep)):
         return False
     here = os.path.dirname(os.path.realpath(__file__))
     return not path.startswith(here + os.sep) and "probecast_agent" not in path
+
+
+@functools.lru_cache(maxsize=8)
+def _installed_on_path(entries: tuple[str, ...]) -> tuple[str, ...]:
+    """The folders on sys.path, past the program's own (its first entry), pip installed into."""
+    found = []
+    for entry in entries[1:]:
+        try:
+            if entry and any(n.endswith(".dist-info") for n in os.listdir(entry)):
+                found.append(os.path.realpath(entry) + os.sep)
+        except OSError:
+            continue
+    return tuple(found)
 
 
 _TREES: dict[str, ast.Module | None] = {}
@@ -210,13 +233,21 @@ def _count(node: ast.For | ast.While, frame: FrameType,
     where = _where(node, frame)
     try:
         if isinstance(node, ast.For):
+            loop, batches = None, None
             if loader_loop is not None:
                 obj = _iterated_object(node.iter, frame)
-                if obj is not None:
-                    per_pass = loader_loop(obj)
-                    if per_pass is not None:
-                        return Loop(per_pass, where, over_loader=True)
-            return Loop(_for_count(node.iter, frame), where)
+                per_pass = loader_loop(obj) if obj is not None else None
+                if per_pass is not None:  # steps a pass (fewer than batches: accumulation)
+                    loop, batches = Loop(per_pass, where, over_loader=True), _length_of(obj)
+            loop = loop or Loop(_for_count(node.iter, frame), where)
+            count = loop.count or 0
+            left = index_break(node, frame, batches or count)
+            if left is not None and count and batches:
+                left = (left[0] * count // batches, left[1])
+            if left is not None and 0 < left[0] < count:
+                loop.count, loop.leaves = left[0], left[1]
+                loop.text = f"{where}, left at {left[1]}"
+            return loop
         count, until = _while_count(node, frame)
         if until:
             where = where.replace("while True", f"while True ... if {until[:80]}: break", 1)
@@ -225,6 +256,13 @@ def _count(node: ast.For | ast.While, frame: FrameType,
         return Loop(None, where)
     except Exception:  # noqa: BLE001 - the program's objects may do anything when read
         return Loop(None, where)
+
+
+def _length_of(obj: Any) -> int | None:
+    try:
+        return _sized(obj)
+    except Exception:  # noqa: BLE001 - not sized (an object holding the loader)
+        return None
 
 
 def _iterated_object(expr: ast.expr, frame: FrameType) -> Any:

@@ -43,6 +43,8 @@ class ProbeSession(Phases, GoingOn):
         self.under_agent = under_agent
         self.external: str | None = None  # "stop" / "cancel" from the agent (other processes)
         self.trained = False  # training is over (done): later fit() calls return at once
+        # a library's loop runs the program's training N times (Optuna's trials): (N, where)
+        self.repeats: tuple[int, str] | None = None
         self.epochs_begun = 0  # across fit() calls
         self.last_metrics: dict[str, float] = {}
         self.boundary_hint: str | None = None  # said once a boundary is measured and costly
@@ -227,6 +229,12 @@ class ProbeSession(Phases, GoingOn):
         """The job's length as the program says it (a `plan` event: epochs, steps, periodic work
         every K steps, and where each was read). Before `start` it waits for it."""
         fields = {k: v for k, v in fields.items() if v is not None and v != ""}
+        if self.repeats is not None and any(k in fields for k in ("epochs", "steps")):
+            n, where = self.repeats  # each time the library runs the training again
+            for name in ("epochs", "steps", "earliest_epochs", "earliest_steps"):
+                if isinstance(fields.get(name), int):
+                    fields[name] *= n
+            fields["source"] = f"{where} x {fields.get('source') or 'its training'}"[:300]
         if self.meta.epochs and self.phase == 1:  # the user's own length wins: said at start
             fields = {k: v for k, v in fields.items() if k not in ("epochs", "steps", "source")}
         if not fields:

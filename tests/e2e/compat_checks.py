@@ -204,12 +204,36 @@ def _hyperband() -> list[str]:
     return problems
 
 
+def optuna() -> list[str]:
+    """A real study made as a program makes one: optimize()'s parameters by name, stop() ending
+    it from inside its objective, its pruner set on it."""
+    problems = missing(compat.OPTUNA)
+    if problems:
+        return problems
+    names = _parameters(compat.OPTUNA_OPTIMIZE)
+    problems += [f"Study.optimize({p}=)" for p in compat.OPTUNA_PARAMETERS if p not in names]
+    optuna_module = importlib.import_module("optuna")
+    optuna_module.logging.set_verbosity(optuna_module.logging.WARNING)
+    study = optuna_module.create_study()
+    problems += _lacks(study, (compat.OPTUNA_PRUNER,), "Study")
+    stop = compat.attribute(compat.OPTUNA_STOP)
+
+    def objective(trial: Any) -> float:
+        getattr(study, stop)()  # as the adapter does, after the trial it timed
+        return float(trial.suggest_float("x", 0, 1))
+
+    study.optimize(objective, n_trials=5)
+    if len(study.trials) != 1:
+        problems.append(f"Study.{stop}() in the objective: {len(study.trials)} trials of 5 ran")
+    return problems
+
+
 CHECKS: dict[str, Callable[[], list[str]]] = {
     "keras": keras, "tensorflow": tensorflow, "torch": torch,
     "lightning": lambda: _lightning("lightning"),
     "pytorch_lightning": lambda: _lightning("pytorch_lightning"),
     "transformers": transformers, "accelerate": accelerate, "fastai": fastai,
-    "keras_tuner": keras_tuner,
+    "keras_tuner": keras_tuner, "optuna": optuna,
 }
 
 

@@ -196,6 +196,29 @@ def test_kerastuner_searches_are_a_phase_each_of_all_their_trials(tmp_path: Path
 
 
 @pytest.mark.torch
+def test_an_optuna_study_is_one_phase_of_all_its_trials(tmp_path: Path) -> None:
+    """An Optuna study runs the program's objective - a training of its own - once a trial: one
+    phase, n_trials times the objective's loops (its loader's passes left where the program
+    breaks on the index: 24 of 64 batches), ended after the trial the probe stopped through the
+    study's own stop(), so the program goes on to its best trial. Before: each trial was a
+    phase of its own, 64 steps an epoch, and the probe ran every later trial's loops dry."""
+    pytest.importorskip("optuna")
+    row, events = probe(tmp_path, "optuna_study.py")
+    seen = phases_of(events)
+    assert sorted(seen) == [1], seen
+    plan = seen[1]["plan"]
+    assert (plan.epochs, plan.steps) == (4 * 3, 4 * 3 * 24), plan
+    assert "n_trials=4" in plan.source and "left at" in plan.source
+    assert seen[1]["stopped"] and 0 < seen[1]["steps"] < 3 * 24  # in the first trial
+    output = next((tmp_path / "probe").glob("*.output")).read_text()
+    assert "best trial: 0 of 1" in output and "Traceback" not in output
+    codes = {ev.code for ev in events if isinstance(ev, Log)}
+    assert {"optuna-stopped", "early-stop"} <= codes  # (its MedianPruner: an upper bound)
+    _, full = probe(tmp_path, "optuna_study.py", "--full")  # whole: four trials, every step
+    assert sum(isinstance(ev, Step) for ev in full) == plan.steps
+
+
+@pytest.mark.torch
 def test_two_lightning_trainers_are_two_phases(tmp_path: Path) -> None:
     """Each phase's trainer answers for it (its max_epochs, its loader); each is stopped
     through its own flag."""

@@ -669,3 +669,54 @@ def test_a_rate_over_an_unknown_length_names_the_condition_training_stops_at() -
     state = state_of(log(0, [0.01] * 30, plan={"until": "running_reward > 475 (rl.py:9)"}))
     length = resolve(state)
     assert length.unknown.startswith("the program trains until running_reward > 475 (rl.py:9)")
+
+
+def test_a_loop_that_leaves_its_loader_at_an_index_makes_a_shorter_epoch(tmp_path: Path) -> None:
+    """``if batch_idx * BATCHSIZE >= N_TRAIN_EXAMPLES: break`` (Optuna's PyTorch example):
+    an epoch is the 30 batches before that index, not the loader's 469; a break that follows
+    the step takes one pass more; a test on the index that never holds leaves the length."""
+    loader = list(range(469))  # the loader: 469 batches a pass
+    found = run_program(tmp_path, """
+        BATCHSIZE, N_TRAIN_EXAMPLES = 128, 128 * 30
+        for epoch in range(10):
+            for batch_idx, batch in enumerate(loader):
+                if batch_idx * BATCHSIZE >= N_TRAIN_EXAMPLES:
+                    break
+                step(lambda obj: 469 if obj is loader else None)
+                break
+            break
+        for epoch in range(10):
+            for i, batch in enumerate(loader, 1):
+                step(lambda obj: 469 if obj is loader else None)
+                if i == 40:
+                    break
+                break
+            break
+        for epoch in range(10):
+            for i, batch in enumerate(loader):
+                if i > 10_000:
+                    break
+                step(lambda obj: 469 if obj is loader else None)
+                break
+            break
+    """, loader=loader)
+    assert [(f.steps_per_epoch, f.steps) for f in found] == [(30, 300), (40, 400), (None, 4690)]
+    assert "left at `batch_idx * BATCHSIZE >= N_TRAIN_EXAMPLES` (train.py:5)" in found[0].source
+
+
+def test_a_package_pip_installed_into_a_folder_on_the_path_is_no_user_code(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pip install --target libs`` and PYTHONPATH=libs: its packages are libraries (their
+    loops, Optuna's loop of trials, are not the program's), the program beside them is not."""
+    from probecast.core.agent.loops import user_code
+
+    libs, project = tmp_path / "libs", tmp_path / "project"
+    (libs / "optuna" / "study").mkdir(parents=True)
+    (libs / "optuna-5.0.0.dist-info").mkdir()
+    project.mkdir()
+    (project / "probecast.egg-info").mkdir()  # a project installed editable is still the user's
+    monkeypatch.setattr(sys, "path", [str(project), str(libs), *sys.path[1:]])
+    assert not user_code(str(libs / "optuna" / "study" / "_optimize.py"))
+    assert user_code(str(project / "train.py"))
+    assert not user_code(str(tmp_path / "home" / ".local" / "lib" / "python3.11" / "site-packages"
+                              / "optuna" / "study.py"))

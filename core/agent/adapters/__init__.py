@@ -3,6 +3,7 @@
     keras_fit.py     Keras Model.fit (its callback: keras_callback.py)
     keras_loops.py   Keras / TensorFlow custom loops: optimizer steps outside fit(), tf.data passes
     keras_tuner.py   KerasTuner's searches: a phase of fit()s, one a trial, ended after the probe
+    optuna_study.py  Optuna's studies: a phase of the objective's training, n_trials times
     torch_loops.py   PyTorch loops: optimizer steps or backward passes, DataLoader passes
                      (torch_devices.py: CUDA step clocks, rank 0's stop shared by all ranks)
     lightning.py     Lightning's Trainer        } trainer adapters (base.TrainerAdapter): their
@@ -29,6 +30,7 @@ from .keras_fit import KerasFitAdapter
 from .keras_loops import KerasLoopsAdapter
 from .keras_tuner import KerasTunerAdapter
 from .lightning import LightningAdapter
+from .optuna_study import OptunaAdapter
 from .torch_loops import TorchLoopsAdapter
 
 # (the adapter that could not hook, the module just imported, what was raised)
@@ -49,7 +51,8 @@ def for_session(session: ProbeSession, config: dict[str, Any]) -> list[Adapter]:
     trainers: tuple[TrainerAdapter, ...] = (LightningAdapter(made), HfTrainerAdapter(made),
                                             FastaiAdapter(made, torch))
     made.adapters = trainers
-    return [fit, *([loops] if loops is not None else []), fit.searches, torch, *trainers]
+    return [fit, *([loops] if loops is not None else []), fit.searches, torch, *trainers,
+            OptunaAdapter(session)]
 
 
 def install(adapters: Sequence[Adapter], failed: AdapterFailed) -> None:

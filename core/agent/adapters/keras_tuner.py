@@ -157,7 +157,7 @@ def new_combinations(oracle: Any) -> int | None:
     try:
         n = 1
         for hp in getattr(getattr(oracle, compat.KT_HYPERPARAMETERS), compat.KT_SPACE):
-            if type(hp).__name__ == compat.KT_CONTINUOUS and getattr(hp, "step", None) is None:
+            if type(hp).__name__ == compat.KT_CONTINUOUS and getattr(hp, compat.KT_STEP, None) is None:
                 return None
             n *= len(tuple(getattr(hp, compat.KT_VALUES)))
         return max(0, n - len(getattr(oracle, compat.KT_TRIED, ())))

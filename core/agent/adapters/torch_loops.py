@@ -312,6 +312,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         if not n and found.steps_per_epoch:  # a loop of its own makes the epoch: counted here
             n = self.loop_epoch = found.steps_per_epoch
             how = f"the loop {found.loops[0].text}"
+        n, how = _left_early(found, n, how)
         anchor = loop_anchor(sys._getframe()) if s.phases_enabled else None
         if self.phase_pending:
             self.phase_pending = False
@@ -364,3 +365,13 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         if compat.module_of(compat.ACCELERATE[0]) in sys.modules:
             names.append("Accelerate")
         return f" ({', '.join(dict.fromkeys(names))})" if names else ""
+
+
+def _left_early(found: Any, n: int, how: str) -> tuple[int, str]:
+    """The steps an epoch takes where the program's loop over the loader leaves each pass
+    early, at an index it counts (index_break.py) - its passes are still the epochs."""
+    left = next((lp for lp in found.loops if lp.over_loader and lp.leaves), None)
+    if left is None or not found.steps_per_epoch or found.steps_per_epoch >= n:
+        return n, how
+    return found.steps_per_epoch, f"{how}; its loop leaves after {found.steps_per_epoch}, " \
+                                  f"at {left.leaves}"

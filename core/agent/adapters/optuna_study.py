@@ -1,0 +1,127 @@
+"""Optuna's studies: ``study.optimize(objective, n_trials=N)`` calls the program's objective - a
+whole training of its own (a model built, its epochs run, its accuracy returned) - once a
+trial, N times, in Optuna's own loop. The study is one phase of the job, N times as long as the
+objective's training: whatever times that training (the PyTorch loops, Keras fit) plans its
+length as before, and the session multiplies it by N while the study runs.
+
+Once the probe ended the phase (the first trial's loop stopped early), the study is ended
+through its own exit: ``study.stop()`` after that trial returns, so ``optimize()`` leaves its
+loop and the program goes on (to ``study.best_trial``: the trial that ran). No later trial runs
+with its loops run dry.
+
+What the estimate does not know, and says: a pruner (Optuna's default, a MedianPruner) ends
+unpromising trials early - the estimate is an upper bound; a ``timeout`` ends the study after
+that many seconds, whatever N; trials differ in their models (the search space's sizes), and
+the probed trial's steps stand for every trial's; and a study with no ``n_trials`` runs until
+its timeout or a stop: its trials are not counted.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any
+
+from .. import compat
+from ..probe_session import ProbeSession
+
+
+class OptunaAdapter:
+    name: str = "Optuna"
+    modules: tuple[str, ...] = (compat.module_of(compat.OPTUNA_OPTIMIZE),)
+
+    def __init__(self, session: ProbeSession) -> None:
+        self.session = session
+        self.said: set[str] = set()
+
+    def install(self, module: str) -> None:
+        study_class, name = compat.owner(compat.OPTUNA_OPTIMIZE)
+        original = getattr(study_class, name)
+        if getattr(original, "_probecast", False):
+            return
+        parameters = inspect.signature(original)
+        adapter = self
+
+        @functools.wraps(original)
+        def optimize(study: Any, *args: Any, **kwargs: Any) -> Any:
+            return adapter.run(original, parameters, study, args, kwargs)
+
+        optimize._probecast = True  # type: ignore[attr-defined]
+        setattr(study_class, name, optimize)
+
+    def run(self, original: Any, parameters: inspect.Signature, study: Any,
+            args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """One study: its trials counted while it runs, its objective wrapped to end it."""
+        session = self.session
+        func_name, trials_name, timeout_name = compat.OPTUNA_PARAMETERS
+        try:
+            bound = parameters.bind(study, *args, **kwargs)
+        except TypeError:  # the call is Optuna's to refuse
+            return original(study, *args, **kwargs)
+        given = bound.arguments
+        func, trials, timeout = (given.get(func_name), given.get(trials_name),
+                                 given.get(timeout_name))
+        if session.emitter.ended or session.trained or not callable(func):
+            return original(study, *args, **kwargs)
+        self._tell(study, trials, timeout)
+        given[func_name] = self._ending(study, func)
+        outer = session.repeats
+        if isinstance(trials, int) and trials > 1:
+            session.repeats = (trials, f"Optuna: study.optimize(n_trials={trials})")
+        try:
+            return original(*bound.args, **bound.kwargs)
+        finally:
+            session.repeats = outer
+
+    def _ending(self, study: Any, func: Any) -> Any:
+        """The objective, after which the study stops once the probe has what it needs."""
+
+        @functools.wraps(func)
+        def objective(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return func(*args, **kwargs)
+            finally:
+                self._trial_over(study)
+
+        return objective
+
+    def _trial_over(self, study: Any) -> None:
+        """A trial returned (or raised: pruned, failed). Once it trained, the study ends: the
+        probe stopped its loop, or it ran whole - a trial's steps are the study's, N times."""
+        s = self.session
+        if s.emitter.ended or not s.started or s.policy.full:
+            return  # (a trial that raised before training: the next one is probed)
+        if not (s.trained or s.phase_stopped):
+            if s.repeats is None:
+                return  # one trial, seen whole: the study's end is the program's
+            s.policy.reason = "a trial of the study seen whole"
+            s.end_phase()
+        self._say("optuna-stopped", "info", "Optuna: the probe ended the study after the "
+                  "trial it timed (study.stop()): optimize() returns, the program goes on with "
+                  "the trials that ran")
+        getattr(study, compat.attribute(compat.OPTUNA_STOP))()
+
+    def _tell(self, study: Any, trials: Any, timeout: Any) -> None:
+        """What the estimate of a study leaves out, said once."""
+        if not (isinstance(trials, int) and trials > 0):
+            self._say("optuna-trials", "warning", "Optuna: study.optimize() has no n_trials "
+                      "(it runs until its timeout or a stop): the estimate covers one trial")
+            return
+        self._say("optuna-trials", "info", f"Optuna: each of the study's {trials} trials runs "
+                  "the objective's training again: the probed trial's steps stand for every "
+                  "trial's (their models differ in size)")
+        pruner = getattr(study, compat.OPTUNA_PRUNER, None)
+        if pruner is not None and type(pruner).__name__ != compat.attribute(
+                compat.OPTUNA_NO_PRUNING):
+            self._say("early-stop", "warning", f"Optuna's {type(pruner).__name__} may end "
+                      "trials before their planned length: the estimate for them is an upper "
+                      "bound")
+        if isinstance(timeout, (int, float)) and timeout > 0:
+            self._say("optuna-timeout", "warning", f"Optuna: the study stops after "
+                      f"{timeout:g} s (timeout=) whatever its trials: the estimate does not "
+                      "stop there")
+
+    def _say(self, code: str, level: str, msg: str) -> None:
+        if code not in self.said:
+            self.said.add(code)
+            self.session.log(level, msg, code=code)
