@@ -214,6 +214,8 @@ OPTUNA_PARAMETERS = ("func", "n_trials", "timeout")  # optimize()'s, by name
 OPTUNA_STOP = "optuna.study.study:Study.stop"  # the study leaves its loop after this trial
 OPTUNA_PRUNER = "pruner"  # set on a study: a NopPruner prunes nothing ...
 OPTUNA_NO_PRUNING = "optuna.pruners._nop:NopPruner"
+# ... a MedianPruner (Optuna's default) none before these reports, nor before these trials ran
+OPTUNA_PRUNER_WAIT = ("_n_warmup_steps", "_n_startup_trials")
 OPTUNA = (OPTUNA_OPTIMIZE, OPTUNA_STOP, OPTUNA_NO_PRUNING)
 
 # By distribution (what pip installs): every symbol the agent relies on in it.

@@ -12,6 +12,7 @@ import sys
 import time
 import uuid
 from array import array
+from dataclasses import dataclass
 from typing import Any
 
 from . import imports
@@ -26,6 +27,34 @@ class ProbeStop(BaseException):
     """Raised out of the training loop when the probe has seen enough (a clean stop). A
     BaseException, as KeyboardInterrupt is: a program's own ``except Exception:`` around a
     training step (retry on a bad batch, say) must not swallow the stop and train on unobserved."""
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """A library's loop that runs the program's training ``n`` times (an Optuna study's
+    trials), where that was read, and what may end a run early: after ``pruned_after`` epochs
+    (reports) a run may end, once ``unpruned`` runs ran whole (Optuna's pruner)."""
+
+    n: int
+    source: str
+    pruned_after: int | None = None
+    unpruned: int = 0
+
+    def of(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """One run's plan fields as all ``n`` runs'."""
+        out = dict(fields)
+        for name in ("epochs", "steps", "earliest_epochs", "earliest_steps"):
+            if isinstance(out.get(name), int):
+                out[name] *= self.n
+        epochs = fields.get("epochs")
+        if self.pruned_after and isinstance(epochs, int) and epochs > self.pruned_after:
+            own = fields.get("earliest_epochs") or epochs  # a run's own early stop, else whole
+            whole = min(self.unpruned, self.n)
+            soonest = whole * own + (self.n - whole) * min(own, self.pruned_after)
+            if soonest < min(out.get("earliest_epochs") or out["epochs"], out["epochs"]):
+                out["earliest_epochs"] = soonest
+        out["source"] = f"{self.source} x {fields.get('source') or 'its training'}"[:300]
+        return out
 
 
 class ProbeSession(Phases, GoingOn):
@@ -43,8 +72,8 @@ class ProbeSession(Phases, GoingOn):
         self.under_agent = under_agent
         self.external: str | None = None  # "stop" / "cancel" from the agent (other processes)
         self.trained = False  # training is over (done): later fit() calls return at once
-        # a library's loop runs the program's training N times (Optuna's trials): (N, where)
-        self.repeats: tuple[int, str] | None = None
+        # a library's loop runs the program's training N times (Optuna's trials)
+        self.repeats: Repeats | None = None
         self.epochs_begun = 0  # across fit() calls
         self.last_metrics: dict[str, float] = {}
         self.boundary_hint: str | None = None  # said once a boundary is measured and costly
@@ -230,11 +259,7 @@ class ProbeSession(Phases, GoingOn):
         every K steps, and where each was read). Before `start` it waits for it."""
         fields = {k: v for k, v in fields.items() if v is not None and v != ""}
         if self.repeats is not None and any(k in fields for k in ("epochs", "steps")):
-            n, where = self.repeats  # each time the library runs the training again
-            for name in ("epochs", "steps", "earliest_epochs", "earliest_steps"):
-                if isinstance(fields.get(name), int):
-                    fields[name] *= n
-            fields["source"] = f"{where} x {fields.get('source') or 'its training'}"[:300]
+            fields = self.repeats.of(fields)
         if self.meta.epochs and self.phase == 1:  # the user's own length wins: said at start
             fields = {k: v for k, v in fields.items() if k not in ("epochs", "steps", "source")}
         if not fields:

@@ -216,6 +216,8 @@ def optuna() -> list[str]:
     optuna_module.logging.set_verbosity(optuna_module.logging.WARNING)
     study = optuna_module.create_study()
     problems += _lacks(study, (compat.OPTUNA_PRUNER,), "Study")
+    problems += _lacks(getattr(study, compat.OPTUNA_PRUNER, None), compat.OPTUNA_PRUNER_WAIT,
+                       "MedianPruner (a study's default)")
     stop = compat.attribute(compat.OPTUNA_STOP)
 
     def objective(trial: Any) -> float:

@@ -720,3 +720,19 @@ def test_a_package_pip_installed_into_a_folder_on_the_path_is_no_user_code(
     assert user_code(str(project / "train.py"))
     assert not user_code(str(tmp_path / "home" / ".local" / "lib" / "python3.11" / "site-packages"
                               / "optuna" / "study.py"))
+
+
+def test_a_study_of_trials_is_n_times_its_training_with_a_pruners_soonest_end() -> None:
+    """Optuna's 100 trials of 10 epochs: 1 000 epochs; its MedianPruner lets 5 trials run
+    whole, then may end each after its first report: 5 x 10 + 95 x 1 = 145 at the soonest. A
+    trial's own early stop comes first where sooner; no pruner, no soonest end."""
+    from probecast.core.agent.probe_session import Repeats
+
+    pruned = Repeats(100, "Optuna: study.optimize(n_trials=100)", pruned_after=1, unpruned=5)
+    plan = pruned.of({"epochs": 10, "steps": 300, "source": "for epoch in range(EPOCHS)"})
+    assert (plan["epochs"], plan["steps"], plan["earliest_epochs"]) == (1000, 30000, 145)
+    assert plan["source"] == "Optuna: study.optimize(n_trials=100) x for epoch in range(EPOCHS)"
+    own = pruned.of({"epochs": 10, "earliest_epochs": 4})  # a patience of 3 in the objective
+    assert (own["epochs"], own["earliest_epochs"]) == (1000, 5 * 4 + 95 * 1)
+    plain = Repeats(4, "Optuna: study.optimize(n_trials=4)").of({"epochs": 3})
+    assert (plain["epochs"], "earliest_epochs" in plain) == (12, False)

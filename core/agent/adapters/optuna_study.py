@@ -23,7 +23,7 @@ import inspect
 from typing import Any
 
 from .. import compat
-from ..probe_session import ProbeSession
+from ..probe_session import ProbeSession, Repeats
 
 
 class OptunaAdapter:
@@ -67,7 +67,8 @@ class OptunaAdapter:
         given[func_name] = self._ending(study, func)
         outer = session.repeats
         if isinstance(trials, int) and trials > 1:
-            session.repeats = (trials, f"Optuna: study.optimize(n_trials={trials})")
+            session.repeats = Repeats(trials, f"Optuna: study.optimize(n_trials={trials})",
+                                      *_pruning(study))
         try:
             return original(*bound.args, **bound.kwargs)
         finally:
@@ -111,8 +112,7 @@ class OptunaAdapter:
                   "the objective's training again: the probed trial's steps stand for every "
                   "trial's (their models differ in size)")
         pruner = getattr(study, compat.OPTUNA_PRUNER, None)
-        if pruner is not None and type(pruner).__name__ != compat.attribute(
-                compat.OPTUNA_NO_PRUNING):
+        if _pruning(study)[0] is not None:
             self._say("early-stop", "warning", f"Optuna's {type(pruner).__name__} may end "
                       "trials before their planned length: the estimate for them is an upper "
                       "bound")
@@ -125,3 +125,17 @@ class OptunaAdapter:
         if code not in self.said:
             self.said.add(code)
             self.session.log(level, msg, code=code)
+
+
+def _pruning(study: Any) -> tuple[int | None, int]:
+    """After how many reports (epochs) the study's pruner may end a trial, and how many trials
+    it lets run whole first (a MedianPruner's n_warmup_steps + 1 and n_startup_trials, read
+    where a pruner keeps them; else after its first report, from the first trial); (None, 0)
+    for none (a NopPruner)."""
+    pruner = getattr(study, compat.OPTUNA_PRUNER, None)
+    if pruner is None or type(pruner).__name__ == compat.attribute(compat.OPTUNA_NO_PRUNING):
+        return None, 0
+    warmup_name, startup_name = compat.OPTUNA_PRUNER_WAIT
+    warmup, startup = getattr(pruner, warmup_name, 0), getattr(pruner, startup_name, 0)
+    return (1 + (warmup if isinstance(warmup, int) and warmup > 0 else 0),
+            startup if isinstance(startup, int) and startup > 0 else 0)
