@@ -218,6 +218,20 @@ def test_an_optuna_study_is_one_phase_of_all_its_trials(tmp_path: Path) -> None:
     assert sum(isinstance(ev, Step) for ev in full) == plan.steps
 
 
+@pytest.mark.tensorflow
+def test_an_optuna_study_of_keras_fits_is_n_trials_times_one(tmp_path: Path) -> None:
+    """Each trial's fit() is the objective's training: the study plans 3 trials x 4 epochs,
+    read from the fit() with no loop of the program's around it (before: 4 epochs, one
+    trial's), and ends after the trial the probe stopped."""
+    pytest.importorskip("optuna")
+    _, events = probe(tmp_path, "optuna_keras.py")
+    seen = phases_of(events)
+    assert sorted(seen) == [1] and seen[1]["plan"].epochs == 3 * 4, seen
+    assert "n_trials=3" in (seen[1]["plan"].source or "")
+    output = next((tmp_path / "probe").glob("*.output")).read_text()
+    assert "best trial: 0 of 1" in output and "Traceback" not in output
+
+
 @pytest.mark.torch
 def test_two_lightning_trainers_are_two_phases(tmp_path: Path) -> None:
     """Each phase's trainer answers for it (its max_epochs, its loader); each is stopped

@@ -309,7 +309,8 @@ class KerasFitAdapter:
         self.calls += 1
         info = fit_arguments(args, kwargs)
         info["epoch_base"] = self.session.epochs_begun
-        if self.calls == 2 and (self.searches is None or not self.searches.counted()):
+        if self.calls == 2 and self.session.repeats is None and (
+                self.searches is None or not self.searches.counted()):
             self._say("fit-loop", "warning", "fit() called again: epochs are counted "
                       "across calls; the job's epochs are the loops' around the call when they "
                       "can be read (the plan says so), else give them (probe --epochs / "
@@ -347,12 +348,16 @@ class KerasFitAdapter:
                 total, source = found[0] * total, f"{found[1]} x {source}"
             self.session.plan(epochs=total, source=source)
             return
+        repeated = self.session.repeats is not None  # a library runs it again (Optuna's trials)
+        if found is None and repeated:
+            found = (1, "")
         if found is None:
             return
         calls, source = found
-        if calls > 1:
+        if calls > 1 or repeated:
             self.session.plan(epochs=calls * epochs,
-                              source=f"{source} x fit(epochs={epochs})")
+                              source=f"{source} x fit(epochs={epochs})" if source
+                              else f"fit(epochs={epochs})")
 
 
 def _history(model: Any, metrics: dict[str, Any]) -> Any:

@@ -9,7 +9,9 @@ through its own exit: ``study.stop()`` after that trial returns, so ``optimize()
 loop and the program goes on (to ``study.best_trial``: the trial that ran). No later trial runs
 with its loops run dry.
 
-What the estimate does not know, and says: a pruner (Optuna's default, a MedianPruner) ends
+What the estimate does not count: each trial's own start - the objective's set-up (its data, a
+new model) and a new model's first step (Keras traces it again) - comes once, in the probed
+trial, not once a trial. And what it does not know, and says: a pruner (Optuna's default, a MedianPruner) ends
 unpromising trials early - the estimate is an upper bound; a ``timeout`` ends the study after
 that many seconds, whatever N; trials differ in their models (the search space's sizes), and
 the probed trial's steps stand for every trial's; and a study with no ``n_trials`` runs until
