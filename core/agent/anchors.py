@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from .loops import _tree, _where, user_code, user_frames
+from .loops import _tree, _where, user_frames
+from .own_code import user_code
 from .values import call_name as _call_name
 
 

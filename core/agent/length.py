@@ -34,6 +34,7 @@ from typing import Any
 
 from .early_break import own_statements
 from .loops import Loop, loops_around
+from .own_code import trainer_library
 
 # Settings by name (lowercase, as written); the first found wins, in this order.
 STEP_NAMES = ("max_iters", "max_steps", "total_steps", "num_steps", "train_steps",
@@ -129,11 +130,29 @@ def read_length(frame: FrameType | None, loader_loop: Callable[[Any], int | None
     try:
         _by_name(found)
         if found.steps is None and found.epochs is None:
+            found = _in_the_library(frame, loader_loop) or found
+        if found.steps is None and found.epochs is None:
             found.until = until(found.loops)
         _early_stop(found)
     except Exception:  # noqa: BLE001
         pass
     return found
+
+
+def _in_the_library(frame: FrameType | None, loader_loop: Callable[[Any], int | None] | None,
+                    ) -> Length | None:
+    """Where neither the program's loops nor its settings say: the loops of the library that
+    runs its training (loops.trainer_library: skorch's ``for _ in range(epochs)``), if they
+    give a total."""
+    library = trainer_library(frame)
+    if library is None:
+        return None
+    found = Length()
+    found.loops, every = loops_around(frame, loader_loop, library)
+    if every is not None:
+        found.every, found.every_source = every
+    _totals_from_loops(found)
+    return found if found.steps is not None or found.epochs is not None else None
 
 
 def _early_stop(found: Length) -> None:

@@ -9,11 +9,8 @@ A loop's bound is evaluated in the running frame by a small evaluator that only 
 from __future__ import annotations
 
 import ast
-import functools
 import linecache
 import os
-import sys
-import sysconfig
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
@@ -21,16 +18,13 @@ from typing import Any
 
 from .early_break import early_break
 from .index_break import index_break
+from .own_code import user_code
 from .periodic import periodic_if as _periodic_if
 from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, folds as _folds,
                      maybe_int as _maybe_int, optimizer, sized as _sized)
 
 _TRANSPARENT = ("enumerate", "tqdm", "trange", "iter", "list", "tuple", "sorted", "reversed",
                 "progress_bar", "track")
-_LIBRARY_ROOTS = tuple({os.path.realpath(p) + os.sep for p in (
-    sysconfig.get_paths().get("purelib", ""), sysconfig.get_paths().get("platlib", ""),
-    sysconfig.get_paths().get("stdlib", "")) if p})
-
 
 @dataclass
 class Loop:
@@ -44,36 +38,6 @@ class Loop:
     node: Any = None  # its ast node (length.until: how a loop of no count ends)
     stop: tuple[int, str] | None = None  # an early stop in its body: its soonest pass, where
     leaves: str = ""  # where it breaks out at an index it counts, before its data runs out
-
-
-def user_code(filename: str) -> bool:
-    """The program's own code: not the standard library, not an installed package, not ours.
-    A package is installed wherever pip put it: this interpreter's site-packages, any folder
-    named site-packages or dist-packages (a user's ``pip install --user``), or a folder on
-    PYTHONPATH that holds what pip records beside what it installs (``pip install --target``:
-    its ``*.dist-info``)."""
-    if not filename or filename.startswith("<"):
-        return False
-    path = os.path.realpath(filename)
-    if any(path.startswith(root) for root in _LIBRARY_ROOTS + _installed_on_path(tuple(sys.path))):
-        return False
-    if any(part in ("site-packages", "dist-packages") for part in path.split(os.sep)):
-        return False
-    here = os.path.dirname(os.path.realpath(__file__))
-    return not path.startswith(here + os.sep) and "probecast_agent" not in path
-
-
-@functools.lru_cache(maxsize=8)
-def _installed_on_path(entries: tuple[str, ...]) -> tuple[str, ...]:
-    """The folders on sys.path, past the program's own (its first entry), pip installed into."""
-    found = []
-    for entry in entries[1:]:
-        try:
-            if entry and any(n.endswith(".dist-info") for n in os.listdir(entry)):
-                found.append(os.path.realpath(entry) + os.sep)
-        except OSError:
-            continue
-    return tuple(found)
 
 
 _TREES: dict[str, ast.Module | None] = {}
@@ -106,11 +70,12 @@ def user_frames(frame: FrameType | None, is_user: Callable[[str], bool] | None =
 
 
 def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | None] | None,
-                  ) -> tuple[list[Loop], tuple[int, str] | None]:
+                 is_user: Callable[[str], bool] | None = None,
+                 ) -> tuple[list[Loop], tuple[int, str] | None]:
     loops: list[Loop] = []
     every: tuple[int, str] | None = None
     files: list[FrameType] = []
-    for user, around in user_frames(frame):
+    for user, around in user_frames(frame, is_user):
         files.append(user)
         for node in around:
             loop = _count(node, user, loader_loop)

@@ -708,7 +708,7 @@ def test_a_package_pip_installed_into_a_folder_on_the_path_is_no_user_code(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``pip install --target libs`` and PYTHONPATH=libs: its packages are libraries (their
     loops, Optuna's loop of trials, are not the program's), the program beside them is not."""
-    from probecast.core.agent.loops import user_code
+    from probecast.core.agent.own_code import user_code
 
     libs, project = tmp_path / "libs", tmp_path / "project"
     (libs / "optuna" / "study").mkdir(parents=True)
@@ -736,3 +736,31 @@ def test_a_study_of_trials_is_n_times_its_training_with_a_pruners_soonest_end() 
     assert (own["epochs"], own["earliest_epochs"]) == (1000, 5 * 4 + 95 * 1)
     plain = Repeats(4, "Optuna: study.optimize(n_trials=4)").of({"epochs": 3})
     assert (plain["epochs"], "earliest_epochs" in plain) == (12, False)
+
+
+def test_the_loops_of_the_library_that_trains_for_the_program_where_it_says_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """skorch's ``net.fit(X, y)``: the program has no loop and no setting by name; the loops
+    are the library's own (``for _ in range(epochs)`` around its pass over the data), read
+    where nothing else says. A framework's own loops (torch's) are never read so."""
+    libs = tmp_path / "libs"
+    (libs / "trainlib").mkdir(parents=True)
+    (libs / "trainlib-1.0.dist-info").mkdir()
+    (libs / "trainlib" / "__init__.py").write_text(textwrap.dedent("""
+        def fit(step, epochs):
+            for _ in range(epochs):
+                for batch in range(12):
+                    step()
+                    return
+    """))
+    monkeypatch.syspath_prepend(str(libs))
+    monkeypatch.setattr(sys, "path", [sys.path[1], *sys.path])  # the program's own first
+    monkeypatch.delitem(sys.modules, "trainlib", raising=False)
+    import trainlib  # type: ignore[import-not-found]
+
+    (found,) = run_program(tmp_path, """
+        net_epochs = 7
+        trainlib.fit(step, net_epochs)
+    """, trainlib=trainlib)
+    assert (found.steps_per_epoch, found.epochs, found.steps) == (12, 7, 84)
+    assert "__init__.py" in found.source

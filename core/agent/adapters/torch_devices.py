@@ -75,7 +75,7 @@ def in_a_for_loop(up: int = 2) -> bool:
     ``DataLoader.__iter__``: its caller is ``up`` frames up."""
     import linecache
 
-    from ..loops import user_code
+    from ..own_code import user_code
 
     frame = sys._getframe(up)  # who asked: loader_iter's caller
     if not user_code(frame.f_code.co_filename):
