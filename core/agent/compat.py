@@ -189,6 +189,10 @@ FASTAI = (FASTAI_FIT, FASTAI_EPOCH, FASTAI_CANCEL_FIT, FASTAI_LOADER_ITER, FASTA
 KT_SEARCH = "keras_tuner.src.engine.base_tuner:BaseTuner.search"
 KT_TRIAL = "keras_tuner.src.engine.trial:Trial"  # a STOPPED one ends search()'s loop of trials
 KT_STOPPED = "keras_tuner.src.engine.trial:TrialStatus.STOPPED"
+# wrapped: the trial whose fit the probe stopped is INVALID - its score partial, its checkpoint
+# maybe never saved (its first epoch unfinished) - so get_best_models() picks a trial that ran
+KT_RUN_TRIAL = "keras_tuner.src.engine.base_tuner:BaseTuner._try_run_and_update_trial"
+KT_INVALID = "keras_tuner.src.engine.trial:TrialStatus.INVALID"
 KT_ORACLE = "oracle"  # set on a tuner: its oracle, which makes each trial (create_trial) ...
 KT_CREATE_TRIAL = "create_trial"
 KT_REMAINING = "remaining_trials"  # ... knows how many are left (None: no max_trials) ...
@@ -205,7 +209,7 @@ KT_OWN_EPOCHS = ("keras_tuner.src.tuners.hyperband:HyperbandOracle",)
 # its rounds of _get_size(b, r) trials, each trained from _get_epochs(b, r - 1) to _get_epochs(b, r)
 KT_HYPERBAND_SCHEDULE = ("hyperband_iterations", "_get_num_brackets", "_get_size", "_get_epochs")
 KT_HYPERBAND_STATE = ("_brackets", "_current_bracket", "_current_iteration")  # where it is
-KERAS_TUNER = (KT_SEARCH, KT_TRIAL, KT_STOPPED, KT_GRID, *KT_OWN_EPOCHS)
+KERAS_TUNER = (KT_SEARCH, KT_TRIAL, KT_STOPPED, KT_RUN_TRIAL, KT_INVALID, KT_GRID, *KT_OWN_EPOCHS)
 
 # ---- Optuna (adapters/optuna_study.py: a study runs the program's objective once a trial) ----
 # wrapped: the objective's training, n_trials times; ended after the trial the probe stopped

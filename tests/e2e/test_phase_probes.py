@@ -185,10 +185,10 @@ def test_kerastuner_searches_are_a_phase_each_of_all_their_trials(tmp_path: Path
     program failed loading one of them; its later searches were never seen."""
     pytest.importorskip("keras_tuner")
     seen = check_two_phases(tmp_path, "keras_tuner_searches.py", (48, 96))
-    # RandomSearch: trials x epochs; Hyperband: its schedule's 11 epochs (6 trials) x executions
-    assert (seen[1]["plan"].epochs, seen[2]["plan"].epochs) == (3 * 2, 11 * 2)
-    assert "3 trials" in (seen[1]["plan"].source or "")
-    assert "6 trials" in (seen[2]["plan"].source or "")
+    # RandomSearch: trials x executions x epochs; Hyperband: its schedule's 7 epochs (5 trials)
+    assert (seen[1]["plan"].epochs, seen[2]["plan"].epochs) == (1 * 2 * 2, 7)
+    assert "1 trials x executions_per_trial=2" in (seen[1]["plan"].source or "")
+    assert "5 trials" in (seen[2]["plan"].source or "")
     output = next((tmp_path / "probe").glob("*.output")).read_text()  # the probed program's
     assert "second search's best" in output and "Traceback" not in output
     events, _ = read_log(next((tmp_path / "probe").glob("*.jsonl")))

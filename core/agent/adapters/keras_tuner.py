@@ -52,6 +52,7 @@ class _Search:
         self.executions = executions if isinstance(executions, int) and executions > 0 else 1
         self.name = type(tuner).__name__
         self.ended = False  # the probe stopped one of its fits: no trial after it
+        self.invalid = False  # ... and that trial was made INVALID
 
 
 class KerasTunerAdapter:
@@ -76,6 +77,17 @@ class KerasTunerAdapter:
 
         search._probecast = True  # type: ignore[attr-defined]
         setattr(tuner_class, name, search)
+        trial_class, run_name = compat.owner(compat.KT_RUN_TRIAL)
+        run_original = getattr(trial_class, run_name)
+
+        @functools.wraps(run_original)
+        def run_trial(tuner: Any, trial: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return run_original(tuner, trial, *args, **kwargs)
+            finally:
+                adapter.trial_over(trial)
+
+        setattr(trial_class, run_name, run_trial)
 
     def run(self, original: Any, tuner: Any, args: tuple[Any, ...],
             kwargs: dict[str, Any]) -> Any:
@@ -136,6 +148,17 @@ class KerasTunerAdapter:
         if record.epochs is not None:
             return record.epochs * record.executions, text
         return record.trials * record.executions * fit_epochs, f"{text} x fit(epochs={fit_epochs})"
+
+    def trial_over(self, trial: Any) -> None:
+        """A trial ran: the one whose fit the probe stopped (or skipped) is INVALID - its score
+        partial, its checkpoint maybe never saved (its first epoch unfinished: Hyperband's
+        1-epoch trials) - so the program's get_best_models() loads a trial that ran whole."""
+        record = self.search
+        if record is None or not record.ended or record.invalid:
+            return
+        record.invalid = True
+        trial.status = compat.resolve(compat.KT_INVALID)
+        trial.message = "probecast stopped this trial's fit: its score is partial"
 
     def fit_ended(self) -> None:
         """A fit() of the running search was stopped or skipped by the probe: no trial after

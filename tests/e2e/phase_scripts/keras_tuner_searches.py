@@ -1,9 +1,10 @@
 """Two KerasTuner searches, one after another, each followed by the best model's use (as
-KerasTuner's guide writes them): a RandomSearch of 3 trials of 2 epochs, then a Hyperband of
-2 executions a trial (max_epochs=3, factor=3: three 1-epoch trials, the best going on 2 epochs
-more, then two of 3 epochs - 11 epochs an execution, set by its schedule, not by search()'s
-epochs). Each trial builds a new model; the search fits them from one line, in KerasTuner's own
-loop. Synthetic data, CPU."""
+KerasTuner's guide writes them): a RandomSearch of 1 trial of 2 executions of 2 epochs, then a
+Hyperband (max_epochs=2, factor=2: two 1-epoch trials, the best going on 1 epoch more, then two
+of 2 epochs - 7 epochs, set by its schedule, not by search()'s epochs). Each trial (each
+execution) builds a new model; the search fits them from one line, in KerasTuner's own loop.
+Few: KerasTuner clears the session and collects garbage for each, a second or more apiece.
+Synthetic data, CPU."""
 import os
 import sys
 
@@ -32,13 +33,13 @@ def build(hp: keras_tuner.HyperParameters) -> keras.Model:
     return model
 
 
-first = keras_tuner.RandomSearch(build, objective="val_accuracy", max_trials=3, seed=1,
-                                 overwrite=True, directory=folder, project_name="first")
+first = keras_tuner.RandomSearch(build, objective="val_accuracy", max_trials=1, seed=1,
+                                 executions_per_trial=2, overwrite=True, directory=folder,
+                                 project_name="first")
 first.search(x, y, batch_size=128, epochs=2, validation_data=(x_val, y_val), verbose=0)
 print("first search's best:", first.get_best_models()[0].count_params(), flush=True)
 
-second = keras_tuner.Hyperband(build, objective="val_accuracy", max_epochs=3, factor=3, seed=2,
-                               executions_per_trial=2, overwrite=True, directory=folder,
-                               project_name="second")
+second = keras_tuner.Hyperband(build, objective="val_accuracy", max_epochs=2, factor=2, seed=2,
+                               overwrite=True, directory=folder, project_name="second")
 second.search(x, y, batch_size=64, epochs=50, validation_data=(x_val, y_val), verbose=0)
 print("second search's best:", second.get_best_models()[0].count_params(), flush=True)
