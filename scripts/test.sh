@@ -61,17 +61,14 @@ if [ "${PROBECAST_REINSTALL:-}" = 1 ] || ! .venv/bin/python -c '' 2>/dev/null \
     install
     echo "$want" > "$stamp"
 fi
-# The tests run in up to 4 worker processes (pytest-xdist), one a core: most of an end-to-end
+# The tests run in up to 4 worker processes (pytest-xdist), one per core: most of an end-to-end
 # test is waiting on a real subprocess, sshd or a framework's start-up, so one process left half
 # of a 2-core machine idle (11 min serially, 6.5 min in two workers here). Every test is written
 # to pass beside another suite (its own ports, folders and processes) and in any order, so an
 # idle worker takes tests from a busy one's queue (--dist worksteal: one module's 110 s test
 # does not hold its module's others behind it; a module's fixtures are made once per worker).
-# One worker more than the cores: a test's subprocess starting (a framework's import, sshd, an
-# API server) leaves its core idle a while, which the extra worker's test fills (2 cores: 1.45
-# cores busy on average with 2 workers). PROBECAST_TEST_WORKERS=1 runs them all in one process.
-cores=$(nproc 2>/dev/null || echo 1)
-workers=${PROBECAST_TEST_WORKERS:-$(( cores > 1 ? cores + 1 : 1 ))}
+# PROBECAST_TEST_WORKERS=1 runs them all in one process.
+workers=${PROBECAST_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
 [ "$workers" -gt 4 ] && workers=4
 parallel=()
 [ "$workers" -gt 1 ] && parallel=(-n "$workers" --dist worksteal)
