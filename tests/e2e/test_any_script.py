@@ -91,10 +91,10 @@ def test_progress_bars_and_megabytes_of_prints_lose_no_event(tmp_path: Path) -> 
 def test_fit_in_a_loop_stops_after_the_probe_with_epochs_counted(tmp_path: Path) -> None:
     s = write(tmp_path, "rounds.py", """
         import time
-        for i in range(30):
+        for i in range(16):
             model.fit(x, y, batch_size=256, epochs=1, verbose=0)
             print("round", i, flush=True)
-            time.sleep(0.4)  # the program's own work between the calls (keras.io: predictions)
+            time.sleep(0.8)  # the program's own work between the calls (keras.io: predictions)
         open("after.marker", "w").write("evaluated %s" % model.evaluate(x, y, verbose=0))
     """)
     r, log = probe(tmp_path, f"{PY} {s.name}", "--max-steps", "20", batch=256)
@@ -105,26 +105,28 @@ def test_fit_in_a_loop_stops_after_the_probe_with_epochs_counted(tmp_path: Path)
     assert steps == [(e, i) for e in range(3) for i in range(8)][:20]
     assert {e.code for e in events if isinstance(e, Log)} >= {"fit-loop", "skipped-fit"}
     assert (tmp_path / "after.marker").read_text().startswith("evaluated")
-    assert "round 29" in log.with_suffix(".output").read_text()  # the script went on, untrained
+    assert "round 15" in log.with_suffix(".output").read_text()  # the script went on, untrained
     st = load_probe(log).state
     from probecast.core.model.rank.ranking import RankOptions, job_length
 
     length = job_length(st, RankOptions())  # the loop around fit() says how many calls
-    assert length.n_ep == 30 and "for i in range(30)" in length.source
+    assert length.n_ep == 16 and "for i in range(16)" in length.source
     assert "fit(epochs=1)" in length.source
     # the work between two calls is the program's (`outside`), not the boundary's: the two
-    # boundaries crossed carry it, and it is counted once - in T_post, where the 27 rounds after
+    # boundaries crossed carry it, and it is counted once - in T_post, where the 13 rounds after
     # the stop ran theirs - not as a stall and not again with each boundary to come
     firsts = [e for e in events if isinstance(e, Step) and e.step == 0 and e.epoch > 0]
     assert len(firsts) == 2
     for e in firsts:
-        assert 0.4 <= e.outside < e.dt
+        assert 0.8 <= e.outside < e.dt
     assert st.boundary_outside == [e.outside for e in firsts]
-    assert st.post_time is not None and st.post_time > 27 * 0.4
-    est = estimate_runtime(st, 30)
+    assert st.post_time is not None and st.post_time > 13 * 0.8
+    est = estimate_runtime(st, 16)
     assert est.terms.t_post == pytest.approx(st.post_time + sum(st.boundary_outside))
-    per_boundary = (est.runtime_s - est.terms.t_init - est.terms.t_post) / 30
-    assert per_boundary < 0.4  # 8 steps of 256 and a boundary: no 0.4 s sleep in each
+    per_boundary = (est.runtime_s - est.terms.t_init - est.terms.t_post) / 16
+    # 8 steps of 256 and a boundary (~0.1-0.2 s here): no 0.8 s sleep in each - a margin that
+    # holds on a machine several times slower
+    assert per_boundary < 0.8
 
 
 def test_a_dataset_of_unknown_length_is_counted_and_the_history_plotted_after_it(

@@ -85,7 +85,10 @@ def test_memory_benchmark_smoke() -> None:
     assert "gate: median up error <= 15%: PASS" in out
 
 
+# Each step sleeps 2 ms: its lines come at least 10 ms apart (the stamps' millisecond resolution
+# measures them on any machine) and the probe's 1 s of steady steps is at most 500 of the 1 000
 TINY = """\
+import time
 import torch
 from torch import nn
 torch.manual_seed(0)
@@ -97,6 +100,7 @@ for epoch in range(10):
         loss = ((model(x) - y) ** 2).mean()
         loss.backward()
         opt.step()
+        time.sleep(0.002)
         if i % 5 == 0:
             print(f"epoch {epoch} step {i} loss {loss.item():.4f}")
 print("done")
@@ -117,11 +121,11 @@ def test_public_records_both_runs_lines_and_progress_sets_them_side_by_side(tmp_
     text = run("benchmarks/progress.py", str(out))
     row = next(line for line in text.splitlines() if line.startswith("tiny "))
     # the plain run printed 200 lines of the progress key; the probe those of the steps it
-    # timed (its steady floor may see the run whole)
+    # timed: 1 s of steady steps and an epoch boundary or two, so some come after its stretch
     assert "epoch # step # loss #" in row
     error, lag, pace, late_early, common = row.split()[1:6]
     assert error.endswith("%") or error == "-"
-    assert float(pace) > 0 and float(late_early) > 0 and 2 <= int(common) <= 200
+    assert float(pace) > 0 and float(late_early) > 0 and 2 <= int(common) < 200
     assert re.search(r"^pace: median [0-9.]+ over 1 scripts", text, re.M)
 
 

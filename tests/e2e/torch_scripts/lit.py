@@ -26,7 +26,7 @@ x = torch.randn(n, 32); y = (x[:, 0] > 0).long()
 train = DataLoader(TensorDataset(x[:n * 7 // 8], y[:n * 7 // 8]), batch_size=32, shuffle=True)
 val = DataLoader(TensorDataset(x[n * 7 // 8:], y[n * 7 // 8:]), batch_size=128)
 stop = [L.pytorch.callbacks.EarlyStopping("val_loss", patience=2, min_delta=100.0)] if EARLY else []
-trainer = L.Trainer(max_epochs=40 if EARLY else 15, callbacks=stop, accelerator="cpu",
+trainer = L.Trainer(max_epochs=40 if EARLY else 60, callbacks=stop, accelerator="cpu",
                     logger=False, enable_checkpointing=False, enable_progress_bar=True)
 trainer.fit(Model(), train, val)
 print("after fit: epochs run", trainer.current_epoch)

@@ -56,7 +56,7 @@ class Sampler(L.Callback):
 
 
 cli = LightningCLI(Model, Data, run=False, save_config_kwargs={"overwrite": True},
-                   trainer_defaults={"max_epochs": 15, "accelerator": "cpu", "logger": False,
+                   trainer_defaults={"max_epochs": 60, "accelerator": "cpu", "logger": False,
                                      "enable_checkpointing": False, "callbacks": Sampler()})
 cli.trainer.fit(cli.model, datamodule=cli.datamodule)
 print("after fit: epochs run", cli.trainer.current_epoch)
