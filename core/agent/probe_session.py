@@ -21,40 +21,13 @@ from .going_on import GoingOn
 from .phases import Phases
 from .policy import StopPolicy
 from .probe_meta import ProbeMeta
+from .repeats import Repeats
 from .sampler import HardwareSampler, describe_devices
 
 class ProbeStop(BaseException):
     """Raised out of the training loop when the probe has seen enough (a clean stop). A
     BaseException, as KeyboardInterrupt is: a program's own ``except Exception:`` around a
     training step (retry on a bad batch, say) must not swallow the stop and train on unobserved."""
-
-
-@dataclass(frozen=True)
-class Repeats:
-    """A library's loop that runs the program's training ``n`` times (an Optuna study's
-    trials), where that was read, and what may end a run early: after ``pruned_after`` epochs
-    (reports) a run may end, once ``unpruned`` runs ran whole (Optuna's pruner)."""
-
-    n: int
-    source: str
-    pruned_after: int | None = None
-    unpruned: int = 0
-
-    def of(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """One run's plan fields as all ``n`` runs'."""
-        out = dict(fields)
-        for name in ("epochs", "steps", "earliest_epochs", "earliest_steps"):
-            if isinstance(out.get(name), int):
-                out[name] *= self.n
-        epochs = fields.get("epochs")
-        if self.pruned_after and isinstance(epochs, int) and epochs > self.pruned_after:
-            own = fields.get("earliest_epochs") or epochs  # a run's own early stop, else whole
-            whole = min(self.unpruned, self.n)
-            soonest = whole * own + (self.n - whole) * min(own, self.pruned_after)
-            if soonest < min(out.get("earliest_epochs") or out["epochs"], out["epochs"]):
-                out["earliest_epochs"] = soonest
-        out["source"] = f"{self.source} x {fields.get('source') or 'its training'}"[:300]
-        return out
 
 
 class ProbeSession(Phases, GoingOn):

@@ -37,7 +37,7 @@ LOG_CODES: dict[str, str] = {
     "tuner-stopped": "the probe ended a KerasTuner search after the trial it stopped",
     "optuna-trials": "an Optuna study: n_trials times the objective's training (or not counted)",
     "optuna-stopped": "the probe ended an Optuna study after the trial it timed (study.stop())",
-    "optuna-timeout": "an Optuna study stops at its timeout, which the estimate does not",
+    "optuna-timeout": "no trial of an Optuna study starts after its timeout (plan.time_limit_s)",
     "early-stop": "EarlyStopping / TerminateOnNaN: the planned epochs are an upper bound",
     "custom-loop": "a Keras custom training loop: each optimizer step is a step",
     "torch-loop": "PyTorch: each optimizer step is a step",
@@ -158,12 +158,16 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     # max_steps", "module global eval_interval"). A later `plan` replaces an earlier one's fields;
     # its `steps_per_epoch` corrects start's N_it (learned at the second step). `until`, with no
     # length: the condition an endless loop around the step stops at (a loop until solved).
+    # `repeats`: a library's loop runs the training that many times (an Optuna study's trials;
+    # epochs and steps count them all); `time_limit_s`: no run starts after that many seconds
+    # of the loop (Optuna's timeout) - with no `repeats`, runs start until then.
     Kind("plan", timed=False, fields=(
         Field("epochs", COUNT, nullable=True), Field("steps", COUNT, nullable=True),
         Field("every", COUNT, nullable=True), Field("source", STR), Field("every_source", STR),
         Field("steps_per_epoch", COUNT, nullable=True),
         Field("earliest_epochs", COUNT, nullable=True),
-        Field("earliest_steps", COUNT, nullable=True), Field("until", STR))),
+        Field("earliest_steps", COUNT, nullable=True), Field("until", STR),
+        Field("repeats", COUNT, nullable=True), Field("time_limit_s", DURATION, nullable=True))),
     # Peak memory of the probe (written when training ends, and with `does-not-fit`): the device
     # the framework allocated on (PyTorch max_memory_allocated/reserved, TF get_memory_info's
     # peak, else NVML's used) and the host (peak RSS of the training processes), with the limits

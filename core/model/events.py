@@ -129,6 +129,8 @@ class Plan(_Event, tag="plan"):
     earliest_epochs: Count | None = None  # the soonest an early stop can end training (patience)
     earliest_steps: Count | None = None  # ... for a job of one loop of steps (no epochs)
     until: str = ""  # no length: the condition an endless loop around the step stops at
+    repeats: Count | None = None  # a library's loop runs the training this many times (Optuna)
+    time_limit_s: Duration | None = None  # ... and starts no run after this many seconds
 
 
 MB = Annotated[float, msgspec.Meta(ge=0, le=1e12)]

@@ -29,12 +29,14 @@ PY = sys.executable
 SCRIPTS = Path(__file__).parent / "phase_scripts"
 
 
-def probe(tmp: Path, script: str, *extra: str) -> tuple[dict[str, Any], list[Any]]:
-    """The script probed (or run whole, with --full) as a user would: its ranking row and log."""
+def probe(tmp: Path, script: str, *extra: str,
+          args: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[Any]]:
+    """The script probed (or run whole, with --full) as a user would: its ranking row and log;
+    ``args`` are the script's own."""
     out = tmp / ("full" if "--full" in extra else "probe")
     r = subprocess.run([PY, "-m", "probecast.tui", "probe", "--local", "--headless", "--json",
                         "-b", "32", "--out", str(out), *thirty_steps(extra), "--", PY,
-                        str(SCRIPTS / script)],
+                        str(SCRIPTS / script), *args],
                        cwd=tmp, capture_output=True, text=True, timeout=480)
     assert r.returncode == 0, r.stderr[-3000:]
     rows = json.loads(r.stdout)
@@ -218,14 +220,36 @@ def test_an_optuna_study_is_one_phase_of_all_its_trials(tmp_path: Path) -> None:
     assert sorted(seen) == [1], seen
     plan = seen[1]["plan"]
     assert (plan.epochs, plan.steps) == (4 * 3, 4 * 3 * 24), plan
-    assert "n_trials=4" in plan.source and "left at" in plan.source
+    assert "n_trials=4, timeout=600" in plan.source and "left at" in plan.source
+    assert (plan.repeats, plan.time_limit_s) == (4, 600.0)  # the estimate counts the trials
+    # that start before the timeout (estimate/repeats.py): here all four
     assert seen[1]["stopped"] and 0 < seen[1]["steps"] < 3 * 24  # in the first trial
     output = next((tmp_path / "probe").glob("*.output")).read_text()
     assert "best trial: 0 of 1" in output and "Traceback" not in output
     codes = {ev.code for ev in events if isinstance(ev, Log)}
-    assert {"optuna-stopped", "early-stop"} <= codes  # (its MedianPruner: an upper bound)
+    assert {"optuna-stopped", "early-stop", "optuna-timeout"} <= codes  # (its MedianPruner:
+    # an upper bound)
     _, full = probe(tmp_path, "optuna_study.py", "--full")  # whole: four trials, every step
     assert sum(isinstance(ev, Step) for ev in full) == plan.steps
+
+
+def test_an_optuna_study_with_no_trial_count_runs_trials_until_its_timeout(
+        tmp_path: Path) -> None:
+    """study.optimize(objective, timeout=600): trials start until 600 s have passed. The plan
+    is one trial's, with the limit; the probe ends the study after the trial it timed (before:
+    the study went on under the probe, and the estimate was one trial's seconds); the estimate
+    counts the trials that start within the limit at that trial's pace."""
+    pytest.importorskip("optuna")
+    row, events = probe(tmp_path, "optuna_study.py", args=("open",))
+    plan = phases_of(events)[1]["plan"]
+    assert (plan.epochs, plan.repeats, plan.time_limit_s) == (3, None, 600.0), plan
+    assert "timeout=600" in plan.source
+    output = next((tmp_path / "probe").glob("*.output")).read_text()
+    assert "best trial: 0 of 1" in output and "Traceback" not in output
+    terms = row["terms"]
+    assert terms["time_limit_s"] == 600.0 and terms["limited_runs"] > 1
+    assert 600.0 <= terms["fit_s"] < row["runtime_s"] <= row["runtime_high_s"]
+    assert any("runs start until the limit" in n for n in row["notes"])
 
 
 @pytest.mark.tensorflow

@@ -726,7 +726,7 @@ def test_a_study_of_trials_is_n_times_its_training_with_a_pruners_soonest_end() 
     """Optuna's 100 trials of 10 epochs: 1 000 epochs; its MedianPruner lets 5 trials run
     whole, then may end each after its first report: 5 x 10 + 95 x 1 = 145 at the soonest. A
     trial's own early stop comes first where sooner; no pruner, no soonest end."""
-    from probecast.core.agent.probe_session import Repeats
+    from probecast.core.agent.repeats import Repeats
 
     pruned = Repeats(100, "Optuna: study.optimize(n_trials=100)", pruned_after=1, unpruned=5)
     plan = pruned.of({"epochs": 10, "steps": 300, "source": "for epoch in range(EPOCHS)"})

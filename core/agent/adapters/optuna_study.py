@@ -11,11 +11,14 @@ with its loops run dry.
 
 What the estimate does not count: each trial's own start - the objective's set-up (its data, a
 new model) and a new model's first step (Keras traces it again) - comes once, in the probed
-trial, not once a trial. And what it does not know, and says: a pruner (Optuna's default, a MedianPruner) ends
-unpromising trials early - the estimate is an upper bound; a ``timeout`` ends the study after
-that many seconds, whatever N; trials differ in their models (the search space's sizes), and
-the probed trial's steps stand for every trial's; and a study with no ``n_trials`` runs until
-its timeout or a stop: its trials are not counted.
+trial, not once a trial. A ``timeout``: no trial starts after that many seconds of the study
+(Optuna checks it before each), so where N trials would take longer the study runs as many as
+start by then - the plan says the limit (``time_limit_s``) and the estimate counts them
+(estimate/repeats.py); with no ``n_trials``, trials start until the timeout. And what it
+does not know, and says: a pruner (Optuna's default, a MedianPruner) ends unpromising trials
+early - the estimate is an upper bound; trials differ in their models (the search space's
+sizes), and the probed trial's steps stand for every trial's; a study with neither
+``n_trials`` nor ``timeout`` runs until a stop: one trial is counted.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import inspect
 from typing import Any
 
 from .. import compat
-from ..probe_session import ProbeSession, Repeats
+from ..probe_session import ProbeSession
+from ..repeats import Repeats
 
 
 class OptunaAdapter:
@@ -68,9 +72,15 @@ class OptunaAdapter:
         self._tell(study, trials, timeout)
         given[func_name] = self._ending(study, func)
         outer = session.repeats
+        limit = float(timeout) if isinstance(timeout, (int, float)) and timeout > 0 else None
         if isinstance(trials, int) and trials > 1:
-            session.repeats = Repeats(trials, f"Optuna: study.optimize(n_trials={trials})",
-                                      *_pruning(study))
+            session.repeats = Repeats(
+                trials, f"Optuna: study.optimize(n_trials={trials}"
+                f"{f', timeout={timeout:g}' if limit else ''})", *_pruning(study),
+                time_limit_s=limit)
+        elif trials is None and limit:  # trials start until the timeout
+            session.repeats = Repeats(1, f"Optuna: study.optimize(timeout={timeout:g})",
+                                      time_limit_s=limit, counted=False)
         try:
             return original(*bound.args, **bound.kwargs)
         finally:
@@ -106,9 +116,15 @@ class OptunaAdapter:
 
     def _tell(self, study: Any, trials: Any, timeout: Any) -> None:
         """What the estimate of a study leaves out, said once."""
+        limited = isinstance(timeout, (int, float)) and timeout > 0
         if not (isinstance(trials, int) and trials > 0):
+            if limited:
+                self._say("optuna-timeout", "info", f"Optuna: study.optimize() has no "
+                          f"n_trials: trials start until its timeout ({timeout:g} s) - the "
+                          "estimate counts as many as start by then at the probed trial's pace")
+                return
             self._say("optuna-trials", "warning", "Optuna: study.optimize() has no n_trials "
-                      "(it runs until its timeout or a stop): the estimate covers one trial")
+                      "nor timeout (it runs until a stop): the estimate covers one trial")
             return
         self._say("optuna-trials", "info", f"Optuna: each of the study's {trials} trials runs "
                   "the objective's training again: the probed trial's steps stand for every "
@@ -118,10 +134,10 @@ class OptunaAdapter:
             self._say("early-stop", "warning", f"Optuna's {type(pruner).__name__} may end "
                       "trials before their planned length: the estimate for them is an upper "
                       "bound")
-        if isinstance(timeout, (int, float)) and timeout > 0:
-            self._say("optuna-timeout", "warning", f"Optuna: the study stops after "
-                      f"{timeout:g} s (timeout=) whatever its trials: the estimate does not "
-                      "stop there")
+        if limited:
+            self._say("optuna-timeout", "info", f"Optuna: no trial starts after {timeout:g} s "
+                      "(timeout=): where the trials take longer, the estimate counts those "
+                      "that start by then")
 
     def _say(self, code: str, level: str, msg: str) -> None:
         if code not in self.said:

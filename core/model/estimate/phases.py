@@ -26,6 +26,7 @@ from ..phase_state import PhaseTiming
 from ..state import ProbeState
 from .bounds import Calibration
 from .stalls import forecast
+from .repeats import expected, least
 from .training import Estimate
 
 STEP_CI_Z = 1.96  # a phase's step-time interval is a 95 % one
@@ -88,6 +89,14 @@ def estimate_phase(phase: PhaseTiming, cal: Calibration, state: ProbeState,
                       + (cal.floor * seconds) ** 2 + (cal.init_rel * start) ** 2)
     fewer, _ = _early_stop_reach(phase, n_it * t_it + boundary + t_val if n_it else 0.0,
                                  math.ceil(epochs))
+    plan = phase.plan
+    if plan is not None and plan.time_limit_s and seconds > start:
+        # a loop of runs that starts none after a time limit (repeats.py): its training
+        limited = start + expected(seconds - start, plan.repeats, plan.time_limit_s)
+        sigma *= limited / seconds
+        fewer = min(fewer, max(0.0, limited - start
+                               - least(seconds - start, plan.repeats, plan.time_limit_s)))
+        seconds = limited
     return PhaseEstimate(phase.index, phase.loop, seconds, sigma, 0.0, n, "extrapolated", fewer)
 
 

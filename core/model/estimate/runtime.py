@@ -13,6 +13,7 @@ from .early_stop import early_stopped, soonest_stop, stopped_after, upper_bound_
 from .length import ended_by_itself
 from .phases import estimate_phase, stop_note, stop_reach, with_phases
 from .stalls import BoundaryForecast, end_ratio, forecast, redrawn_stalls
+from .repeats import repeated
 from .wakeups import epoch_lifetimes
 from ...agent.steady import DEFAULT_STATISTIC
 from .training import (DEFAULT_HORIZONS, EQUATIONS, MEASURED, PER_STEPS_EQUATION, Estimate,
@@ -40,8 +41,11 @@ def estimate_runtime(
     def whole(epochs: float, steps: int | None = n_it) -> Estimate:
         est = training_estimate(state, epochs, use_validation=use_validation,
                                 equation=equation, statistic=statistic, n_it=steps)
+        # a loop of runs (an Optuna study's trials): the others may differ from the probed one,
+        # and a time limit (its timeout) counts those that start;
         # a program that trains in phases: the first is estimated above, the later ones added
-        return with_phases(state, whole_process(state, est, epochs), statistic)
+        first = repeated(state, whole_process(state, est, epochs))
+        return with_phases(state, first, statistic)
 
     est = whole(n_ep)
     soonest = soonest_stop(state, n_ep, n_it or est.terms.n_it)

@@ -88,6 +88,10 @@ class Terms:
     # post-training first)
     phases: int | None = None
     phase_s: str = ""
+    # a loop of runs of the training that starts none after a time limit (Optuna's timeout,
+    # repeats.py): the limit, seconds, and the runs that start by then at this pace
+    time_limit_s: float | None = None
+    limited_runs: int | None = None
 
     def as_dict(self) -> dict[str, float | int | str | None]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
