@@ -10,7 +10,8 @@ command runs from (relative to ``--root``, default SPEC's folder), the user's co
 (``python`` is this venv's interpreter) and extra environment (``PYTHONPATH`` entries relative
 to the same folder); optionally ``"clean"``, paths under that folder removed before each run -
 what a program reloads instead of doing again (a KerasTuner project folder made without
-``overwrite=True``: the second run would reload the first's finished search and train nothing).
+``overwrite=True``: the second run would reload the first's finished search and train nothing) -
+and ``"cpus"``, the CPUs both runs are held to (``taskset -c``: ``"0"`` makes a one-core host).
 The scripts themselves are public code and stay out of this repository:
 benchmarks/corpus/public/README.md names each one's repository, commit and the data it was
 given, and how to lay them out (its spec.json is the one recorded).
@@ -66,6 +67,14 @@ class Setting:
     argv: tuple[str, ...]
     env: dict[str, str]
     clean: tuple[str, ...] = ()  # paths under cwd removed before each run
+    cpus: str = ""  # the CPUs both runs are held to ("0": a one-core host; taskset's list)
+
+    def pinned(self, cmd: list[str]) -> list[str]:
+        """``cmd`` held to the setting's CPUs, if it names any."""
+        return ["taskset", "-c", self.cpus, *cmd] if self.cpus else cmd
+
+    def cores(self) -> int:
+        return len(self.cpus.split(",")) if self.cpus else _cores()
 
     def fresh(self) -> None:
         """Remove what an earlier run left that this one would reload instead of doing."""
@@ -87,7 +96,7 @@ def load_spec(path: Path, root: Path | None = None) -> list[Setting]:
         if "PYTHONPATH" in env:
             env["PYTHONPATH"] = os.pathsep.join(str(base / p) for p in env["PYTHONPATH"].split(":"))
         out.append(Setting(item["name"], base / item["cwd"], tuple(item["argv"]), env,
-                           tuple(item.get("clean", ()))))
+                           tuple(item.get("clean", ())), str(item.get("cpus", ""))))
     return out
 
 
@@ -112,6 +121,15 @@ def _env(s: Setting, cache: str) -> dict[str, str]:
             "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
 
 
+def _cores() -> int:
+    """The cores this process may run on: a run under ``taskset -c 0`` is a one-core host's."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _instance(s: Setting) -> str:
+    return f"cpu-{s.cores()}core"
+
+
 def _run_probe(s: Setting, out: Path, cache: str) -> tuple[int, float]:
     tag = f"probe-{s.name}"
     (out / f"{tag}.jsonl").unlink(missing_ok=True)
@@ -119,10 +137,10 @@ def _run_probe(s: Setting, out: Path, cache: str) -> tuple[int, float]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), s.env.get("PYTHONPATH"))
                                         if p)
     cmd = [sys.executable, "-m", "probecast.core.agent", "run", "--probe", tag,
-           "--instance", "cpu-2core", "--out", str(out / f"{tag}.jsonl"),
+           "--instance", _instance(s), "--out", str(out / f"{tag}.jsonl"),
            "--output", str(out / f"{tag}.output"), "--first-step-timeout", "900",
            "--workload-label", s.name, "--", *_argv(s.argv)]
-    code, wall = run_stamped(cmd, None, out / f"{tag}.lines.gz", cwd=s.cwd, env=env)
+    code, wall = run_stamped(s.pinned(cmd), None, out / f"{tag}.lines.gz", cwd=s.cwd, env=env)
     _gzip(out / f"{tag}.jsonl")
     _gzip(out / f"{tag}.output")
     return code, wall
@@ -131,12 +149,15 @@ def _run_probe(s: Setting, out: Path, cache: str) -> tuple[int, float]:
 def _run_plain(s: Setting, out: Path, cache: str) -> tuple[int, float]:
     env = _env(s, cache)
     raw = out / f"{s.name}.output"
-    code, wall = run_stamped(_argv(s.argv), raw, out / f"{s.name}.lines.gz", cwd=s.cwd, env=env)
+    code, wall = run_stamped(s.pinned(_argv(s.argv)), raw, out / f"{s.name}.lines.gz",
+                             cwd=s.cwd, env=env)
     _gzip(raw)
     (out / f"{s.name}.truth.json").write_text(json.dumps(
         {"wall_s": round(wall, 3), "exit": code, "argv": list(s.argv),
          "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-         "machine": f"{platform.node()} ({os.cpu_count()} CPUs)"}, indent=1) + "\n")
+         "machine": f"{platform.node()} ({os.cpu_count()} CPUs"
+                    f"{f', {s.cores()} usable' if s.cores() != os.cpu_count() else ''})"},
+        indent=1) + "\n")
     return code, wall
 
 
@@ -163,9 +184,9 @@ def _run_full(s: Setting, out: Path, cache: str, rep: int) -> tuple[int, float]:
     env = _env(s, cache)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), s.env.get("PYTHONPATH")) if p)
     cmd = [sys.executable, "-m", "probecast.core.agent", "run", "--full", "--probe", tag,
-           "--instance", "cpu-2core", "--out", str(out / f"{tag}.jsonl"),
+           "--instance", _instance(s), "--out", str(out / f"{tag}.jsonl"),
            "--first-step-timeout", "900", "--workload-label", s.name, "--", *_argv(s.argv)]
-    code, wall = run_stamped(cmd, None, out / f"{tag}.lines.gz", cwd=s.cwd, env=env)
+    code, wall = run_stamped(s.pinned(cmd), None, out / f"{tag}.lines.gz", cwd=s.cwd, env=env)
     _gzip(out / f"{tag}.jsonl")
     return code, wall
 
@@ -185,7 +206,7 @@ def cost(spec: Path, out: Path, only: list[str] | None, reps: int,
                 if full:
                     rc, wall = _run_full(s, out, cache, rep)
                 else:
-                    rc, wall = run_stamped(_argv(s.argv), None,
+                    rc, wall = run_stamped(s.pinned(_argv(s.argv)), None,
                                            out / f"plain-{s.name}-{rep}.lines.gz",
                                            cwd=s.cwd, env=_env(s, cache))
                 shutil.rmtree(cache, ignore_errors=True)
