@@ -220,6 +220,10 @@ OPTUNA_PRUNER = "pruner"  # set on a study: a NopPruner prunes nothing ...
 OPTUNA_NO_PRUNING = "optuna.pruners._nop:NopPruner"
 # ... a MedianPruner (Optuna's default) none before these reports, nor before these trials ran
 OPTUNA_PRUNER_WAIT = ("_n_warmup_steps", "_n_startup_trials")
+# a study's trials (FrozenTrial, the running one last) and what each reported (trial.report):
+# a pruner acts on those values only - a trial that reported none can be pruned by none
+OPTUNA_TRIALS = "trials"
+OPTUNA_REPORTED = "intermediate_values"
 OPTUNA = (OPTUNA_OPTIMIZE, OPTUNA_STOP, OPTUNA_NO_PRUNING)
 
 # By distribution (what pip installs): every symbol the agent relies on in it.

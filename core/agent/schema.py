@@ -38,6 +38,7 @@ LOG_CODES: dict[str, str] = {
     "optuna-trials": "an Optuna study: n_trials times the objective's training (or not counted)",
     "optuna-stopped": "the probe ended an Optuna study after the trial it timed (study.stop())",
     "optuna-timeout": "no trial of an Optuna study starts after its timeout (plan.time_limit_s)",
+    "optuna-unpruned": "an Optuna study's trial reported nothing: its pruner can end no trial",
     "early-stop": "EarlyStopping / TerminateOnNaN: the planned epochs are an upper bound",
     "custom-loop": "a Keras custom training loop: each optimizer step is a step",
     "torch-loop": "PyTorch: each optimizer step is a step",

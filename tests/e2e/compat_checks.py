@@ -220,13 +220,22 @@ def optuna() -> list[str]:
                        "MedianPruner (a study's default)")
     stop = compat.attribute(compat.OPTUNA_STOP)
 
+    reported: list[Any] = []
+
     def objective(trial: Any) -> float:
+        trial.report(0.5, 0)
+        # what the running trial reported, as the adapter reads it after the trial it timed
+        reported.append(getattr(getattr(study, compat.OPTUNA_TRIALS)[-1],
+                                compat.OPTUNA_REPORTED, None))
         getattr(study, stop)()  # as the adapter does, after the trial it timed
         return float(trial.suggest_float("x", 0, 1))
 
     study.optimize(objective, n_trials=5)
     if len(study.trials) != 1:
         problems.append(f"Study.{stop}() in the objective: {len(study.trials)} trials of 5 ran")
+    if reported != [{0: 0.5}]:
+        problems.append(f"Study.{compat.OPTUNA_TRIALS}[-1].{compat.OPTUNA_REPORTED} in the "
+                        f"objective after trial.report(0.5, 0): {reported}")
     return problems
 
 

@@ -252,6 +252,20 @@ def test_an_optuna_study_with_no_trial_count_runs_trials_until_its_timeout(
     assert any("runs start until the limit" in n for n in row["notes"])
 
 
+def test_a_study_whose_trial_reports_nothing_cannot_be_pruned(tmp_path: Path) -> None:
+    """A study's pruner ends trials on what they report (trial.report): the trial seen whole
+    reported nothing, so no trial can be pruned - the soonest end is the whole study (before:
+    the pruner's, 5 trials whole and 3 after their first report, and the low bound with it)."""
+    pytest.importorskip("optuna")
+    _, events = probe(tmp_path, "optuna_study.py", "--max-steps", "500", args=("quiet",))
+    plans = [ev for ev in events if isinstance(ev, Plan)]
+    assert plans[0].earliest_epochs == 5 * 3 + 3 * 1 and plans[0].epochs == 8 * 3, plans[0]
+    assert plans[-1].earliest_epochs == 24, plans  # the trial ran whole, reporting nothing
+    assert "optuna-unpruned" in {ev.code for ev in events if isinstance(ev, Log)}
+    output = next((tmp_path / "probe").glob("*.output")).read_text()
+    assert "best trial: 0 of 1" in output
+
+
 @pytest.mark.tensorflow
 def test_an_optuna_study_of_keras_fits_is_n_trials_times_one(tmp_path: Path) -> None:
     """Each trial's fit() is the objective's training: the study plans 3 trials x 4 epochs,

@@ -107,12 +107,35 @@ class OptunaAdapter:
         if not (s.trained or s.phase_stopped):
             if s.repeats is None:
                 return  # one trial, seen whole: the study's end is the program's
+            self._unpruned(study)
             s.policy.reason = "a trial of the study seen whole"
             s.end_phase()
         self._say("optuna-stopped", "info", "Optuna: the probe ended the study after the "
                   "trial it timed (study.stop()): optimize() returns, the program goes on with "
                   "the trials that ran")
         getattr(study, compat.attribute(compat.OPTUNA_STOP))()
+
+    def _unpruned(self, study: Any) -> None:
+        """A trial seen whole that reported nothing to the study (no ``trial.report``): its
+        pruner, which ends a trial on the values reported, can end none - the study's soonest
+        end is its whole length (Optuna's Keras example reports nothing; its pruner's bound put
+        the low end at 24 s of a 487 s study)."""
+        s = self.session
+        repeats, epochs = s.repeats, s._plan_epochs
+        if repeats is None or repeats.pruned_after is None or not epochs \
+                or not s.earliest_epochs or s.earliest_epochs >= epochs:
+            return
+        try:
+            reported = getattr(getattr(study, compat.OPTUNA_TRIALS)[-1],
+                               compat.OPTUNA_REPORTED)
+        except Exception:  # noqa: BLE001 - a storage that cannot say: the pruner's bound stays
+            return
+        if reported:
+            return
+        s.plan(earliest_epochs=epochs)
+        self._say("optuna-unpruned", "info", "Optuna: the trial reported nothing to the study "
+                  "(no trial.report): its pruner can end no trial - every trial is counted "
+                  "whole")
 
     def _tell(self, study: Any, trials: Any, timeout: Any) -> None:
         """What the estimate of a study leaves out, said once."""
