@@ -90,6 +90,7 @@ def test_a_timeout_that_comes_first_ends_the_estimate_there() -> None:
     assert timed.high_s - rest <= 200.0 + DRAW_HIGH * run + 1e-9
     assert timed.high_s < free.high_s and timed.low_s <= free.low_s + 1e-9
     assert any(f"{k} of 100 start by then" in n for n in timed.notes)
+    assert f"its training counted as the {k} runs that start within 200 s" in timed.formula()
 
 
 def test_a_study_with_no_trial_count_runs_trials_until_its_timeout() -> None:

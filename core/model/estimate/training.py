@@ -108,7 +108,16 @@ class Estimate:
     uncertainty: dict[str, float] = field(default_factory=dict)  # seconds, by source
 
     def formula(self) -> str:
-        """The equation with the numbers filled in (+ T_post when it was measured)."""
+        """The equation with the numbers filled in (+ T_post when it was measured); a loop of
+        runs with a time limit (repeats.py) says the training it counts instead."""
+        text, t = self._equation(), self.terms
+        if t.time_limit_s and t.limited_runs and t.fit_s is not None and " = " in text:
+            head, _, total = text.rpartition(" = ")
+            text = (f"{head}, its training counted as the {t.limited_runs} runs that start "
+                    f"within {t.time_limit_s:g} s ({t.fit_s:.2f} s) = {total}")
+        return text
+
+    def _equation(self) -> str:
         t = self.terms
         post = (f" + {t.t_fit_end:.3f}" if t.t_fit_end else "") + \
             (f" + {t.t_post:.3f}" if t.t_post else "")
