@@ -231,7 +231,10 @@ class Emitter:
             self.start(self.meta.get("probe") or uuid.uuid4().hex[:12],
                        **{k: v for k, v in self.meta.items() if k != "probe"})
 
-    def end(self, status: str, reason: str = "", exit_code: int | None = None) -> None:
+    def end(self, status: str, reason: str = "", exit_code: int | None = None,
+            agent_s: float = 0.0) -> None:
+        """The log's last event. ``agent_s``: the agent's own seconds inside a run that has no
+        `init` (no step was found), which the plain program does not spend."""
         if self.ended:
             return
         at = time.monotonic()  # what ``before_end`` looks at is no part of the program's time
@@ -249,6 +252,8 @@ class Emitter:
             fields["reason"] = reason[:2000]
         if exit_code is not None:
             fields["exit_code"] = exit_code
+        if agent_s > 0:
+            fields["agent_s"] = round(agent_s, 6)
         self.timed("end", at=at, **fields)
 
     def log(self, level: str, msg: str, code: str = "") -> None:

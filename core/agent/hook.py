@@ -102,12 +102,14 @@ def install(began: float | None = None) -> None:
     adapters.install(adapters.for_session(session, cfg),
                      lambda adapter, module, exc: hook_failed(module, exc, adapter))
     for framework in ("torch", "keras", "tensorflow"):  # the launcher names what it looked for
-        when_imported(framework, _hello(client, framework), on_error=hook_failed)
+        when_imported(framework, _hello(client, framework, session), on_error=hook_failed)
     from .length import watch_arguments
 
     watch_arguments()  # the program's parsed arguments: its settings, by name (length.py)
     _quiet_probe_exits()
     session.agent_init_s = _own_start_up(began, t0)
+    # (not an event: where no step is found, the launcher takes it off the run it reports)
+    client.write(json.dumps({"ev": "own", "own_s": round(session.agent_init_s, 6)}) + "\n")
 
 
 def _own_start_up(began: float | None, t0: float | None) -> float:
@@ -129,14 +131,19 @@ def _own_start_up(began: float | None, t0: float | None) -> float:
     return own
 
 
-def _hello(client: EventClient, framework: str) -> Any:
-    """Tell the launcher this process imported a framework (not an event: never logged), and
-    read the devices while the program goes on to build its model and data: `start` needs them
-    at the first step (only a process that imports a framework may train)."""
+def _hello(client: EventClient, framework: str, session: ProbeSession) -> Any:
+    """Tell the launcher this process imported a framework (not an event: never logged), with
+    the agent's own start-up in it so far (`own_s`: where no step is found, the launcher takes
+    it off the run it reports), and read the devices while the program goes on to build its
+    model and data: `start` needs them at the first step (only a process that imports a
+    framework may train)."""
 
     def say() -> None:
+        from .imports import SPENT
+
         prefetch_devices()
-        client.write(json.dumps({"ev": "hello", "framework": framework}) + "\n")
+        own = round(session.agent_init_s + SPENT[0], 6)
+        client.write(json.dumps({"ev": "hello", "framework": framework, "own_s": own}) + "\n")
 
     return say
 

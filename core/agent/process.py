@@ -79,6 +79,8 @@ class Launcher:
         self.memory = memory.GroupWatch()  # the program's processes' memory, from outside
         self.oom_before: dict[str, int] = {}  # the kernel's OOM-kill counters at the launch
         self.hook_memory: dict[str, Any] = {}  # the lead's latest `memory` event (its device)
+        self.own_cid: int | None = None  # the first process the hook was set up in, and
+        self.own_s = 0.0  # the agent's own start-up in it (taken off a run with no step)
 
     # ---- events from the hooks -------------------------------------------------------------
 
@@ -91,8 +93,12 @@ class Launcher:
             return
         with self._lock:
             ev = obj.get("ev")
-            if ev == "hello":  # a process imported a framework: named if nothing trains
-                self.frameworks.add(str(obj.get("framework")))
+            if ev in ("own", "hello"):  # a process's agent start-up; it imported a framework
+                own = obj.get("own_s")
+                if isinstance(own, (int, float)) and self.own_cid in (None, cid):
+                    self.own_cid, self.own_s = cid, float(own)  # the command's own process
+                if ev == "hello":  # named if nothing trains
+                    self.frameworks.add(str(obj.get("framework")))
                 return
             if ev == "log" and obj.get("code") == "hook-failed":
                 self._hook_failed(line, str(obj.get("msg", "")))
@@ -384,5 +390,5 @@ class Launcher:
                          + "; the program ran to its exit under the probe: its run is the "
                          "answer", code=NO_STEP)
         self.emitter.end("complete", "the program ran to its exit; no training step found",
-                         exit_code=code)
+                         exit_code=code, agent_s=self.own_s)
         return 0

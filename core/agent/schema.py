@@ -211,7 +211,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
         Field("hook_ms", NUMBER, nullable=True))),
     Kind("end", timed=True, fields=(
         Field("status", STATUS, required=True), Field("reason", STR),
-        Field("exit_code", INT, nullable=True))),
+        Field("exit_code", INT, nullable=True),
+        # `agent_s`: as init's, in a run that has no `init` (no step found: its run is the answer)
+        Field("agent_s", DURATION))),
 )}
 
 EVENT_KINDS = tuple(KINDS)

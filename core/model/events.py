@@ -191,6 +191,7 @@ class End(_Event, tag="end"):
     status: Status
     reason: str = ""
     exit_code: int | None = None  # the program's own exit status, when it exited by itself
+    agent_s: Duration = 0.0  # the agent's own start-up, where no `init` said it (no step found)
 
 
 Event = Union[Start, Init, Step, Val, Epoch, Sample, Log, Plan, Memory, Block, Phase, Done, End]

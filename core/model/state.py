@@ -122,6 +122,8 @@ class ProbeState:
         elif isinstance(ev, End):
             self.end = ev
             self.elapsed += ev.dt
+            if ev.agent_s and self.t_init is None:  # no step: the agent's start-up said here
+                self.agent_init_s = min(ev.agent_s, ev.t)
         elif isinstance(ev, Done):
             self._fold_done(ev)
         elif isinstance(ev, Plan):

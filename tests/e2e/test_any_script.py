@@ -15,7 +15,7 @@ import pytest
 
 from probecast.core.model.events import Done, End, Log, Step, read_log
 from probecast.core.model.logstore import load_probe
-from probecast.core.model.estimate.runtime import estimate_runtime
+from probecast.core.model.estimate.runtime import estimate_runtime, untimed_run
 
 pytestmark = pytest.mark.tensorflow
 
@@ -231,6 +231,9 @@ def test_a_script_with_no_training_step_that_runs_to_its_exit_is_its_own_answer(
     events = read_log(log)[0]
     end = events[-1]
     assert isinstance(end, End) and (end.status, end.exit_code) == ("complete", 0)
+    # the agent's own start-up (its launcher, the hook's set-up) is said, and taken off the run
+    assert 0 < end.agent_s < end.t
+    assert untimed_run(load_probe(log).state).runtime_s == pytest.approx(end.t - end.agent_s)
     said = [e for e in events if isinstance(e, Log) and e.code == "no-step"]
     assert said and "StepTimer" in said[0].msg and "Ranking" in r.stdout
     assert "w 3.0" in (tmp_path / "logs" / f"{log.stem}.output").read_text()  # it ran whole
