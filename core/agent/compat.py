@@ -226,6 +226,32 @@ OPTUNA_TRIALS = "trials"
 OPTUNA_REPORTED = "intermediate_values"
 OPTUNA = (OPTUNA_OPTIMIZE, OPTUNA_STOP, OPTUNA_NO_PRUNING)
 
+# ---- Stable-Baselines3 (adapters/sb3_learn.py: learn() runs its own loop of rollouts) ---------
+# wrapped: the algorithm learn() is called on is the trainer the PyTorch loops adapter asks
+SB3_LEARN = ("stable_baselines3.common.on_policy_algorithm:OnPolicyAlgorithm.learn",
+             "stable_baselines3.common.off_policy_algorithm:OffPolicyAlgorithm.learn")
+SB3_LEARN_PARAMETERS = ("total_timesteps",)  # learn()'s first, by position or name
+# wrapped: once the probe stops, the next rollout is not collected - learn() leaves its loop
+# (on-policy: collect_rollouts returns False; off-policy: a RolloutReturn saying so) ...
+SB3_COLLECT = ("stable_baselines3.common.on_policy_algorithm:OnPolicyAlgorithm.collect_rollouts",
+               "stable_baselines3.common.off_policy_algorithm:OffPolicyAlgorithm.collect_rollouts")
+SB3_ROLLOUT_RETURN = "stable_baselines3.common.type_aliases:RolloutReturn"
+# ... and a rollout's minibatch passes (PPO's n_epochs over get(batch_size)) yield no more
+SB3_ROLLOUT_GET = ("stable_baselines3.common.buffers:RolloutBuffer.get",
+                   "stable_baselines3.common.buffers:DictRolloutBuffer.get")
+SB3_ROLLOUT_BUFFER = "rollout_buffer"  # set on an on-policy algorithm: the buffer get() drains
+# set on an algorithm: an on-policy one collects n_steps in each of n_envs environments, then
+# trains n_epochs passes of batch_size minibatches (A2C: neither - one batch of the rollout) ...
+SB3_ON_POLICY = ("n_steps", "n_envs", "n_epochs", "batch_size")
+SB3_TARGET_KL = "target_kl"  # PPO's: a pass whose KL passes 1.5 x it ends the rollout's passes
+# ... an off-policy one collects train_freq (a TrainFreq: frequency, unit) steps in each
+# environment, then, past learning_starts steps, takes gradient_steps (-1: one per step) steps
+SB3_OFF_POLICY = ("train_freq", "n_envs", "learning_starts", "gradient_steps")
+SB3_TRAIN_FREQ = ("frequency", "unit")  # a TrainFreq's (a named tuple)
+SB3_TRAIN_FREQ_STEP = "stable_baselines3.common.type_aliases:TrainFrequencyUnit.STEP"
+STABLE_BASELINES3 = (*SB3_LEARN, *SB3_COLLECT, SB3_ROLLOUT_RETURN, *SB3_ROLLOUT_GET,
+                     SB3_TRAIN_FREQ_STEP)
+
 # By distribution (what pip installs): every symbol the agent relies on in it.
 BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
     "keras": KERAS,
@@ -238,6 +264,7 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
     "fastai": FASTAI,
     "keras_tuner": KERAS_TUNER,
     "optuna": OPTUNA,
+    "stable_baselines3": STABLE_BASELINES3,
 }
 
 # The releases supported (pyproject's extras say the same): the oldest, and the newest checked.
@@ -247,7 +274,8 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
 # CPU one) do not - docs/ARCHITECTURE.md, "Framework adapters".
 OLDEST = {"keras": "3.0.0", "tensorflow": "2.16.1", "torch": "2.1.0", "lightning": "2.2.0",
           "pytorch_lightning": "2.2.0", "transformers": "4.40.0", "accelerate": "0.30.0",
-          "fastai": "2.7.0", "keras_tuner": "1.4.6", "optuna": "3.6.0"}
+          "fastai": "2.7.0", "keras_tuner": "1.4.6", "optuna": "3.6.0",
+          "stable_baselines3": "2.0.0"}
 
 
 def module_of(symbol: str) -> str:

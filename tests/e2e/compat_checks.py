@@ -239,12 +239,48 @@ def optuna() -> list[str]:
     return problems
 
 
+def stable_baselines3() -> list[str]:
+    """Real learn() calls, a PPO's and a DQN's, on CartPole: the settings the adapter reads are on
+    the algorithms, and the optimizer steps each took are the ones the adapter counts."""
+    problems = missing(compat.STABLE_BASELINES3)
+    if problems:
+        return problems
+    for symbol in compat.SB3_LEARN:
+        if _parameters(symbol)[1:2] != list(compat.SB3_LEARN_PARAMETERS):
+            problems.append(f"{symbol}'s first parameter is not {compat.SB3_LEARN_PARAMETERS}")
+    from probecast.core.agent.adapters.sb3_learn import _Learn
+
+    sb3 = importlib.import_module("stable_baselines3")
+    steps = [0]
+    hooks = importlib.import_module("torch.optim.optimizer")
+    handle = hooks.register_optimizer_step_post_hook(  # every optimizer's steps, counted
+        lambda *_: steps.__setitem__(0, steps[0] + 1))
+    try:
+        for algorithm, settings, timesteps in (
+                (sb3.PPO, {"n_steps": 64, "batch_size": 24, "n_epochs": 2}, 130),
+                (sb3.DQN, {"learning_starts": 50, "train_freq": 4, "gradient_steps": 2}, 200)):
+            model = algorithm("MlpPolicy", "CartPole-v1", seed=0, **settings)
+            names = compat.SB3_ON_POLICY if algorithm is sb3.PPO else compat.SB3_OFF_POLICY
+            problems += _lacks(model, names, algorithm.__name__)
+            record = _Learn(model, timesteps)
+            counted = (record.iterations() or 0) * (record.per_iteration() or 0) \
+                if record.on_policy else (record.off_policy_steps() or (0, ""))[0]
+            steps[0] = 0
+            model.learn(timesteps)
+            if steps[0] != counted or counted == 0:
+                problems.append(f"{algorithm.__name__}.learn({timesteps}): {steps[0]} optimizer "
+                                f"steps, counted {counted}")
+    finally:
+        handle.remove()
+    return problems
+
+
 CHECKS: dict[str, Callable[[], list[str]]] = {
     "keras": keras, "tensorflow": tensorflow, "torch": torch,
     "lightning": lambda: _lightning("lightning"),
     "pytorch_lightning": lambda: _lightning("pytorch_lightning"),
     "transformers": transformers, "accelerate": accelerate, "fastai": fastai,
-    "keras_tuner": keras_tuner, "optuna": optuna,
+    "keras_tuner": keras_tuner, "optuna": optuna, "stable_baselines3": stable_baselines3,
 }
 
 

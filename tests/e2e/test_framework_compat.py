@@ -33,11 +33,13 @@ FRAMEWORKS = tuple(compat.BY_FRAMEWORK)
 # what they need that the test environment's newer releases do not satisfy (pinned: reproducible).
 # Keras runs on the torch backend (its TensorFlow backend would need TensorFlow 2.16).
 OLDEST = ("keras", "lightning", "pytorch_lightning", "transformers", "accelerate", "fastai",
-          "keras_tuner", "optuna")
+          "keras_tuner", "optuna", "stable_baselines3")
 OLDEST_NEEDS = ("dm-tree==0.1.10",  # Keras 3.0
                 "setuptools==80.10.2",  # Lightning 2.2: pkg_resources
                 "tokenizers==0.19.1", "huggingface-hub==0.23.0",  # Transformers 4.40
-                "fastcore==1.4.5", "fastprogress==1.0.3")  # fastai 2.7.0
+                "fastcore==1.4.5", "fastprogress==1.0.3",  # fastai 2.7.0
+                "gymnasium==0.28.1", "jax-jumpy==1.0.0",  # Stable-Baselines3 2.0.0
+                "farama-notifications==0.0.4")
 
 
 def test_the_symbols_are_well_formed() -> None:
@@ -96,7 +98,8 @@ def test_keras_and_tensorflow_have_every_name_the_agent_uses(framework: str) -> 
 
 @pytest.mark.torch
 @pytest.mark.parametrize("framework", ["torch", "lightning", "pytorch_lightning", "transformers",
-                                       "accelerate", "fastai", "optuna"])
+                                       "accelerate", "fastai", "optuna",
+                                       "stable_baselines3"])
 def test_the_pytorch_frameworks_have_every_name_the_agent_uses(framework: str) -> None:
     pytest.importorskip(framework)
     assert compat_checks.CHECKS[framework]() == []

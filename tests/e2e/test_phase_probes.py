@@ -266,6 +266,37 @@ def test_a_study_whose_trial_reports_nothing_cannot_be_pruned(tmp_path: Path) ->
     assert "best trial: 0 of 1" in output
 
 
+@pytest.mark.torch
+def test_stable_baselines3_learn_is_its_rollouts_and_returns_when_stopped(
+        tmp_path: Path) -> None:
+    """Stable-Baselines3's README: learn(total_timesteps) runs a loop of its own, counted in
+    environment steps, which no loop of the program says. Blind (its README example, 2026-11-30):
+    no length read (ranked per 1 000 steps), and the probe unwound learn() - the program's
+    policy never acted. Now a PPO's length is its rollouts (60 of 128 steps), each an epoch of
+    16 optimizer steps; the probe stops learn() through its own loop, the program goes on; run
+    whole, every planned step. A DQN's is its gradient steps (past learning_starts), and the
+    stopped learn() returns as well."""
+    pytest.importorskip("stable_baselines3")
+    row, events = probe(tmp_path, "sb3_learn.py")
+    start = next(ev for ev in events if isinstance(ev, Start))
+    assert start.steps_per_epoch == 4 * 128 // 32 and "Stable-Baselines3" in start.framework
+    plan = phases_of(events)[1]["plan"]
+    assert plan.epochs == 60 and "PPO.learn(total_timesteps=7680): 60 rollouts" in plan.source
+    assert phases_of(events)[1]["stopped"] and row["equation"] != "per-steps"
+    output = next((tmp_path / "probe").glob("*.output")).read_text()
+    assert "after learn: the policy acted 100 times" in output and "Traceback" not in output
+    _, full = probe(tmp_path, "sb3_learn.py", "--full")
+    assert sum(isinstance(ev, Step) for ev in full) == 60 * 16
+    dqn = tmp_path / "dqn"
+    dqn.mkdir()
+    _, events = probe(dqn, "sb3_learn.py", args=("dqn",))
+    plan = phases_of(events)[1]["plan"]
+    assert plan.steps == (500 - 100 // 4) * 2, plan  # 500 rollouts of 4, 25 before it learns
+    assert phases_of(events)[1]["stopped"]
+    output = next((dqn / "probe").glob("*.output")).read_text()
+    assert "after learn: the policy acted 100 times" in output and "Traceback" not in output
+
+
 @pytest.mark.tensorflow
 def test_an_optuna_study_of_keras_fits_is_n_trials_times_one(tmp_path: Path) -> None:
     """Each trial's fit() is the objective's training: the study plans 3 trials x 4 epochs,

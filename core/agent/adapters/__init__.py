@@ -9,6 +9,7 @@
     lightning.py     Lightning's Trainer        } trainer adapters (base.TrainerAdapter): their
     hf_trainer.py    the Hugging Face Trainer   } steps are torch_loops.py's
     fastai_learner.py  fastai's Learner         } (fastai's DataLoader passes: torch_data.py's)
+    sb3_learn.py     Stable-Baselines3's learn() } (its rollouts: epochs with no DataLoader)
 
 Every framework name an adapter touches comes from compat.py. The hook (hook.py) makes the
 adapters for its process (``for_session``) and ``install``s them: each when the program imports
@@ -31,6 +32,7 @@ from .keras_loops import KerasLoopsAdapter
 from .keras_tuner import KerasTunerAdapter
 from .lightning import LightningAdapter
 from .optuna_study import OptunaAdapter
+from .sb3_learn import Sb3Adapter
 from .torch_loops import TorchLoopsAdapter
 
 # (the adapter that could not hook, the module just imported, what was raised)
@@ -49,7 +51,7 @@ def for_session(session: ProbeSession, config: dict[str, Any]) -> list[Adapter]:
     made = Trainers()  # the trainers the program makes: Lightning's, the Hugging Face one,
     torch = TorchLoopsAdapter(session, steps_per_epoch, trainers=made)  # fastai's fit()s
     trainers: tuple[TrainerAdapter, ...] = (LightningAdapter(made), HfTrainerAdapter(made),
-                                            FastaiAdapter(made, torch))
+                                            FastaiAdapter(made, torch), Sb3Adapter(made))
     made.adapters = trainers
     return [fit, *([loops] if loops is not None else []), fit.searches, torch, *trainers,
             OptunaAdapter(session)]

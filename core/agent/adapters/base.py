@@ -58,6 +58,10 @@ class TrainerAdapter(Adapter, Protocol):
     def stop(self, trainer: Any) -> None:
         """End the trainer's fit through its own exit (its stop flag)."""
 
+    def leaving(self, trainer: Any) -> bool:
+        """Told to stop, it leaves its loop by itself, with no loader to run dry, and has not
+        left yet: the steps it takes on the way out are not training (Stable-Baselines3's)."""
+
 
 class Trainers:
     """The trainers this process made, in the order it made them, each with its adapter: what
@@ -92,6 +96,9 @@ class Trainers:
     def stop(self) -> None:
         for adapter, trainer in self.made:
             adapter.stop(trainer)
+
+    def leaving(self) -> bool:
+        return any(adapter.leaving(trainer) for adapter, trainer in self.made)
 
     def labels(self) -> list[str]:
         """The training frameworks in use, by their trainer modules."""

@@ -118,6 +118,9 @@ class FastaiAdapter:
     def planned_epochs(self, trainer: Any) -> int | None:
         return trainer.epochs if trainer.epochs and trainer.epochs > 0 else None
 
+    def leaving(self, trainer: Any) -> bool:
+        return False  # its loader runs dry: the probe's stop ends its steps
+
     def stop(self, trainer: Any) -> None:
         trainer.stopped = True
 

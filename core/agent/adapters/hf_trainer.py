@@ -80,6 +80,9 @@ class HfTrainerAdapter:
         epochs = _setting(trainer, compat.HF_EPOCHS)
         return int(epochs) if isinstance(epochs, (int, float)) and epochs > 0 else None
 
+    def leaving(self, trainer: Any) -> bool:
+        return False  # its loader runs dry: the probe's stop ends its steps
+
     def stop(self, trainer: Any) -> None:
         control = getattr(trainer, compat.HF_CONTROL, None)
         flag = compat.attribute(compat.HF_STOP)

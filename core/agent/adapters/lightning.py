@@ -71,6 +71,9 @@ class LightningAdapter:
         epochs = getattr(trainer, compat.LIGHTNING_MAX_EPOCHS, None)
         return int(epochs) if isinstance(epochs, (int, float)) and epochs > 0 else None
 
+    def leaving(self, trainer: Any) -> bool:
+        return False  # its loader runs dry: the probe's stop ends its steps
+
     def stop(self, trainer: Any) -> None:
         if hasattr(trainer, compat.LIGHTNING_STOP):
             try:

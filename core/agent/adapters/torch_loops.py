@@ -219,6 +219,8 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         s = self.session
         if s.started and not self.began:  # another loop times these steps: Keras' fit() on
             return  # the torch backend (its backward passes), a StepTimer - one step, not two
+        if self.stopped and self.trainers.leaving():
+            return  # a stopped trainer's steps on its way out of its own loop (sb3_learn.py)
         if self.stopped or self.fresh or (s.started and (self._left_the_loop()
                                                          or self._trainer_made())):
             self._next_phase()  # or ProbeStop: the stopped loop trains on without data
@@ -255,7 +257,9 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
             self.trainers_at_stop = len(self.trainers.made)
             if s.phases_enabled:
                 s.end_phase(at_exit=False)  # _at_exit ends training; its loaders run dry; a later loop is the next phase
-                if self.train_loader is None or self.unwind:
+                if self.trainers.leaving():
+                    pass  # the trainer leaves its loop by itself (sb3_learn.py)
+                elif self.train_loader is None or self.unwind:
                     self._leave_loops()  # no loader to run dry
                 else:
                     self._leave_epochs_loop()  # its loader runs dry; its later epochs: none
@@ -309,10 +313,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         # running its loader dry is no end it expects - the probe unwinds the loop instead.
         self.unwind = self.train_loader is not None and bool(found.loops) and not any(
             lp.over_loader for lp in found.loops)
-        if not n and found.steps_per_epoch:  # a loop of its own makes the epoch: counted here
-            n = self.loop_epoch = found.steps_per_epoch
-            how = f"the loop {found.loops[0].text}"
-        n, how = _left_early(found, n, how)
+        n, how = self._epoch_by_count(found, n, how)
         anchor = loop_anchor(sys._getframe()) if s.phases_enabled else None
         if self.phase_pending:
             self.phase_pending = False
@@ -341,6 +342,17 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
                   "sampler's num_samples far past its data?): that is not an epoch"
                   + (f"; the job's length: {found.source}" if found.steps else
                      " - give the job's length with --steps or --epochs"), code="endless-loader")
+
+    def _epoch_by_count(self, found: Any, n: int, how: str) -> tuple[int, str]:
+        """Where no loader's pass makes the epoch, a count does, the steps counted here: a loop
+        of the program's own, or a trainer's steps an iteration (Stable-Baselines3's rollouts)."""
+        if not n and found.steps_per_epoch:
+            n = self.loop_epoch = found.steps_per_epoch
+            how = f"the loop {found.loops[0].text}"
+        elif n and self.train_loader is None and not self.steps_per_epoch:
+            self.loop_epoch = n
+            how = f"the trainer's {n} steps an iteration"
+        return _left_early(found, n, how)
 
     def _length(self, batches: int | None, per_step: int) -> Any:
         """The job's length as the program says it: a trainer's settings, else the loops around
