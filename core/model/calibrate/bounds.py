@@ -326,7 +326,8 @@ def _with_q(measured: Calibration, pairs: list[Pair], how: str,
     recorded = [p for p in pairs if not p.cut] or pairs
     q = max(at_least, conformal([needed_q(r, measured) for r in evaluate(recorded, measured)]))
     programs = sorted({p.program for p in pairs})
-    return replace(measured, q=round(q, 3), source=(
+    # rounded up: the run that needs the largest q stays inside with the q written
+    return replace(measured, q=math.ceil(q * 1000 - 1e-9) / 1000, source=(
         f"{how} on {len(pairs)} recorded runs of {len(programs)} programs "
         f"({', '.join(programs)})"))
 

@@ -92,11 +92,11 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
     cal = cal or Calibration.for_state(state)
     t = est.terms
     n_b = max(0.0, n_ep - 1)  # epoch boundaries still to come
-    # the teardown when training ends: measured where training ended by itself; for tf.data
-    # the stall model's (a probe that stopped fit() tore down an iterator of another age); else
-    # as the probe's stop measured it, when it did
+    # the teardown when training ends: measured (by itself, or at the probe's stop: no next pass
+    # starts, an RL rollout), but tf.data's from the stall model (the stop tore down another age)
     ended = state.done is not None and state.done.status == "complete"
-    measured_end = ended or (not cal.stall_point and state.fit_end_time is not None)
+    stall_model = cal.stalls and cal.stall_point
+    measured_end = ended or (state.fit_end_time is not None and not stall_model)
     if est.equation == "5.1":
         est, fc, train_s = _epoch_based(state, est, n_b, cal, measured_end)
     else:
