@@ -231,15 +231,13 @@ OPTUNA = (OPTUNA_OPTIMIZE, OPTUNA_STOP, OPTUNA_NO_PRUNING)
 SB3_LEARN = ("stable_baselines3.common.on_policy_algorithm:OnPolicyAlgorithm.learn",
              "stable_baselines3.common.off_policy_algorithm:OffPolicyAlgorithm.learn")
 SB3_LEARN_PARAMETERS = ("total_timesteps",)  # learn()'s first, by position or name
-# wrapped: once the probe stops, the next rollout is not collected - learn() leaves its loop
-# (on-policy: collect_rollouts returns False; off-policy: a RolloutReturn saying so) ...
+# wrapped: once the probe stops (and the update under way has run), the next rollout is not
+# collected - learn() leaves its loop (on-policy: collect_rollouts returns False; off-policy: a
+# RolloutReturn saying so)
 SB3_COLLECT = ("stable_baselines3.common.on_policy_algorithm:OnPolicyAlgorithm.collect_rollouts",
                "stable_baselines3.common.off_policy_algorithm:OffPolicyAlgorithm.collect_rollouts")
 SB3_ROLLOUT_RETURN = "stable_baselines3.common.type_aliases:RolloutReturn"
-# ... and a rollout's minibatch passes (PPO's n_epochs over get(batch_size)) yield no more
-SB3_ROLLOUT_GET = ("stable_baselines3.common.buffers:RolloutBuffer.get",
-                   "stable_baselines3.common.buffers:DictRolloutBuffer.get")
-SB3_ROLLOUT_BUFFER = "rollout_buffer"  # set on an on-policy algorithm: the buffer get() drains
+SB3_ROLLOUT_BUFFER = "rollout_buffer"  # set on an on-policy algorithm (an off-policy one has none)
 # set on an algorithm: an on-policy one collects n_steps in each of n_envs environments, then
 # trains n_epochs passes of batch_size minibatches (A2C: neither - one batch of the rollout) ...
 SB3_ON_POLICY = ("n_steps", "n_envs", "n_epochs", "batch_size")
@@ -249,8 +247,7 @@ SB3_TARGET_KL = "target_kl"  # PPO's: a pass whose KL passes 1.5 x it ends the r
 SB3_OFF_POLICY = ("train_freq", "n_envs", "learning_starts", "gradient_steps")
 SB3_TRAIN_FREQ = ("frequency", "unit")  # a TrainFreq's (a named tuple)
 SB3_TRAIN_FREQ_STEP = "stable_baselines3.common.type_aliases:TrainFrequencyUnit.STEP"
-STABLE_BASELINES3 = (*SB3_LEARN, *SB3_COLLECT, SB3_ROLLOUT_RETURN, *SB3_ROLLOUT_GET,
-                     SB3_TRAIN_FREQ_STEP)
+STABLE_BASELINES3 = (*SB3_LEARN, *SB3_COLLECT, SB3_ROLLOUT_RETURN, SB3_TRAIN_FREQ_STEP)
 
 # By distribution (what pip installs): every symbol the agent relies on in it.
 BY_FRAMEWORK: dict[str, tuple[str, ...]] = {

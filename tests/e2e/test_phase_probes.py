@@ -273,8 +273,8 @@ def test_stable_baselines3_learn_is_its_rollouts_and_returns_when_stopped(
     environment steps, which no loop of the program says. Blind (its README example, 2026-11-30):
     no length read (ranked per 1 000 steps), and the probe unwound learn() - the program's
     policy never acted. Now a PPO's length is its rollouts (60 of 128 steps), each an epoch of
-    16 optimizer steps; the probe stops learn() through its own loop, the program goes on; run
-    whole, every planned step. A DQN's is its gradient steps (past learning_starts), and the
+    16 optimizer steps; the probe stops learn() through its own loop once the update under way
+    has run, the program goes on; run whole, every planned step. A DQN's is its gradient steps (past learning_starts), and the
     stopped learn() returns as well."""
     pytest.importorskip("stable_baselines3")
     row, events = probe(tmp_path, "sb3_learn.py")
@@ -285,6 +285,8 @@ def test_stable_baselines3_learn_is_its_rollouts_and_returns_when_stopped(
     assert phases_of(events)[1]["stopped"] and row["equation"] != "per-steps"
     output = next((tmp_path / "probe").glob("*.output")).read_text()
     assert "after learn: the policy acted 100 times" in output and "Traceback" not in output
+    # the update under way ran to its end: no pass over no minibatches ("Mean of empty slice")
+    assert "RuntimeWarning" not in output
     _, full = probe(tmp_path, "sb3_learn.py", "--full")
     assert sum(isinstance(ev, Step) for ev in full) == 60 * 16
     dqn = tmp_path / "dqn"

@@ -14,11 +14,12 @@ program goes on to its post-training work (``model.predict`` over the environmen
   (-1: one per step collected): the job is that many optimizer steps, each with its share of the
   environment's steps. A ``train_freq`` counted in episodes has no length to read.
 
-Once the probe stops, a rollout's minibatch passes (``RolloutBuffer.get``) yield no more and the
-next ``collect_rollouts`` collects nothing and says training is over, as a callback returning
-False would: learn() leaves its loop and runs its ``on_training_end``. The PyTorch loops adapter
-(torch_loops.py) times the optimizer steps learn() takes; with no DataLoader, this adapter's
-steps per iteration make its epochs.
+Once the probe stops, the update under way runs to its end (its steps not timed: cut short, PPO's
+later passes over no minibatches would log the means of empty lists - warnings the program never
+prints - and leave the policy half-updated), and the next ``collect_rollouts`` collects nothing
+and says training is over, as a callback returning False would: learn() leaves its loop and runs
+its ``on_training_end``. The PyTorch loops adapter (torch_loops.py) times the optimizer steps
+learn() takes; with no DataLoader, this adapter's steps per iteration make its epochs.
 """
 
 from __future__ import annotations
@@ -92,20 +93,15 @@ def _count(value: Any) -> bool:
 class Sb3Adapter:
     name: str = "Stable-Baselines3"
     label: str = "Stable-Baselines3"
-    modules: tuple[str, ...] = tuple(dict.fromkeys(
-        compat.module_of(s) for s in (*compat.SB3_LEARN, *compat.SB3_ROLLOUT_GET)))
+    modules: tuple[str, ...] = tuple(compat.module_of(s) for s in compat.SB3_LEARN)
 
     def __init__(self, trainers: Trainers) -> None:
         self.trainers = trainers
-        self.drained: set[int] = set()  # rollout buffers whose passes yield no more
 
     def install(self, module: str) -> None:
         for learn, collect in zip(compat.SB3_LEARN, compat.SB3_COLLECT):
             if compat.module_of(learn) == module:
                 self._patch_learn(learn, collect)
-        for symbol in compat.SB3_ROLLOUT_GET:
-            if compat.module_of(symbol) == module:
-                self._patch_get(symbol)
 
     def _patch_learn(self, learn_symbol: str, collect_symbol: str) -> None:
         cls, learn_name = compat.owner(learn_symbol)
@@ -140,23 +136,6 @@ class Sb3Adapter:
         learn._probecast = True  # type: ignore[attr-defined]
         setattr(cls, learn_name, learn)
         setattr(cls, collect_name, collect_rollouts)
-
-    def _patch_get(self, symbol: str) -> None:
-        cls, name = compat.owner(symbol)
-        original = cls.__dict__.get(name)
-        if original is None or getattr(original, "_probecast", False):
-            return
-        drained = self.drained
-
-        @functools.wraps(original)
-        def get(buffer: Any, *args: Any, **kwargs: Any) -> Any:
-            for batch in original(buffer, *args, **kwargs):
-                if id(buffer) in drained:
-                    return
-                yield batch
-
-        get._probecast = True  # type: ignore[attr-defined]
-        setattr(cls, name, get)
 
     def in_use(self) -> bool:
         return any(m in sys.modules for m in self.modules) and any(
@@ -198,14 +177,10 @@ class Sb3Adapter:
         return None if record.returned or not record.on_policy else record.iterations()
 
     def stop(self, trainer: Any) -> None:
-        if trainer.returned:
-            return
-        trainer.stopped = True
-        buffer = getattr(trainer.algorithm, compat.SB3_ROLLOUT_BUFFER, None)
-        if buffer is not None:
-            self.drained.add(id(buffer))
+        if not trainer.returned:
+            trainer.stopped = True  # the next collect_rollouts ends learn()
 
     def leaving(self, trainer: Any) -> bool:
-        """Stopped, and learn() has not returned yet: the steps it still takes (an off-policy
-        rollout's remaining gradient steps) are its way out, not training to time."""
+        """Stopped, and learn() has not returned yet: the steps it still takes (the rest of the
+        update under way) are its way out, not training to time."""
         return bool(trainer.stopped and not trainer.returned)
