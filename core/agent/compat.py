@@ -230,7 +230,13 @@ OPTUNA = (OPTUNA_OPTIMIZE, OPTUNA_STOP, OPTUNA_NO_PRUNING)
 # wrapped: the algorithm learn() is called on is the trainer the PyTorch loops adapter asks
 SB3_LEARN = ("stable_baselines3.common.on_policy_algorithm:OnPolicyAlgorithm.learn",
              "stable_baselines3.common.off_policy_algorithm:OffPolicyAlgorithm.learn")
-SB3_LEARN_PARAMETERS = ("total_timesteps",)  # learn()'s first, by position or name
+SB3_LEARN_PARAMETERS = ("total_timesteps", "callback")  # learn()'s first two, by position or name
+# callbacks that may end learn() before its timesteps (matched by class name), found among the
+# callbacks given - a list, a CallbackList's, an EvalCallback's on a new best or after each eval
+SB3_EARLY_ENDING = ("stable_baselines3.common.callbacks:StopTrainingOnRewardThreshold",
+                    "stable_baselines3.common.callbacks:StopTrainingOnNoModelImprovement",
+                    "stable_baselines3.common.callbacks:StopTrainingOnMaxEpisodes")
+SB3_CALLBACK_CHILDREN = ("callbacks", "callback", "callback_on_new_best")
 # wrapped: once the probe stops (and the update under way has run), the next rollout is not
 # collected - learn() leaves its loop (on-policy: collect_rollouts returns False; off-policy: a
 # RolloutReturn saying so)
@@ -247,7 +253,8 @@ SB3_TARGET_KL = "target_kl"  # PPO's: a pass whose KL passes 1.5 x it ends the r
 SB3_OFF_POLICY = ("train_freq", "n_envs", "learning_starts", "gradient_steps")
 SB3_TRAIN_FREQ = ("frequency", "unit")  # a TrainFreq's (a named tuple)
 SB3_TRAIN_FREQ_STEP = "stable_baselines3.common.type_aliases:TrainFrequencyUnit.STEP"
-STABLE_BASELINES3 = (*SB3_LEARN, *SB3_COLLECT, SB3_ROLLOUT_RETURN, SB3_TRAIN_FREQ_STEP)
+STABLE_BASELINES3 = (*SB3_LEARN, *SB3_COLLECT, SB3_ROLLOUT_RETURN, SB3_TRAIN_FREQ_STEP,
+                     *SB3_EARLY_ENDING)
 
 # By distribution (what pip installs): every symbol the agent relies on in it.
 BY_FRAMEWORK: dict[str, tuple[str, ...]] = {

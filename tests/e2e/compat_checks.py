@@ -246,11 +246,18 @@ def stable_baselines3() -> list[str]:
     if problems:
         return problems
     for symbol in compat.SB3_LEARN:
-        if _parameters(symbol)[1:2] != list(compat.SB3_LEARN_PARAMETERS):
+        if _parameters(symbol)[1:3] != list(compat.SB3_LEARN_PARAMETERS):
             problems.append(f"{symbol}'s first parameter is not {compat.SB3_LEARN_PARAMETERS}")
-    from probecast.core.agent.adapters.sb3_learn import _Learn
+    from probecast.core.agent.adapters.sb3_learn import _early_ending, _Learn
 
     sb3 = importlib.import_module("stable_baselines3")
+    callbacks = importlib.import_module("stable_baselines3.common.callbacks")
+    env = importlib.import_module("gymnasium").make("CartPole-v1")
+    nested = callbacks.CallbackList([callbacks.EvalCallback(
+        env, callback_on_new_best=callbacks.StopTrainingOnRewardThreshold(100.0))])
+    if _early_ending(nested) != "StopTrainingOnRewardThreshold":  # found where it sits
+        problems.append(f"an EvalCallback's StopTrainingOnRewardThreshold in a CallbackList: "
+                        f"{_early_ending(nested)!r}")
     steps = [0]
     hooks = importlib.import_module("torch.optim.optimizer")
     handle = hooks.register_optimizer_step_post_hook(  # every optimizer's steps, counted

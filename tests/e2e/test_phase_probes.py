@@ -295,6 +295,8 @@ def test_stable_baselines3_learn_is_its_rollouts_and_returns_when_stopped(
     plan = phases_of(events)[1]["plan"]
     assert plan.steps == (500 - 100 // 4) * 2, plan  # 500 rollouts of 4, 25 before it learns
     assert phases_of(events)[1]["stopped"]
+    said = [ev.msg for ev in events if isinstance(ev, Log) and ev.code == "early-stop"]
+    assert said and "StopTrainingOnMaxEpisodes" in said[0]  # the estimate: an upper bound
     output = next((dqn / "probe").glob("*.output")).read_text()
     assert "after learn: the policy acted 100 times" in output and "Traceback" not in output
 

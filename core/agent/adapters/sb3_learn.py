@@ -37,9 +37,10 @@ from .base import Trainers
 class _Learn:
     """One learn() call: the algorithm and the environment steps it was given."""
 
-    def __init__(self, algorithm: Any, timesteps: int | None) -> None:
+    def __init__(self, algorithm: Any, timesteps: int | None, callback: Any = None) -> None:
         self.algorithm = algorithm
         self.timesteps = timesteps
+        self.early = _early_ending(callback)  # a callback that may end learn() sooner
         self.on_policy = hasattr(algorithm, compat.SB3_ROLLOUT_BUFFER)
         self.stopped = False  # the probe stopped it: no more minibatches nor rollouts
         self.returned = False  # learn() left (a finished call answers nothing: the next does)
@@ -86,6 +87,20 @@ class _Learn:
                                      f"learning_starts={starts}, {per_train} gradient steps each")
 
 
+def _early_ending(callback: Any, depth: int = 0) -> str:
+    """The name of a callback given to learn() that may end it before its timesteps (a reward
+    threshold, no improvement, a number of episodes), wherever it sits among the others."""
+    if callback is None or depth > 4:
+        return ""
+    if isinstance(callback, (list, tuple)):
+        return next(filter(None, (_early_ending(c, depth + 1) for c in callback)), "")
+    name = type(callback).__name__
+    if name in {compat.attribute(s) for s in compat.SB3_EARLY_ENDING}:
+        return name
+    return next(filter(None, (_early_ending(getattr(callback, child, None), depth + 1)
+                              for child in compat.SB3_CALLBACK_CHILDREN)), "")
+
+
 def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
@@ -110,13 +125,14 @@ class Sb3Adapter:
             return
         _, collect_name = compat.owner(collect_symbol)
         original_collect = getattr(cls, collect_name)
-        (timesteps_name,) = compat.SB3_LEARN_PARAMETERS
+        timesteps_name, callback_name = compat.SB3_LEARN_PARAMETERS
         adapter = self
 
         @functools.wraps(original_learn)
         def learn(algorithm: Any, *args: Any, **kwargs: Any) -> Any:
             timesteps = kwargs.get(timesteps_name, args[0] if args else None)
-            record = _Learn(algorithm, timesteps if _count(timesteps) else None)
+            callback = kwargs.get(callback_name, args[1] if len(args) > 1 else None)
+            record = _Learn(algorithm, timesteps if _count(timesteps) else None, callback)
             adapter.trainers.add(adapter, record)
             algorithm._probecast_learn = record
             try:
@@ -164,12 +180,14 @@ class Sb3Adapter:
                             f"{trainer.per_iteration()} optimizer steps each")
             if getattr(trainer.algorithm, compat.SB3_TARGET_KL, None) is not None:
                 found.early = f"{algorithm}(target_kl=...)"  # its passes may end early
+            found.early = trainer.early or found.early
             return found
         counted = trainer.off_policy_steps()
         if counted is None or counted[0] < 1:
             return None
         found.steps = counted[0]
         found.source = f"{algorithm}.learn(total_timesteps={trainer.timesteps}): {counted[1]}"
+        found.early = trainer.early
         return found
 
     def planned_epochs(self, trainer: Any) -> int | None:
