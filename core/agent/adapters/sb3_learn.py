@@ -14,13 +14,12 @@ program goes on to its post-training work (``model.predict`` over the environmen
   (-1: one per step collected): the job is that many optimizer steps, each with its share of the
   environment's steps. A ``train_freq`` counted in episodes has no length to read.
 
-Once the probe stops, the update under way runs to its end (its steps not timed - they land in
-the post-training time, at most one update's steps, ~0.1-0.4 s at PPO's defaults on a CPU - cut
-short, PPO's
-later passes over no minibatches would log the means of empty lists - warnings the program never
-prints - and leave the policy half-updated), and the next ``collect_rollouts`` collects nothing
-and says training is over, as a callback returning False would: learn() leaves its loop and runs
-its ``on_training_end``. The PyTorch loops adapter (torch_loops.py) times the optimizer steps
+Once the probe stops, the update under way runs to its end, its steps not timed: they land in
+the post-training time (at most one update's steps, ~0.1-0.4 s at PPO's defaults on a CPU); cut
+short, PPO's later passes over no minibatches would log the means of empty lists - warnings the
+program never prints - and leave the policy half-updated. The next ``collect_rollouts`` collects
+nothing and says training is over, as a callback returning False would: learn() leaves its loop
+and runs its ``on_training_end``. The PyTorch loops adapter (torch_loops.py) times the optimizer steps
 learn() takes; with no DataLoader, this adapter's steps per iteration make its epochs.
 """
 
