@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import ROOT
 
 from probecast.core.model.estimate.runtime import ran_untimed
@@ -25,8 +27,11 @@ def test_hand_written_updates_with_no_step_are_answered_by_the_run_itself() -> N
     candidate = Candidate("poly", "poly", st)
     pricing = Pricing(Catalog.embedded())
     row = estimate_row(candidate, pricing, RankOptions())
-    assert row.equation == "measured" and row.runtime_s == st.end.t
+    # the run, launch to exit, less the agent's own start-up (its launcher, the hook's set-up)
+    assert 0 < st.end.agent_s < st.end.t
+    assert row.equation == "measured" and row.runtime_s == pytest.approx(st.end.t - st.end.agent_s)
     assert any(n.startswith("no training step was found to time") for n in row.notes)
+    assert any("the agent's own" in n and "taken off" in n for n in row.notes)
     truth = json.loads((RUNS / "tut-polynomial_tensor.truth.json").read_text())["wall_s"]
     assert row.runtime_low_s < truth < row.runtime_high_s
     # no length to extrapolate to: no horizon is made up
