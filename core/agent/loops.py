@@ -17,6 +17,7 @@ from types import FrameType
 from typing import Any
 
 from .early_break import early_break
+from .guards import guarded_count
 from .index_break import index_break
 from .own_code import user_code
 from .periodic import periodic_if as _periodic_if
@@ -38,6 +39,7 @@ class Loop:
     node: Any = None  # its ast node (length.until: how a loop of no count ends)
     stop: tuple[int, str] | None = None  # an early stop in its body: its soonest pass, where
     leaves: str = ""  # where it breaks out at an index it counts, before its data runs out
+    iterations: int | None = None  # its iterations, where it steps on fewer (guards.py)
 
 
 _TREES: dict[str, ast.Module | None] = {}
@@ -89,6 +91,8 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
                 every = _periodic(node, user)
                 if every is not None and _once_a_pass(node, user, every[0], loop.count):
                     every = None
+                if every is not None and loop.iterations and loop.count:  # K iterations: in
+                    every = (max(1, round(every[0] * loop.count / loop.iterations)), every[1])
             loops.append(loop)
     if every is None and loops:
         every = _periodic_in_callbacks(files)
@@ -205,6 +209,11 @@ def _count(node: ast.For | ast.While, frame: FrameType,
                 if per_pass is not None:  # steps a pass (fewer than batches: accumulation)
                     loop, batches = Loop(per_pass, where, over_loader=True), _length_of(obj)
             loop = loop or Loop(_for_count(node.iter, frame), where)
+            if not loop.over_loader and loop.count:
+                guarded = guarded_count(node, frame, frame.f_lineno)
+                if guarded is not None and 0 < guarded[0] < loop.count:
+                    loop.iterations, loop.count = loop.count, guarded[0]
+                    loop.text = f"{where}, stepping where {guarded[1][:80]}"
             count = loop.count or 0
             left = index_break(node, frame, batches or count)
             if left is not None and count and batches:
@@ -340,8 +349,10 @@ def _periodic(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] | 
     evaluates or saves: periodic work every K steps."""
     ev = _Evaluator(frame)
     best: tuple[int, str] | None = None
+    line = frame.f_lineno
     for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
-        if not isinstance(node, ast.If):
+        if not isinstance(node, ast.If) or any(  # the step's own guard is no periodic work
+                s.lineno <= line <= (s.end_lineno or s.lineno) for s in node.body):
             continue
         hit = _periodic_if(node, ev, frame)
         if hit is not None and (best is None or hit[0] < best[0]):
