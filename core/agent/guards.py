@@ -1,0 +1,147 @@
+"""The conditions a step is taken under, inside the loop around it. CleanRL's DQN loops over
+every environment step and trains on some:
+
+    for global_step in range(args.total_timesteps):
+        ...
+        if global_step > args.learning_starts:
+            if global_step % args.train_frequency == 0:
+                ...
+                optimizer.step()
+
+- 48 999 optimizer steps of its 500 000 iterations, not 500 000. The `if` tests between the loop
+and the step's line that bound its own index (``i > S``, ``i >= S``, ``i < E``, ``i <= E``) or
+thin it out (``i % K == 0``, ``(i + 1) % K == 0``), joined by ``and``, count the iterations that
+step. A test on the index in any other form (an ``or``, ``!=``, a step under an ``else``) leaves
+the loop's count as it was; tests that do not read the index hold on every iteration that steps.
+Stdlib only."""
+
+from __future__ import annotations
+
+import ast
+from types import FrameType
+
+from .values import Evaluator, Unknown, call_name, maybe_int
+
+_BOUNDS = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
+_MIRROR = {ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Lt: ast.Gt, ast.LtE: ast.GtE}
+
+
+def guarded_count(loop: ast.For, frame: FrameType, line: int) -> tuple[int, str] | None:
+    """The iterations of ``for i in range(a, b)`` on which ``line`` runs, and the tests that
+    say so; None where none of them reads ``i`` or one reads it in a form not counted here."""
+    name, span = _range_loop(loop, frame)
+    if name is None or span is None:
+        return None
+    tests = _tests_over(loop.body, line)
+    if not tests:
+        return None
+    lo, hi = span
+    modulus: tuple[int, int] | None = None
+    used: list[str] = []
+    ev = Evaluator(frame)
+    for test in tests:
+        if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(test)):
+            continue
+        read = _constraint(test, name, ev)
+        if read is None or (read[0] == "mod" and modulus is not None):
+            return None
+        if read[0] == "mod":
+            modulus = (read[1], read[2])
+        elif read[0] == "lo":
+            lo = max(lo, read[1])
+        else:
+            hi = min(hi, read[1])
+        used.append(ast.unparse(test))
+    if not used:
+        return None
+    return _count_in(lo, hi, modulus), " and ".join(used)
+
+
+def _range_loop(loop: ast.For, frame: FrameType) -> tuple[str | None, tuple[int, int] | None]:
+    """``for i in range(a, b)`` (step 1): i's name and [a, b)."""
+    it = loop.iter
+    if not (isinstance(it, ast.Call) and call_name(it) == "range"
+            and isinstance(loop.target, ast.Name)) or not 1 <= len(it.args) <= 3:
+        return None, None
+    try:
+        bounds = [Evaluator(frame).value(a) for a in it.args]
+    except Unknown:
+        return None, None
+    if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+        return None, None
+    if len(bounds) == 3 and bounds[2] != 1:
+        return None, None
+    a, b = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+    return loop.target.id, (a, b)
+
+
+def _tests_over(body: list[ast.stmt], line: int) -> list[ast.expr] | None:
+    """The ``if`` tests ``line`` sits under in a loop's own body (through ``with`` and
+    ``try``, not into a nested loop or function), each ``and`` split; None under an ``else``."""
+    tests: list[ast.expr] = []
+    while True:
+        stmt = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+        if isinstance(stmt, ast.If):
+            if _within(stmt.orelse, line):
+                return None  # an else (an elif): its condition is a negation, not read
+            if not _within(stmt.body, line):
+                return tests  # the line is the test itself
+            test = stmt.test
+            tests += test.values if isinstance(test, ast.BoolOp) and isinstance(
+                test.op, ast.And) else [test]
+            body = stmt.body
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)) or (
+                isinstance(stmt, ast.Try) and _within(stmt.body, line)):
+            body = stmt.body
+        else:
+            return tests
+
+
+def _within(body: list[ast.stmt], line: int) -> bool:
+    return any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in body)
+
+
+def _constraint(test: ast.expr, name: str, ev: Evaluator) -> tuple[str, int, int] | None:
+    """One test on the index: ("lo", n, 0) - i >= n; ("hi", n, 0) - i < n; ("mod", K, r) -
+    i % K == r. None: another form."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod) and isinstance(op, ast.Eq):
+        shift = _shifted(left.left, name, ev)
+        k, r = maybe_int(left.right, ev), maybe_int(right, ev)
+        if shift is None or k is None or r is None or k < 1:
+            return None
+        return "mod", k, (r - shift) % k
+    if isinstance(right, ast.Name) and right.id == name and not isinstance(left, ast.Name):
+        left, right, op = right, left, _MIRROR.get(type(op), ast.Eq)()
+    if not (isinstance(left, ast.Name) and left.id == name and isinstance(op, _BOUNDS)):
+        return None
+    n = maybe_int(right, ev)
+    if n is None:
+        return None
+    if isinstance(op, (ast.Gt, ast.GtE)):
+        return "lo", n + (1 if isinstance(op, ast.Gt) else 0), 0
+    return "hi", n + (1 if isinstance(op, ast.LtE) else 0), 0
+
+
+def _shifted(expr: ast.expr, name: str, ev: Evaluator) -> int | None:
+    """``i`` (0), ``i + c`` (c) or ``i - c`` (-c); None for anything else."""
+    if isinstance(expr, ast.Name) and expr.id == name:
+        return 0
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) \
+            and isinstance(expr.left, ast.Name) and expr.left.id == name:
+        c = maybe_int(expr.right, ev)
+        if c is not None:
+            return c if isinstance(expr.op, ast.Add) else -c
+    return None
+
+
+def _count_in(lo: int, hi: int, modulus: tuple[int, int] | None) -> int:
+    """Integers in [lo, hi), those congruent to r mod K where a modulus is given."""
+    if hi <= lo:
+        return 0
+    if modulus is None:
+        return hi - lo
+    k, r = modulus
+    return (hi - 1 - r) // k - (lo - 1 - r) // k
