@@ -83,6 +83,7 @@ TORCH_CUDA_INITIALIZED = "torch.cuda:is_initialized"
 TORCH_CUDA_DEVICE = "torch.cuda:current_device"
 TORCH_IS_CUDA = "torch:Tensor.is_cuda"  # read on the optimizer's parameters
 TORCH_ITEM = "torch:Tensor.item"
+TORCH_TOLIST = "torch:Tensor.tolist"  # the agreed stop flag and gap (torch_devices.agree)
 TORCH_DEVICE = "torch:device"
 TORCH_TENSOR = "torch:tensor"
 TORCH_OPTIMIZER_GROUPS = "param_groups"  # set on an Optimizer (__init__): its parameter groups
@@ -100,9 +101,9 @@ TORCH_NCCL = "nccl"  # the backend whose collectives take CUDA tensors
 
 TORCH = (TORCH_VERSION, TORCH_STEP_HOOK, TORCH_LOADER_ITER, TORCH_LOADER_NEXT,
          TORCH_OPTIMIZER_INIT, TORCH_BACKWARD, TORCH_CUDA_SYNCHRONIZE, TORCH_CUDA_EVENT,
-         TORCH_CUDA_INITIALIZED, TORCH_CUDA_DEVICE, TORCH_IS_CUDA, TORCH_ITEM, TORCH_DEVICE,
-         TORCH_TENSOR, TORCH_DIST_AVAILABLE, TORCH_DIST_INITIALIZED, TORCH_DIST_WORLD_SIZE,
-         TORCH_DIST_BACKEND, TORCH_DIST_RANK, TORCH_DIST_ALL_REDUCE, TORCH_DIST_MAX)
+         TORCH_CUDA_INITIALIZED, TORCH_CUDA_DEVICE, TORCH_IS_CUDA, TORCH_ITEM, TORCH_TOLIST,
+         TORCH_DEVICE, TORCH_TENSOR, TORCH_DIST_AVAILABLE, TORCH_DIST_INITIALIZED,
+         TORCH_DIST_WORLD_SIZE, TORCH_DIST_BACKEND, TORCH_DIST_RANK, TORCH_DIST_ALL_REDUCE, TORCH_DIST_MAX)
 
 # ---- Lightning (adapters/lightning.py: its Trainer, stopped through its own flag) --------------
 # the Trainer in both package names; its __init__ is patched (the module defines the class:

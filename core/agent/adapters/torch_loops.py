@@ -30,9 +30,10 @@ flags as well (Trainers.stop): those frameworks end their fit through their own 
 with no loader to run dry is left at its next line, as a ``break`` would (torch_phases.py); a
 program stepping an optimizer after the stop anyway, with ProbeStop (a BaseException).
 
-Under torch.distributed (torchrun, accelerate launch) rank 0 decides: each step ends with an
-all_reduce of its stop flag (torch_devices.agree), so every rank leaves at the same step and no
-rank waits forever in a collective for one that already left.
+Under torch.distributed (torchrun, accelerate launch) rank 0 decides: its stop flag is
+all-reduced at steps the ranks agreed on, about AGREE_EVERY_S apart (torch_devices.agree), so
+every rank leaves at the same step and no rank waits forever in a collective for one that
+already left.
 """
 
 from __future__ import annotations
