@@ -252,7 +252,7 @@ def _totals_from_loops(found: Length) -> None:
     if outer or loops[at].over_loader:
         found.epochs = epochs
     found.source = " x ".join(lp.text for lp in reversed(loops[: at + 1] + outer))
-    if len(outer) >= 2 and found.every is None and (outer[-1].count or 0) > 1:
+    if len(outer) >= 2 and not found.every and (outer[-1].count or 0) > 1:
         # a loop around the epochs' loop: its own work each pass (an RL rollout before each
         # update's epochs) comes every K steps - periodic work the probe goes on to time
         found.every = per_epoch * math.prod(lp.count or 1 for lp in outer[:-1])

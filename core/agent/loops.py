@@ -93,6 +93,8 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
                     every = None
                 if every is not None and loop.iterations and loop.count:  # K iterations: in
                     every = (max(1, round(every[0] * loop.count / loop.iterations)), every[1])
+            elif every is None:
+                every = _periodic_outside(node, user)
             loops.append(loop)
     if every is None and loops:
         every = _periodic_in_callbacks(files)
@@ -344,13 +346,26 @@ def _once_a_pass(loop: ast.For | ast.While, frame: FrameType, k: int, count: int
     return False
 
 
-def _periodic(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] | None:
+def _periodic_outside(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] | None:
+    """``if epoch % K == 0: save()`` in a loop outside the step's (the epochs'): work between
+    two passes, which the epoch boundaries carry (the probe times them) - no work every K steps,
+    whatever a setting's name says: (0, where). pytorch/examples' DDP tutorial saves
+    ``if epoch % self.save_every == 0``; its ``--save_every`` read by name as steps made the
+    estimate charge 160 slow steps of the probe's as periodic work."""
+    hit = _periodic(loop, frame, shallow=True)
+    return None if hit is None else (0, f"{hit[1]}: every {hit[0]} passes of its loop")
+
+
+def _periodic(loop: ast.For | ast.While, frame: FrameType, shallow: bool = False,
+              ) -> tuple[int, str] | None:
     """``if step % K == 0:`` (or ``(step + 1) % K == 0``) in the loop's body whose body
-    evaluates or saves: periodic work every K steps."""
+    evaluates or saves: periodic work every K steps (``shallow``: not inside its inner loops,
+    whose ifs count their own iterations)."""
     ev = _Evaluator(frame)
     best: tuple[int, str] | None = None
     line = frame.f_lineno
-    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+    for node in (_outside_loops(loop.body) if shallow
+                 else ast.walk(ast.Module(body=loop.body, type_ignores=[]))):
         if not isinstance(node, ast.If) or any(  # the step's own guard is no periodic work
                 s.lineno <= line <= (s.end_lineno or s.lineno) for s in node.body):
             continue

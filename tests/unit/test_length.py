@@ -161,6 +161,35 @@ def test_an_if_on_a_pass_index_past_the_pass_is_no_periodic_work(tmp_path: Path)
     assert (found[2].steps, found[2].every) == (16, None)
 
 
+def test_an_if_every_k_epochs_in_the_epochs_loop_is_no_work_every_k_steps(tmp_path: Path) -> None:
+    """pytorch/examples' DDP tutorial saves `if epoch % self.save_every == 0` in its epochs loop,
+    one call above the step's: work between passes, which the boundaries carry - not every
+    `save_every` steps, as the argument's name alone read it (500 epochs of 32 steps: 160
+    'periodic' slow steps charged). The plan says no `every`."""
+    args = argparse.Namespace(save_every=100, total_epochs=500)
+    (found,) = run_program(tmp_path, """
+        class Trainer:
+            def __init__(self, data, save_every):
+                self.data, self.save_every = data, save_every
+            def _run_epoch(self, epoch):
+                for source in self.data:
+                    step(lambda obj: len(obj) if obj is self.data else None)
+                    return
+            def train(self, max_epochs):
+                for epoch in range(max_epochs):
+                    self._run_epoch(epoch)
+                    if epoch % self.save_every == 0:
+                        self._save_snapshot(epoch)
+                    break
+            def _save_snapshot(self, epoch):
+                pass
+        Trainer(list(range(32)), args.save_every).train(args.total_epochs)
+    """, args=args)
+    assert (found.steps, found.every) == (16_000, 0)
+    assert "epoch % self.save_every == 0" in found.every_source
+    assert "every" not in found.fields()
+
+
 def test_a_loop_over_the_training_loader_makes_the_epoch(tmp_path: Path) -> None:
     loader = [1, 2, 3]
     (found,) = run_program(tmp_path, """
