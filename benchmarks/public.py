@@ -101,8 +101,12 @@ def load_spec(path: Path, root: Path | None = None) -> list[Setting]:
 
 
 def _argv(words: tuple[str, ...]) -> list[str]:
+    """``python`` is this venv's interpreter; a launcher it installed (torchrun) is its own."""
     first, *rest = words
-    return [sys.executable, *rest] if first == "python" else [first, *rest]
+    if first == "python":
+        return [sys.executable, *rest]
+    beside = Path(sys.executable).parent / first
+    return [str(beside) if beside.exists() else first, *rest]
 
 
 def _gzip(path: Path) -> None:
