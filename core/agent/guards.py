@@ -145,3 +145,25 @@ def _count_in(lo: int, hi: int, modulus: tuple[int, int] | None) -> int:
         return hi - lo
     k, r = modulus
     return (hi - 1 - r) // k - (lo - 1 - r) // k
+
+
+def every_k_iterations(loop: ast.For, frame: FrameType, test: ast.expr) -> tuple[int, int] | None:
+    """The iterations of ``for i in range(a, b)`` an ``if`` holds on that thins its index out
+    (``i % K == r``, ``(i + 1) % K == 0``; other tests joined by ``and`` not on ``i``): (K, j0)
+    - it holds on the j-th iteration (from 0) where j % K == j0. None where it reads ``i`` in
+    any other form or not at all."""
+    name, span = _range_loop(loop, frame)
+    if name is None or span is None:
+        return None
+    ev = Evaluator(frame)
+    found: tuple[int, int] | None = None
+    tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for each in tests:
+        if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(each)):
+            continue
+        read = _constraint(each, name, ev)
+        if read is None or read[0] != "mod" or found is not None:
+            return None
+        k, r = read[1], read[2]
+        found = (k, (r - span[0]) % k)
+    return found if found is not None and found[0] > 1 else None

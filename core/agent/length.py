@@ -62,6 +62,8 @@ class Length:
     earliest_epochs: int | None = None  # ... and the soonest it can (its patience)
     earliest_steps: int | None = None  # ... in steps (a job of one loop of steps; evaluations
     # every K steps)
+    every_epochs: int | None = None  # work between epochs after every K-th (periodic.py) ...
+    every_epochs_at: int = 0  # ... after the epochs j (from 0) where j % K == this
 
     def fields(self) -> dict[str, Any]:
         """The `plan` event's fields (only those known)."""
@@ -72,8 +74,10 @@ class Length:
                 out[name] = int(value)
         if self.source and ("epochs" in out or "steps" in out):
             out["source"] = self.source[:300]
-        if self.every_source and "every" in out:
+        if self.every_source and ("every" in out or self.every_epochs):
             out["every_source"] = self.every_source[:300]
+        if self.every_epochs and self.every_epochs > 1:
+            out["every_epochs"], out["every_epochs_at"] = self.every_epochs, self.every_epochs_at
         if self.earliest_epochs and "epochs" in out:
             out["earliest_epochs"] = int(self.earliest_epochs)
         elif self.earliest_steps and ("steps" in out or "epochs" in out):
@@ -252,6 +256,8 @@ def _totals_from_loops(found: Length) -> None:
     if outer or loops[at].over_loader:
         found.epochs = epochs
     found.source = " x ".join(lp.text for lp in reversed(loops[: at + 1] + outer))
+    if outer and outer[0].work_every:  # `if epoch % K == 0: evaluate()` in the epochs' loop
+        found.every_epochs, found.every_epochs_at = outer[0].work_every
     if len(outer) >= 2 and not found.every and (outer[-1].count or 0) > 1:
         # a loop around the epochs' loop: its own work each pass (an RL rollout before each
         # update's epochs) comes every K steps - periodic work the probe goes on to time

@@ -20,7 +20,8 @@ from .early_break import early_break
 from .guards import guarded_count
 from .index_break import index_break
 from .own_code import user_code
-from .periodic import periodic_if as _periodic_if
+from .periodic import outside_loops as _outside_loops, periodic_if as _periodic_if, \
+    periodic_in_loop as _periodic, periodic_outside
 from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, folds as _folds,
                      maybe_int as _maybe_int, optimizer, sized as _sized)
 
@@ -40,6 +41,7 @@ class Loop:
     stop: tuple[int, str] | None = None  # an early stop in its body: its soonest pass, where
     leaves: str = ""  # where it breaks out at an index it counts, before its data runs out
     iterations: int | None = None  # its iterations, where it steps on fewer (guards.py)
+    work_every: tuple[int, int] | None = None  # work after its j-th iterations, j % K == j0
 
 
 _TREES: dict[str, ast.Module | None] = {}
@@ -94,7 +96,7 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
                 if every is not None and loop.iterations and loop.count:  # K iterations: in
                     every = (max(1, round(every[0] * loop.count / loop.iterations)), every[1])
             elif every is None:
-                every = _periodic_outside(node, user)
+                every, loop.work_every = periodic_outside(node, user)
             loops.append(loop)
     if every is None and loops:
         every = _periodic_in_callbacks(files)
@@ -127,18 +129,6 @@ def _periodic_in_callbacks(frames: list[FrameType]) -> tuple[int, str] | None:
                     if hit is not None and (best is None or hit[0] < best[0]):
                         best = hit
     return best
-
-
-def _outside_loops(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """The statements of a function's body and their parts, not inside a loop of its own (an
-    ``if`` in another loop is that loop's periodic work, not a callback's) nor a nested scope."""
-    skip = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-            ast.ClassDef)
-    todo: list[ast.AST] = [n for n in body if not isinstance(n, skip)]
-    while todo:
-        node = todo.pop()
-        yield node
-        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, skip))
 
 
 def _counts_steps(test: ast.expr) -> bool:
@@ -344,35 +334,6 @@ def _once_a_pass(loop: ast.For | ast.While, frame: FrameType, k: int, count: int
                     and _maybe_int(node.right, ev) == k:
                 return True
     return False
-
-
-def _periodic_outside(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] | None:
-    """``if epoch % K == 0: save()`` in a loop outside the step's (the epochs'): work between
-    two passes, which the epoch boundaries carry (the probe times them) - no work every K steps,
-    whatever a setting's name says: (0, where). pytorch/examples' DDP tutorial saves
-    ``if epoch % self.save_every == 0``; its ``--save_every`` read by name as steps made the
-    estimate charge 160 slow steps of the probe's as periodic work."""
-    hit = _periodic(loop, frame, shallow=True)
-    return None if hit is None else (0, f"{hit[1]}: every {hit[0]} passes of its loop")
-
-
-def _periodic(loop: ast.For | ast.While, frame: FrameType, shallow: bool = False,
-              ) -> tuple[int, str] | None:
-    """``if step % K == 0:`` (or ``(step + 1) % K == 0``) in the loop's body whose body
-    evaluates or saves: periodic work every K steps (``shallow``: not inside its inner loops,
-    whose ifs count their own iterations)."""
-    ev = _Evaluator(frame)
-    best: tuple[int, str] | None = None
-    line = frame.f_lineno
-    for node in (_outside_loops(loop.body) if shallow
-                 else ast.walk(ast.Module(body=loop.body, type_ignores=[]))):
-        if not isinstance(node, ast.If) or any(  # the step's own guard is no periodic work
-                s.lineno <= line <= (s.end_lineno or s.lineno) for s in node.body):
-            continue
-        hit = _periodic_if(node, ev, frame)
-        if hit is not None and (best is None or hit[0] < best[0]):
-            best = hit
-    return best
 
 
 _LOOPS: dict[tuple[Any, int], list[ast.For | ast.While]] = {}

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Iterator
 from types import FrameType
 
+from .guards import every_k_iterations
 from .values import Evaluator, call_name, maybe_int
 
 # The body of an `if step % K == 0:` is periodic work if it calls something named like this:
@@ -58,3 +60,58 @@ def _data_names(call: ast.Call) -> list[str]:
 
 _REPORTS = ("print", "log", "info", "debug", "warning", "write", "format", "append",
             "add_scalar", "set_postfix", "set_description", "item")
+
+
+def periodic_outside(loop: ast.For | ast.While, frame: FrameType,
+                     ) -> tuple[tuple[int, str] | None, tuple[int, int] | None]:
+    """``if epoch % K == 0: evaluate()`` in a loop outside the step's (the epochs'): work
+    between two passes, after the passes the second value says (K, j0: the j-th, from 0, where
+    j % K == j0) - which the estimate counts, the probe timing a boundary or validation pass
+    with it and one without. No work every K steps, whatever a setting's name says: (0, where).
+    pytorch/examples' DDP tutorial saves ``if epoch % self.save_every == 0``; its
+    ``--save_every`` read by name as steps made the estimate charge 160 of the probe's slow
+    steps as periodic work."""
+    ev = Evaluator(frame)
+    for node in _periodic_ifs(loop, frame, shallow=True):
+        hit = periodic_if(node, ev, frame)
+        if hit is not None:
+            work = every_k_iterations(loop, frame, node.test) if isinstance(loop, ast.For) \
+                else None
+            return (0, f"{hit[1]}: every {hit[0]} passes of its loop"), work
+    return None, None
+
+
+def periodic_in_loop(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] | None:
+    """``if step % K == 0:`` (or ``(step + 1) % K == 0``) in the loop's body whose body
+    evaluates or saves: periodic work every K steps."""
+    ev = Evaluator(frame)
+    best: tuple[int, str] | None = None
+    for node in _periodic_ifs(loop, frame):
+        hit = periodic_if(node, ev, frame)
+        if hit is not None and (best is None or hit[0] < best[0]):
+            best = hit
+    return best
+
+
+def _periodic_ifs(loop: ast.For | ast.While, frame: FrameType, shallow: bool = False,
+                  ) -> Iterator[ast.If]:
+    """The ifs in the loop's body but the step's own guard (``shallow``: not inside its inner
+    loops, whose ifs count their own iterations)."""
+    line = frame.f_lineno
+    for node in (outside_loops(loop.body) if shallow
+                 else ast.walk(ast.Module(body=loop.body, type_ignores=[]))):
+        if isinstance(node, ast.If) and not any(
+                s.lineno <= line <= (s.end_lineno or s.lineno) for s in node.body):
+            yield node
+
+
+def outside_loops(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The statements of a function's body and their parts, not inside a loop of its own (an
+    ``if`` in another loop is that loop's periodic work, not a callback's) nor a nested scope."""
+    skip = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+            ast.ClassDef)
+    todo: list[ast.AST] = [n for n in body if not isinstance(n, skip)]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, skip))

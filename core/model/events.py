@@ -131,6 +131,8 @@ class Plan(_Event, tag="plan"):
     until: str = ""  # no length: the condition an endless loop around the step stops at
     repeats: Count | None = None  # a library's loop runs the training this many times (Optuna)
     time_limit_s: Duration | None = None  # ... and starts no run after this many seconds
+    every_epochs: Count | None = None  # work between epochs (`if epoch % K == 0: evaluate()`)
+    every_epochs_at: Count | None = None  # ... after the epochs j (from 0) with j % K == this
 
 
 MB = Annotated[float, msgspec.Meta(ge=0, le=1e12)]

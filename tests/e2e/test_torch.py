@@ -181,6 +181,21 @@ def test_torchrun_two_ranks_stop_together_and_rank_0_is_timed(tmp_path: Path) ->
     no_process_left(str(SCRIPTS / "ddp.py"))
 
 
+def test_an_evaluation_every_tenth_epoch_is_counted_ten_times_in_a_hundred(tmp_path: Path) -> None:
+    """`if epoch % 10 == 0: evaluate()` in the epochs loop: the plan says after which epochs
+    (every 10th, from epoch 0); the probe times the pass after epoch 0 and sees epoch 1 end
+    without one, so the estimate counts 10 passes of 100 epochs (a pass an epoch: +104 % on
+    such a job)."""
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "eval_every.py"))
+    events, _ = read_log(log)
+    plan = next(e for e in events if isinstance(e, Plan))
+    assert (plan.epochs, plan.every_epochs, plan.every_epochs_at) == (100, 10, 0)
+    assert "epoch % 10 == 0" in plan.every_source and plan.every is None
+    assert [v.epoch for v in events if isinstance(v, Val)][:1] == [0]
+    est = estimate_runtime(load_probe(log).state, 100)
+    assert est.equation == "5.3" and est.terms.n_val == 10
+
+
 def test_ranks_agree_on_rank_0s_stop_at_agreed_steps_not_at_every_step(tmp_path: Path) -> None:
     """A collective at every step (and, on NCCL, the host waiting for the device at each) made a
     torchrun job of 1 ms steps 1.6x slower under the agent: rank 0's stop now reaches the other

@@ -64,6 +64,43 @@ def test_estimate_from_probe_log_uses_eq_5_3_with_steady_step(log_builder) -> No
     assert no_val.equation == "5.4" and no_val.runtime_s == pytest.approx(106.9)
 
 
+def _every_tenth(log_builder, vals: dict[int, float], epochs: int = 3):  # type: ignore[no-untyped-def]
+    """40 epochs of 10 steps, evaluated `if epoch % 10 == 0` (the plan says so); the probe
+    saw ``epochs`` epochs, a validation pass after those in ``vals``."""
+    b = log_builder(steps_per_epoch=10, val_steps=5, epochs=40).init(2.0)
+    b.events.append({"ev": "plan", "t": b.t, "epochs": 40, "steps": 400, "every_epochs": 10,
+                     "every_epochs_at": 0, "every_source": "if epoch % 10 == 0 (train.py:9)"})
+    for e in range(epochs):
+        b.steps(e, [1.0 if e == 0 else 0.1] + [0.1] * 9)
+        if e in vals:
+            b.val(e, vals[e], 5)
+    return b
+
+
+def test_validation_every_kth_epoch_is_counted_after_those_epochs(log_builder) -> None:  # type: ignore[no-untyped-def]
+    """`if epoch % 10 == 0: evaluate()` over 40 epochs: 4 passes, not 40 (a pass after epoch 0
+    was counted at every epoch: +104 % on such a job)."""
+    b = _every_tenth(log_builder, {0: 3.0})
+    est = estimate_runtime(state_of(b), 40)
+    assert est.equation == "5.3" and est.terms.n_val == 4
+    # 2 + 1 + 9 x 0.1 + 39 x (10 x 0.1) + 3 + 3 x 3: its one pass stands for the later ones
+    assert est.terms.t_val1 == pytest.approx(3.0) and est.terms.t_val == pytest.approx(3.0)
+    assert est.runtime_s == pytest.approx(2 + 1 + 0.9 + 39 * 1.0 + 3 + 3 * 3.0, rel=0.02)
+    assert any("after epochs 1, 11, 21, ... (4 of 40)" in n for n in est.notes)
+    assert "+ (4-1) x 3.000" in est.formula()
+
+
+@pytest.mark.parametrize("vals,epochs", [
+    ({0: 3.0, 1: 3.0}, 3),  # a pass after an epoch the plan does not name: one every epoch
+    ({0: 3.0}, 1),  # no epoch the plan does not name ended: nothing says the others have none
+])
+def test_validation_stays_one_an_epoch_unless_the_probe_saw_an_epoch_end_without(
+        log_builder, vals, epochs) -> None:  # type: ignore[no-untyped-def]
+    est = estimate_runtime(state_of(_every_tenth(log_builder, vals, epochs)), 40)
+    assert est.terms.n_val is None
+    assert not any("after epochs" in n for n in est.notes)
+
+
 def test_partial_validation_is_scaled_and_first_pass_overhead_added_once(log_builder) -> None:  # type: ignore[no-untyped-def]
     # 2 of 10 batches timed: first pass 0.9 s (0.5 s one-off + 2 x 0.2), second 0.4 s (2 x 0.2).
     b = log_builder(steps_per_epoch=100, val_steps=10).init(2.0)

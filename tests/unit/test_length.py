@@ -188,6 +188,47 @@ def test_an_if_every_k_epochs_in_the_epochs_loop_is_no_work_every_k_steps(tmp_pa
     assert (found.steps, found.every) == (16_000, 0)
     assert "epoch % self.save_every == 0" in found.every_source
     assert "every" not in found.fields()
+    # the epochs it comes after: the 0th, 100th, ... (from 0)
+    assert (found.fields()["every_epochs"], found.fields()["every_epochs_at"]) == (100, 0)
+
+
+@pytest.mark.parametrize(("loop", "test", "at"), [
+    ("range(1, 41)", "epoch % 10 == 0", 9),  # epochs counted from 1: after the 10th, 20th, ...
+    ("range(40)", "(epoch + 1) % 10 == 0", 9),
+    ("range(40)", "epoch % 10 == 3", 3),
+    ("range(5, 45)", "epoch % 10 == 0 and rank == 0", 5),  # resumed at 5: its 6th, 16th, ...
+])
+def test_the_epochs_a_periodic_evaluation_follows_are_read(tmp_path: Path, loop: str, test: str,
+                                                           at: int) -> None:
+    (found,) = run_program(tmp_path, f"""
+        rank = 0
+        data = list(range(8))
+        for epoch in {loop}:
+            for batch in data:
+                step(lambda obj: len(obj) if obj is data else None)
+                break
+            if {test}:
+                evaluate()
+            break
+    """, evaluate=lambda: None)
+    assert (found.epochs, found.every_epochs, found.every_epochs_at) == (40, 10, at)
+
+
+@pytest.mark.parametrize("test", ["epoch % 10 == 0 or epoch == 39", "epoch > 5 and epoch % 10 == 0",
+                                  "epoch % 10 == 0 and epoch % 3 == 0"])
+def test_an_if_on_the_epochs_index_in_another_form_says_no_epochs(tmp_path: Path,
+                                                                  test: str) -> None:
+    (found,) = run_program(tmp_path, f"""
+        data = list(range(8))
+        for epoch in range(40):
+            for batch in data:
+                step(lambda obj: len(obj) if obj is data else None)
+                break
+            if {test}:
+                evaluate()
+            break
+    """, evaluate=lambda: None)
+    assert found.every_epochs is None and found.every == 0  # not every K steps either
 
 
 def test_a_loop_over_the_training_loader_makes_the_epoch(tmp_path: Path) -> None:

@@ -315,7 +315,8 @@ def _iteration_based(state: ProbeState, est: Estimate, n_b: float, n_ep: float,
     Returns the estimate, the forecast and the steps' spread."""
     t = est.terms
     t_it = t.t_it or 0.0
-    epoch_s = t.n_it * t_it + (t.t_val or 0.0)
+    per_epoch = 1.0 if t.n_val is None else t.n_val / max(n_ep, 1)  # validation passes
+    epoch_s = t.n_it * t_it + (t.t_val or 0.0) * per_epoch
     fc = forecast(state, t_it, epoch_s, n_b, cal, with_fit_end=not ended,
                   train_s=_steady_training(t, n_ep))
     runtime = est.runtime_s + n_b * (fc.per_boundary - t.t_ep)
@@ -337,10 +338,9 @@ def _epoch_based(state: ProbeState, est: Estimate, n_b: float, cal: Calibration,
 
 
 def _validation_spread(state: ProbeState, t: Terms, n_b: float, cal: Calibration) -> float:
-    if t.t_val is None or not n_b:
-        return 0.0
+    n = n_b if t.n_val is None else max(0, t.n_val - 1)  # passes to come after the first
     later = max(1, len(state.vals) - 1)
-    return (math.sqrt(n_b) + n_b / math.sqrt(later)) * cal.val_rel * t.t_val
+    return (math.sqrt(n) + n / math.sqrt(later)) * cal.val_rel * t.t_val if t.t_val else 0.0
 
 
 def _periodic_spread(state: ProbeState, t: Terms, cal: Calibration) -> float:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from ...agent.steady import DEFAULT_STATISTIC
 from .drift import Drift, probe_trend, whole_epochs
+from .epoch_work import periodic_validation
 from .length import steps_per_epoch
 from ..state import ProbeState
 
@@ -49,6 +50,7 @@ class Terms:
     t_it_high: float | None = None
     t_val1: float | None = None
     t_val: float | None = None
+    n_val: int | None = None  # validation passes, where not one an epoch (epoch_work.py)
     t_ep: float = 0.0
     t_ep_low: float = 0.0
     t_ep_high: float = 0.0
@@ -145,6 +147,10 @@ class Estimate:
             val = f" + {t.t_val1:.3f}" if t.t_val1 else ""
             return (f"{t.t_init:.3f} + {t.t_it1:.3f} + ({t.n_it}-1) x {t.t_it:.5f}{val}{post}"
                     f" = {self.runtime_s:.2f} s")
+        if self.equation == "5.3" and t.n_val is not None:
+            return (f"{t.t_init:.3f} + {t.t_it1:.3f} + ({t.n_it}-1) x {t.t_it:.5f}"
+                    f" + ({t.n_ep:g}-1) x ({t.n_it} x {t.t_it:.5f}{ep}) + {t.t_val1:.3f}"
+                    f" + ({t.n_val}-1) x {t.t_val:.3f}{post} = {self.runtime_s:.2f} s")
         if self.equation == "5.3":
             return (f"{t.t_init:.3f} + {t.t_it1:.3f} + ({t.n_it}-1) x {t.t_it:.5f} + {t.t_val1:.3f}"
                     f" + ({t.n_ep:g}-1) x ({t.n_it} x {t.t_it:.5f} + {t.t_val:.3f}{ep}){post}"
@@ -158,8 +164,13 @@ def eq_5_1(t_init: float, t_ep1: float, t_ep2: float, n_ep: float) -> float:
 
 
 def eq_5_3(t_init: float, t_it1: float, t_it: float, n_it: int, n_ep: float,
-           t_val1: float, t_val: float, t_ep: float = 0.0) -> float:
-    return t_init + t_it1 + (n_it - 1) * t_it + t_val1 + (n_ep - 1) * (n_it * t_it + t_val + t_ep)
+           t_val1: float, t_val: float, t_ep: float = 0.0, n_val: float | None = None) -> float:
+    """``n_val``: validation passes, where not one an epoch (the first costs t_val1)."""
+    if n_val is None:
+        return t_init + t_it1 + (n_it - 1) * t_it + t_val1 + (n_ep - 1) * (n_it * t_it + t_val
+                                                                          + t_ep)
+    val = t_val1 + (n_val - 1) * t_val if n_val >= 1 else 0.0
+    return t_init + t_it1 + (n_it - 1) * t_it + (n_ep - 1) * (n_it * t_it + t_ep) + val
 
 
 def eq_5_4(t_init: float, t_it1: float, t_it: float, n_it: int, n_ep: float,
@@ -203,6 +214,8 @@ def training_estimate(
     # (benchmarks/RESULTS.md §0a: on 2 cores one run's boundaries varied from 0.1 s to 9.6 s)
     if n_it != own_it:  # a job measured in steps, ending inside a pass: no whole epochs
         full = []
+    if periodic_validation(state) is not None and equation == "auto":
+        full = []  # whole epochs with a pass and without: Eq. 5.3 counts the passes
     if equation == "5.1" or (equation == "auto" and len(full) >= 3):
         if len(full) < 2:
             raise NoEstimate("Eq. 5.1 needs two whole epochs; the log has "
@@ -273,13 +286,16 @@ def _iteration_based(state: ProbeState, t_init: float, n_it: int, n_ep: float,
         if state.val_steps:
             notes.append("no validation timed: estimate without validation (Eq. 5.4)")
         want_val = False
+    n_val = None
     if want_val:
         assert t_val1 is not None and t_val is not None
         if partial:
             notes.append(f"validation scaled from partial passes to {state.val_steps} batches")
-        runtime = eq_5_3(t_init, state.t_it1, t_it, n_it, n_ep, t_val1, t_val, t_ep)
-        low = eq_5_3(t_init, state.t_it1, t_it_low, n_it, n_ep, t_val1, t_val, t_ep_low)
-        high = eq_5_3(t_init, state.t_it1, t_it_high, n_it, n_ep, t_val1, t_val, t_ep_high)
+        n_val = _validation_passes(state, n_ep, notes)
+        runtime = eq_5_3(t_init, state.t_it1, t_it, n_it, n_ep, t_val1, t_val, t_ep, n_val)
+        low = eq_5_3(t_init, state.t_it1, t_it_low, n_it, n_ep, t_val1, t_val, t_ep_low, n_val)
+        high = eq_5_3(t_init, state.t_it1, t_it_high, n_it, n_ep, t_val1, t_val, t_ep_high,
+                      n_val)
         eq = "5.3"
     else:
         runtime = eq_5_4(t_init, state.t_it1, t_it, n_it, n_ep, t_ep)
@@ -295,10 +311,21 @@ def _iteration_based(state: ProbeState, t_init: float, n_it: int, n_ep: float,
         eq = STEPS_EQUATION
     terms = Terms(n_it=n_it, n_ep=n_ep, t_init=t_init, t_it1=state.t_it1, t_it=t_it,
                   t_it_low=t_it_low, t_it_high=t_it_high, t_val1=t_val1, t_val=t_val,
-                  t_ep=t_ep, t_ep_low=t_ep_low, t_ep_high=t_ep_high,
+                  n_val=n_val, t_ep=t_ep, t_ep_low=t_ep_low, t_ep_high=t_ep_high,
                   boundaries_seen=len(overheads), steady_steps=state.steady.n, statistic=statistic,
                   every=every, t_per=t_per, n_per=n_per)
     return Estimate(runtime, low, high, eq, terms, tuple(notes))
+
+
+def _validation_passes(state: ProbeState, n_ep: float, notes: list[str]) -> int | None:
+    """The validation passes of the job where not one an epoch (epoch_work.py), said."""
+    periodic = periodic_validation(state)
+    if periodic is None:
+        return None
+    where = state.plan.every_source.split(": every")[0] if state.plan else ""
+    notes.append(f"validation {periodic.describe(n_ep)}, under {where}: the probe saw an "
+                 "epoch end without one")
+    return periodic.after(n_ep)
 
 
 def _periodic_term(state: ProbeState, t_it: float, total_steps: float, notes: list[str],
