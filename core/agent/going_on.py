@@ -1,5 +1,5 @@
-"""What a probe goes on for after it has seen enough steps: the program's periodic work, an
-epoch boundary (or two), the first epoch's end where an epoch's length is unknown, the
+"""What a probe goes on for after it has seen enough steps: the program's periodic work (every K
+steps, or after every K-th epoch), an epoch boundary (or two), the first epoch's end where an epoch's length is unknown, the
 program's own end where nothing says how long the job is - each within the boundary budget
 (a loop that trains until a condition, or an early stop that can end it within them: a few).
 The part of the ProbeSession that decides it (``ProbeSession.step`` asks in that order).
@@ -25,6 +25,8 @@ class GoingOn:
     emitter: Emitter
     policy: StopPolicy
     every: int | None
+    every_epochs: tuple[int, int] | None
+    epoch: int | None
     until: str | None
     earliest_epochs: int | None
     earliest_steps: int | None
@@ -57,6 +59,25 @@ class GoingOn:
             self.emitter.log("info", f"probe: {self.policy.reason}; going on to step {k + 1} "
                              f"(~{cost:.0f}s) to time the periodic work every {k} steps")
         return True
+
+    def _wait_for_epoch_work(self) -> bool:
+        """The program works after some epochs only (``if epoch % 10 == 0: evaluate()``; the
+        plan's every_epochs) and the probe has not reached the first of them (``(epoch + 1) %
+        10 == 0``: after the 10th): go on to the next epoch's first step to time it, if the
+        boundary budget affords the steps there - else the estimate has no such pass in it."""
+        if not self.every_epochs or not self.steps_per_epoch or self.epoch is None:
+            return False
+        first = self.every_epochs[1]  # the first epoch (from 0) the work follows
+        if self.epoch > first:
+            return False
+        if "epoch-work" not in self.going_on:
+            left = (first + 1) * self.steps_per_epoch - self.total_steps
+            if self.policy.boundary_affordable(left, self._boundary_budget()) is None:
+                return False
+        return self._go_on("epoch-work", lambda budget: budget,
+                           f"the program works after epoch {first + 1} (every "
+                           f"{self.every_epochs[0]}): going on up to {{:.0f}} s to time it",
+                           f"; went on for the work after epoch {first + 1}, which did not come")
 
     def _wait_for_epoch(self) -> bool:
         """The job's epochs are known but not an epoch's length (a dataset of unknown

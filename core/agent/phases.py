@@ -40,6 +40,7 @@ class Phases:
     waiting_for_boundary: bool
     _periodic_said: bool
     every: int | None
+    every_epochs: tuple[int, int] | None
     until: str | None
     earliest_epochs: int | None
     earliest_steps: int | None
@@ -107,6 +108,7 @@ class Phases:
         self.boundaries = 0
         self.stop_requested = self.waiting_for_boundary = self._periodic_said = False
         self.every = self.planned_steps = self.planned_epochs = self.until = None
+        self.every_epochs = None
         self.earliest_epochs = self.earliest_steps = None
         self.going_on = {}  # what it goes on for is its own (going_on.py)
         policy = self.policy

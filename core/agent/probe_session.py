@@ -66,6 +66,7 @@ class ProbeSession(Phases, GoingOn):
         self._waiting_since = 0.0
         self._boundary_by = 0  # the step count by which the boundary waited for must have come
         self.every: int | None = None  # periodic work every K steps (the program's `plan`)
+        self.every_epochs: tuple[int, int] | None = None  # ... after epochs j % K == j0
         self.until: str | None = None  # the condition a loop trains until (the `plan`'s until)
         self.earliest_epochs: int | None = None  # the soonest an early stop can end training
         self.earliest_steps: int | None = None  # ... in steps (a job of one loop of steps)
@@ -174,6 +175,7 @@ class ProbeSession(Phases, GoingOn):
                 self.stop_requested, self.waiting_for_boundary = True, False
                 self.policy.reason += "; went on for an epoch boundary that did not come"
         elif self.policy.should_stop() and not self._wait_for_periodic() \
+                and not self._wait_for_epoch_work() \
                 and not self._wait_for_epoch() and not self._wait_for_end() \
                 and not self._wait_for_early_end():
             left = self.steps_per_epoch - step - 1 if self.steps_per_epoch else -1
@@ -242,6 +244,8 @@ class ProbeSession(Phases, GoingOn):
             self.every = every
         if isinstance(fields.get("until"), str):
             self.until = fields["until"]
+        if isinstance(fields.get("every_epochs"), int):
+            self.every_epochs = (fields["every_epochs"], int(fields.get("every_epochs_at", 0)))
         if isinstance(fields.get("earliest_epochs"), int):
             self.earliest_epochs = fields["earliest_epochs"]
         if isinstance(fields.get("earliest_steps"), int):

@@ -190,10 +190,25 @@ def test_an_evaluation_every_tenth_epoch_is_counted_ten_times_in_a_hundred(tmp_p
     events, _ = read_log(log)
     plan = next(e for e in events if isinstance(e, Plan))
     assert (plan.epochs, plan.every_epochs, plan.every_epochs_at) == (100, 10, 0)
-    assert "epoch % 10 == 0" in plan.every_source and plan.every is None
+    assert "(epoch + plus) % every == 0" in plan.every_source and plan.every is None
     assert [v.epoch for v in events if isinstance(v, Val)][:1] == [0]
     est = estimate_runtime(load_probe(log).state, 100)
     assert est.equation == "5.3" and est.terms.n_val == 10
+
+
+def test_the_probe_goes_on_to_the_first_epoch_an_evaluation_follows(tmp_path: Path) -> None:
+    """`if (epoch + 1) % 4 == 0: evaluate()`: no pass in the 3 000 steps (epochs of 1 024) the
+    probe goes on for by itself, so it goes on to the 5th epoch's first step (within the
+    boundary budget), times the pass after the 4th, and the estimate counts 25 of them."""
+    log, _ = agent(tmp_path, PY, str(SCRIPTS / "eval_every.py"), "after")
+    events, _ = read_log(log)
+    plan = next(e for e in events if isinstance(e, Plan))
+    assert (plan.every_epochs, plan.every_epochs_at) == (4, 3)
+    assert [v.epoch for v in events if isinstance(v, Val)][:1] == [3]
+    assert max(s.epoch for s in events if isinstance(s, Step)) >= 4
+    assert any("works after epoch 4" in e.msg for e in events if isinstance(e, Log))
+    est = estimate_runtime(load_probe(log).state, 100)
+    assert est.equation == "5.3" and est.terms.n_val == 25
 
 
 def test_ranks_agree_on_rank_0s_stop_at_agreed_steps_not_at_every_step(tmp_path: Path) -> None:
