@@ -156,6 +156,9 @@ def every_k_iterations(loop: ast.For, frame: FrameType, test: ast.expr) -> tuple
     if name is None or span is None:
         return None
     ev = Evaluator(frame)
+    shift = _moved_index(loop.body, name, test.lineno, ev)
+    if shift is None:
+        return None
     found: tuple[int, int] | None = None
     tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     for each in tests:
@@ -165,5 +168,28 @@ def every_k_iterations(loop: ast.For, frame: FrameType, test: ast.expr) -> tuple
         if read is None or read[0] != "mod" or found is not None:
             return None
         k, r = read[1], read[2]
-        found = (k, (r - span[0]) % k)
+        found = (k, (r - span[0] - shift) % k)
     return found if found is not None and found[0] > 1 else None
+
+
+def _moved_index(body: list[ast.stmt], name: str, line: int, ev: Evaluator) -> int | None:
+    """What the loop's body adds to its index before ``line`` (``epoch += 1`` first thing:
+    pytorch/examples' minGPT-DDP trainer counts its epochs from 1 so); None where it assigns
+    it otherwise."""
+    shift = 0
+    for stmt in body:
+        if stmt.lineno >= line:
+            break
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) \
+                    and node.target.id == name:
+                c = maybe_int(node.value, ev) if isinstance(node.op, (ast.Add, ast.Sub)) \
+                    and stmt is node else None
+                if c is None:
+                    return None
+                shift += c if isinstance(node.op, ast.Add) else -c
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and any(
+                    isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                    for n in ast.walk(node)):
+                return None
+    return shift

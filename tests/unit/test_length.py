@@ -214,6 +214,34 @@ def test_the_epochs_a_periodic_evaluation_follows_are_read(tmp_path: Path, loop:
     assert (found.epochs, found.every_epochs, found.every_epochs_at) == (40, 10, at)
 
 
+def test_an_epochs_index_the_loop_moves_first_is_read_where_the_if_reads_it(
+        tmp_path: Path) -> None:
+    """pytorch/examples' minGPT-DDP trainer: `for epoch in range(...): epoch += 1` then `if
+    epoch % self.save_every == 0`: after the K-th, 2K-th, ... epochs (j0 = K - 1), not the 1st.
+    An index assigned otherwise before the if says nothing."""
+    found = run_program(tmp_path, """
+        data = list(range(8))
+        for epoch in range(40):
+            epoch += 1
+            for batch in data:
+                step(lambda obj: len(obj) if obj is data else None)
+                break
+            if epoch % 10 == 0:
+                evaluate()
+            break
+        for epoch in range(40):
+            epoch = epoch * 2
+            for batch in data:
+                step(lambda obj: len(obj) if obj is data else None)
+                break
+            if epoch % 10 == 0:
+                evaluate()
+            break
+    """, evaluate=lambda: None)
+    assert (found[0].every_epochs, found[0].every_epochs_at) == (10, 9)
+    assert found[1].every_epochs is None
+
+
 @pytest.mark.parametrize("test", ["epoch % 10 == 0 or epoch == 39", "epoch > 5 and epoch % 10 == 0",
                                   "epoch % 10 == 0 and epoch % 3 == 0"])
 def test_an_if_on_the_epochs_index_in_another_form_says_no_epochs(tmp_path: Path,
