@@ -48,6 +48,7 @@ class ProbeState:
     # dt of the first step of each later epoch: steady step + the epoch-boundary cost; of which
     # fit()'s `done` (a loop's fit() returning); and the program's own work between two fit()
     boundary_steps: list[float] = field(default_factory=list)  # calls (`outside`: no cost)
+    boundary_epochs: list[int] = field(default_factory=list)  # ... the epoch each begins
     boundary_gaps: list[float] = field(default_factory=list)
     boundary_outside: list[float] = field(default_factory=list)
     steps: int = 0
@@ -199,6 +200,7 @@ class ProbeState:
         elif self._epoch is not None:
             # fit() called in a loop: the previous call's teardown belongs to this boundary
             self.boundary_steps.append(dt + pending)
+            self.boundary_epochs.append(e)
             self.boundary_gaps.append(pending)
             self.boundary_outside.append(min(outside, dt))
         else:

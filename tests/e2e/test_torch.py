@@ -211,6 +211,19 @@ def test_the_probe_goes_on_to_the_first_epoch_an_evaluation_follows(tmp_path: Pa
     assert est.equation == "5.3" and est.terms.n_val == 25
 
 
+def test_work_by_hand_every_tenth_epoch_lands_on_ten_boundaries(tmp_path: Path) -> None:
+    """The same `if epoch % 10 == 0`, its work a test by hand (no loader, no validation pass):
+    the boundary after epoch 0 carries it, the next does not - 10 of the 99 boundaries of 100
+    epochs carry it on top of the others' cost."""
+    log, _ = agent(tmp_path, PY, str(SCRIPTS / "eval_every.py"), "hand")
+    events, _ = read_log(log)
+    assert not [v for v in events if isinstance(v, Val)]
+    est = estimate_runtime(load_probe(log).state, 100)
+    t = est.terms
+    assert t.n_per == 10 and t.t_per is not None and t.t_per > t.t_ep
+    assert any("10 of 99 boundaries" in n for n in est.notes)
+
+
 def test_ranks_agree_on_rank_0s_stop_at_agreed_steps_not_at_every_step(tmp_path: Path) -> None:
     """A collective at every step (and, on NCCL, the host waiting for the device at each) made a
     torchrun job of 1 ms steps 1.6x slower under the agent: rank 0's stop now reaches the other

@@ -90,6 +90,23 @@ def test_validation_every_kth_epoch_is_counted_after_those_epochs(log_builder) -
     assert "+ (4-1) x 3.000" in est.formula()
 
 
+def test_work_after_every_kth_epoch_lands_on_those_boundaries_only(log_builder) -> None:  # type: ignore[no-untyped-def]
+    """`if epoch % 10 == 0: save()` (no pass over a loader): the boundary after epoch 0 carried
+    2 s of it, the next none - 4 of the 39 boundaries carry it, the others cost the plain one's
+    (a DataLoader's first boundary's excess had been taken as one-off work: none counted)."""
+    b = log_builder(steps_per_epoch=10, val_steps=0, epochs=40, framework="torch 2.13.0")
+    b.init(2.0)
+    b.events.append({"ev": "plan", "t": b.t, "epochs": 40, "steps": 400, "every_epochs": 10,
+                     "every_epochs_at": 0, "every_source": "if epoch % 10 == 0 (train.py:9)"})
+    b.steps(0, [1.0] + [0.1] * 9).steps(1, [2.15] + [0.1] * 9).steps(2, [0.15] + [0.1] * 9)
+    est = estimate_runtime(state_of(b), 40)
+    t = est.terms
+    assert (t.n_per, t.every) == (4, 100) and t.t_per == pytest.approx(2.0, abs=0.01)
+    assert t.t_ep == pytest.approx(0.05, abs=0.01)
+    assert any("after epochs 1, 11, 21, ... (4 of 39 boundaries)" in n for n in est.notes)
+    assert "+ 4 x 2.000" in est.formula()
+
+
 @pytest.mark.parametrize("vals,epochs", [
     ({0: 3.0, 1: 3.0}, 3),  # a pass after an epoch the plan does not name: one every epoch
     ({0: 3.0}, 1),  # no epoch the plan does not name ended: nothing says the others have none

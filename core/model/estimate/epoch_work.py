@@ -5,9 +5,10 @@ was counted at every epoch (40 epochs evaluated 4 times: +104 %).
 
 The passes are taken as this work only where the probe saw it come and go: every pass after an
 epoch the plan names, and an epoch it does not name ended (the next one began) with none - a
-pass every epoch beside a checkpoint every K stays one an epoch. The boundaries are the
-forecast's (stalls.py): a DataLoader's are what its later ones cost, the first's one-off work
-apart."""
+pass every epoch beside a checkpoint every K stays one an epoch. Work that is no pass over a
+loader (a checkpoint, a test by hand) lands in the boundary after its epoch: where the probe
+timed boundaries with it and without, and no stall model forecasts them (a DataLoader's), the
+boundaries to come cost the plain ones', and those after the named epochs their work on top."""
 
 from __future__ import annotations
 
@@ -27,11 +28,11 @@ class EpochWork:
         n = math.floor(epochs + 1e-9)
         return 0 if n <= self.at else (n - 1 - self.at) // self.every + 1
 
-    def describe(self, epochs: float) -> str:
+    def describe(self, epochs: float, unit: str = "") -> str:
         """"after epochs 1, 11, 21, ... (4 of 40)": counted from 1, as a user counts them."""
         first = [self.at + 1 + i * self.every for i in range(3)]
         return (f"after epochs {', '.join(map(str, first))}, ... ({self.after(epochs)} of "
-                f"{epochs:g})")
+                f"{epochs:g}{unit})")
 
 
 def periodic_validation(state: ProbeState) -> EpochWork | None:
@@ -44,3 +45,42 @@ def periodic_validation(state: ProbeState) -> EpochWork | None:
         return None
     ended = [e for e in state.steps_by_epoch if e + 1 in state.steps_by_epoch]
     return EpochWork(k, at) if any(e % k != at for e in ended) else None
+
+
+@dataclass(frozen=True)
+class BoundaryWork:
+    """The boundaries to come: ``per`` each, and ``extra`` more at ``n`` of them (the work every
+    ``every`` steps), said in ``note``."""
+
+    per: float
+    extra: float
+    n: int
+    every: int
+    note: str
+
+
+def boundary_work(state: ProbeState, t_it: float, n_ep: float) -> BoundaryWork | None:
+    """Work after the plan's epochs that is no validation pass, where the probe timed
+    boundaries with it and without (None: as the forecast says)."""
+    plan = state.plan
+    if plan is None or not plan.every_epochs or plan.every_epochs < 2 or plan.every \
+            or periodic_validation(state) is not None:
+        return None
+    work = EpochWork(plan.every_epochs, (plan.every_epochs_at or 0) % plan.every_epochs)
+    costs = state.boundary_overheads(t_it)
+    named = [(e - 1) % work.every == work.at for e in state.boundary_epochs[:len(costs)]]
+    plain = [c for c, w in zip(costs, named) if not w]
+    done = [c for c, w in zip(costs, named) if w]
+    if not (plain and done):
+        return None
+    plain = plain[1:] if len(plain) >= 2 and not named[0] else plain  # the first's one-off work
+    per = sum(plain) / len(plain)
+    extra = sum(done) / len(done) - per
+    if extra <= 0.0:
+        return None  # nothing there the others lack: as the forecast says
+    n_work = work.after(max(0.0, n_ep - 1))  # boundaries after the named epochs (not the last)
+    where = plan.every_source.split(": every")[0]
+    note = (f"work {work.describe(n_ep - 1, ' boundaries')}, under {where}: +{extra:.2f} s at "
+            f"each boundary after them, {per:.2f} s at the others")
+    n_it = state.steps_per_epoch or 1
+    return BoundaryWork(per, extra, n_work, work.every * n_it, note)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from .bounds import Calibration, Uncertainty, interval
 from .early_stop import early_stopped, soonest_stop, stopped_after, upper_bound_note
+from .epoch_work import boundary_work
 from .length import ended_by_itself
 from .phases import estimate_phase, stop_note, stop_reach, with_phases
 from .stalls import BoundaryForecast, end_ratio, forecast, redrawn_stalls
@@ -18,7 +19,7 @@ from .wakeups import epoch_lifetimes
 from ...agent.steady import DEFAULT_STATISTIC
 from .training import (DEFAULT_HORIZONS, EQUATIONS, MEASURED, PER_STEPS_EQUATION, Estimate,
                        NoEstimate, Terms, eq_5_1, eq_5_3, eq_5_4, parse_horizons,
-                       training_estimate, with_drift)
+                       steady_training, training_estimate, with_drift)
 
 __all__ = ["DEFAULT_HORIZONS", "EQUATIONS", "Estimate", "NoEstimate", "Terms", "eq_5_1", "eq_5_3",
            "eq_5_4", "estimate_runtime", "measured_run", "parse_horizons", "per_steps_estimate",
@@ -102,7 +103,7 @@ def whole_process(state: ProbeState, est: Estimate, n_ep: float,
     else:
         est, fc, train_s = _iteration_based(state, est, n_b, n_ep, cal, measured_end)
     t = est.terms
-    train_steps = _steady_training(t, n_ep)
+    train_steps = steady_training(t, n_ep)
     tally = _Tally(est.runtime_s, list(est.notes), unseen=fc.unseen_high)
     fit = tally.total - t.t_init
     fit_end = state.fit_end_time if measured_end else fc.fit_end
@@ -301,27 +302,23 @@ def per_steps_estimate(state: ProbeState, n: int, statistic: str = DEFAULT_STATI
                                u.as_dict()), state)
 
 
-def _steady_training(t: Terms, n_ep: float) -> float:
-    """The steady steps' share of the run: what a step time off by a few percent moves."""
-    if t.t_it is not None and t.t_it == t.t_it:
-        return max(0.0, n_ep * t.n_it - 1) * t.t_it
-    return max(0.0, n_ep - 1) * (t.t_ep2 or 0.0)
-
-
 def _iteration_based(state: ProbeState, est: Estimate, n_b: float, n_ep: float,
                      cal: Calibration, ended: bool) -> tuple[Estimate, BoundaryForecast, float]:
-    """Eq. 5.3/5.4 with each boundary to come costing what the forecast expects (the probe's own
-    boundaries are evidence, not the answer: one seen stall says little about the next).
-    Returns the estimate, the forecast and the steps' spread."""
-    t = est.terms
-    t_it = t.t_it or 0.0
-    per_epoch = 1.0 if t.n_val is None else t.n_val / max(n_ep, 1)  # validation passes
-    epoch_s = t.n_it * t_it + (t.t_val or 0.0) * per_epoch
-    fc = forecast(state, t_it, epoch_s, n_b, cal, with_fit_end=not ended,
-                  train_s=_steady_training(t, n_ep))
-    runtime = est.runtime_s + n_b * (fc.per_boundary - t.t_ep)
+    """Eq. 5.3/5.4, each boundary to come what the forecast expects (one stall seen says little of
+    the next), work after every K-th epoch on top (epoch_work.py): estimate, forecast, spread."""
+    t, t_it = est.terms, est.terms.t_it or 0.0
+    vals = 1.0 if t.n_val is None else t.n_val / max(n_ep, 1)  # validation passes an epoch
+    fc = forecast(state, t_it, t.n_it * t_it + (t.t_val or 0.0) * vals, n_b, cal,
+                  with_fit_end=not ended, train_s=steady_training(t, n_ep))
+    work = None if fc.p_stall else boundary_work(state, t_it, n_ep)
+    per = work.per if work else fc.per_boundary
+    if work is not None:  # work after every K-th epoch on top of those boundaries (epoch_work)
+        est = replace(est, runtime_s=est.runtime_s + work.n * work.extra,
+                      notes=(*est.notes, work.note),
+                      terms=replace(t, every=work.every, t_per=work.extra, n_per=work.n))
+    runtime = est.runtime_s + n_b * (per - t.t_ep)
     steps_s = max(0.0, n_ep * t.n_it - 1) * max(0.0, (t.t_it_high or t_it) - t_it) / STEP_CI_Z
-    terms = replace(t, t_ep=fc.per_boundary, t_ep_seen=t.t_ep)
+    terms = replace(est.terms, t_ep=per, t_ep_seen=t.t_ep)
     return replace(est, runtime_s=runtime, terms=terms), fc, steps_s
 
 

@@ -159,6 +159,13 @@ class Estimate:
                 f" + ({t.n_ep:g}-1) x ({t.n_it} x {t.t_it:.5f}{ep}){post} = {self.runtime_s:.2f} s")
 
 
+def steady_training(t: Terms, n_ep: float) -> float:
+    """The steady steps' share of the run: what a step time off by a few percent moves."""
+    if t.t_it is not None and t.t_it == t.t_it:
+        return max(0.0, n_ep * t.n_it - 1) * t.t_it
+    return max(0.0, n_ep - 1) * (t.t_ep2 or 0.0)
+
+
 def eq_5_1(t_init: float, t_ep1: float, t_ep2: float, n_ep: float) -> float:
     return t_init + t_ep1 + (n_ep - 1) * t_ep2
 
