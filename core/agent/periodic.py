@@ -75,8 +75,8 @@ def periodic_outside(loop: ast.For | ast.While, frame: FrameType,
     for node in _periodic_ifs(loop, frame, shallow=True):
         hit = periodic_if(node, ev, frame)
         if hit is not None:
-            work = every_k_iterations(loop, frame, node.test) if isinstance(loop, ast.For) \
-                else None
+            work = every_k_iterations(loop, frame, node.test) \
+                if isinstance(loop, ast.For) and not node.orelse else None  # an else: not only K
             return (0, f"{hit[1]}: every {hit[0]} passes of its loop"), work
     return None, None
 

@@ -243,7 +243,10 @@ def test_an_epochs_index_the_loop_moves_first_is_read_where_the_if_reads_it(
 
 
 @pytest.mark.parametrize("test", ["epoch % 10 == 0 or epoch == 39", "epoch > 5 and epoch % 10 == 0",
-                                  "epoch % 10 == 0 and epoch % 3 == 0"])
+                                  "epoch % 10 == 0 and epoch % 3 == 0",
+                                  # an else evaluates too: not only every 10th
+                                  "epoch % 10 == 0:\n                evaluate()\n"
+                                  "            elif epoch > 30"])
 def test_an_if_on_the_epochs_index_in_another_form_says_no_epochs(tmp_path: Path,
                                                                   test: str) -> None:
     (found,) = run_program(tmp_path, f"""
