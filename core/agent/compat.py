@@ -40,7 +40,7 @@ KERAS_EARLY_STOPPING_WAIT = ("patience", "start_from_epoch", "baseline")
 # Model.fit's parameters the adapter reads: the first four by position too, then by name only
 KERAS_FIT_POSITIONAL = ("x", "y", "batch_size", "epochs")
 KERAS_FIT_NAMED = ("steps_per_epoch", "validation_data", "validation_split", "validation_steps",
-                   "validation_batch_size", "initial_epoch", "callbacks")
+                   "validation_batch_size", "initial_epoch", "callbacks", "validation_freq")
 KERAS_EVALUATE_NAMED = ("batch_size", "steps", "verbose", "return_dict")  # passed by name
 # the Callback methods ProbeCallback overrides, and the keys of Callback.params it reads
 KERAS_CALLBACK_HOOKS = ("on_train_begin", "on_epoch_begin", "on_train_batch_end", "on_test_begin",

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, until
-from probecast.core.model.events import Done, End, Init, Log, Start, Step, Val, read_log
+from probecast.core.model.estimate.runtime import estimate_runtime
+from probecast.core.model.events import Done, End, Init, Log, Plan, Start, Step, Val, read_log
+from probecast.core.model.logstore import load_probe
 
 TINY_KERAS = """
 import sys
@@ -84,6 +86,25 @@ def test_zero_code_hook_probes_unchanged_script_and_stops_it(tmp_path: Path) -> 
     # the rest of training is skipped, the program's post-training code runs and is timed
     assert (tmp_path / "m").read_text() == "ran"
     assert events[-1].exit_code == 0 and events[-1].dt > 0
+
+
+@pytest.mark.tensorflow
+def test_keras_validation_freq_is_counted_after_those_epochs_only(tmp_path: Path) -> None:
+    """fit(validation_freq=3): validation after epochs 3, 6, ... - the plan says so, the probe
+    goes on to the 4th epoch if it has not reached it, and 30 epochs count 10 passes (the agent's
+    own passes at its stop, in the epoch it stopped in, say nothing of which epochs validate)."""
+    s = script(tmp_path, "model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), "
+                         "validation_freq=3, verbose=0)")
+    log = tmp_path / "probe.jsonl"
+    r = agent("run", "--max-steps", "8", "--out", str(log), "--", sys.executable, str(s), "30",
+              str(tmp_path / "m"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, _ = read_log(log)
+    plan = next(e for e in events if isinstance(e, Plan) and e.every_epochs)
+    assert (plan.every_epochs, plan.every_epochs_at) == (3, 2)
+    assert [v.epoch for v in events if isinstance(v, Val)][0] == 2
+    est = estimate_runtime(load_probe(log).state, 30)
+    assert est.equation == "5.3" and est.terms.n_val == 10
 
 
 @pytest.mark.tensorflow

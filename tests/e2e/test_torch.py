@@ -274,6 +274,21 @@ def test_lightning_is_stopped_through_its_trainer_and_gives_its_epochs(tmp_path:
     assert epochs_run < 60  # 60 x 112 steps: more than the probe goes on for on any machine
 
 
+def test_lightning_validation_every_fourth_epoch_is_counted_fifteen_times(tmp_path: Path) -> None:
+    """Trainer(check_val_every_n_epoch=4): validation after epochs 4, 8, ... - the plan says so,
+    the probe goes on to the 5th epoch for the first pass if it has not reached it, and 60
+    epochs count 15 passes, not 60."""
+    pytest.importorskip("lightning")
+    log, _ = agent(tmp_path, PY, str(SCRIPTS / "lit.py"), "every4")
+    events, _ = read_log(log)
+    plans = [e for e in events if isinstance(e, Plan) and e.every_epochs]
+    assert plans and (plans[0].every_epochs, plans[0].every_epochs_at) == (4, 3)
+    vals = [v.epoch for v in events if isinstance(v, Val)]
+    assert vals and vals[0] == 3
+    est = estimate_runtime(load_probe(log).state, 60)
+    assert est.equation == "5.3" and est.terms.n_val == 15
+
+
 def test_a_lightning_early_stop_within_reach_is_waited_for_and_seen_whole(tmp_path: Path) -> None:
     """Lightning's EarlyStopping (patience 2: its soonest end after 3 validations, one an
     epoch): the agent reads it from the Trainer, says the 40 epochs are an upper bound, and goes

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # Model.fit's parameters, by compat's names (the compat check holds them to its signature)
 _X, _Y, _BATCH_SIZE, _EPOCHS = compat.KERAS_FIT_POSITIONAL
 (_STEPS_PER_EPOCH, _VALIDATION_DATA, _VALIDATION_SPLIT, _VALIDATION_STEPS, _VALIDATION_BATCH_SIZE,
- _INITIAL_EPOCH, _CALLBACKS) = compat.KERAS_FIT_NAMED
+ _INITIAL_EPOCH, _CALLBACKS, _VALIDATION_FREQ) = compat.KERAS_FIT_NAMED
 _E_BATCH_SIZE, _E_STEPS, _E_VERBOSE, _E_RETURN_DICT = compat.KERAS_EVALUATE_NAMED
 
 
@@ -99,6 +99,7 @@ def fit_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, An
         "val_steps": val_steps, "val_x": val_x, "val_y": val_y, "val_split": val_split,
         "x": x, "y": named.get(_Y), "initial_epoch": int(named.get(_INITIAL_EPOCH) or 0),
         "callbacks": list(named.get(_CALLBACKS) or []),
+        "val_freq": named.get(_VALIDATION_FREQ) if val_data is not None or val_split else None,
     }
 
 
@@ -330,6 +331,11 @@ class KerasFitAdapter:
         if self.calls == 1:
             info["hint"] = STALL_HINT
             self._plan_calls(info)
+            freq = info["val_freq"]
+            if isinstance(freq, int) and not isinstance(freq, bool) and 1 < freq <= info["epochs"]:
+                # validation after the epochs j (from 0) where (j + 1) % freq == 0 (epoch_work)
+                self.session.plan(every_epochs=freq, every_epochs_at=freq - 1,
+                                  every_source=f"fit(validation_freq={freq})")
         return info
 
     def _plan_calls(self, info: dict[str, Any]) -> None:

@@ -59,6 +59,11 @@ class LightningAdapter:
         interval = getattr(trainer, compat.LIGHTNING_VAL_INTERVAL, None)
         if isinstance(interval, int) and not isinstance(interval, bool) and interval > 1:
             found.every, found.every_source = interval, f"Trainer(val_check_interval={interval})"
+        every = getattr(trainer, compat.LIGHTNING_VAL_EVERY_EPOCHS, None)
+        if isinstance(every, int) and not isinstance(every, bool) and every > 1 and not found.every:
+            # validation after the epochs j (from 0) where (j + 1) % every == 0 (epoch_work)
+            found.every_epochs, found.every_epochs_at = every, every - 1
+            found.every_source = f"Trainer(check_val_every_n_epoch={every})"
         soonest = earliest_stop(trainer)
         if isinstance(soonest, tuple):  # a validation every K steps: its soonest, in steps
             if not found.steps or soonest[0] < found.steps:

@@ -4,7 +4,7 @@ after the epochs j, from 0, where j % K == j0); a validation pass the probe time
 was counted at every epoch (40 epochs evaluated 4 times: +104 %).
 
 The passes are taken as this work only where the probe saw it come and go: every pass after an
-epoch the plan names, and an epoch it does not name ended (the next one began) with none - a
+epoch the plan names (of the epochs that ended), and an epoch it does not name ended with none - a
 pass every epoch beside a checkpoint every K stays one an epoch. Work that is no pass over a
 loader (a checkpoint, a test by hand) lands in the boundary after its epoch: where the probe
 timed boundaries with it and without, and no stall model forecasts them (a DataLoader's), the
@@ -41,9 +41,10 @@ def periodic_validation(state: ProbeState) -> EpochWork | None:
     if plan is None or not plan.every_epochs or plan.every_epochs < 2 or not state.vals:
         return None
     k, at = plan.every_epochs, (plan.every_epochs_at or 0) % plan.every_epochs
-    if not all(v.epoch % k == at for v in state.vals):
-        return None
     ended = [e for e in state.steps_by_epoch if e + 1 in state.steps_by_epoch]
+    # (passes in the epoch the probe stopped: Keras' timed by the agent at its stop)
+    if not all(v.epoch % k == at for v in state.vals if v.epoch in ended):
+        return None
     return EpochWork(k, at) if any(e % k != at for e in ended) else None
 
 
