@@ -64,7 +64,7 @@ CORPORA = ("runs", "runs-torch", "runs-long", "runs-fresh", "runs-shapes", "runs
            "runs-shapes-interleaved", "runs-gpu-h100-public")
 # public scripts run plainly for the truth (benchmarks/public.py): a plain run has no log to
 # split, so these are judged whole - their rows say how far, and the terms stay empty
-WHOLE_ONLY = ("runs-public", "runs-gpu-h200-public")
+WHOLE_ONLY = ("runs-public", "runs-gpu-h200-public", "runs-epoch-work")
 
 
 @dataclass
