@@ -30,9 +30,11 @@ class EpochWork:
 
     def describe(self, epochs: float, unit: str = "") -> str:
         """"after epochs 1, 11, 21, ... (4 of 40)": counted from 1, as a user counts them."""
-        first = [self.at + 1 + i * self.every for i in range(3)]
-        return (f"after epochs {', '.join(map(str, first))}, ... ({self.after(epochs)} of "
-                f"{epochs:g}{unit})")
+        n = self.after(epochs)
+        first = [str(self.at + 1 + i * self.every) for i in range(min(n, 3))] + ["..."][:n > 3]
+        if not n:
+            return f"after none of the {epochs:g}{unit or ' epochs'} (the first: {self.at + 1})"
+        return f"after epochs {', '.join(first)} ({n} of {epochs:g}{unit})"
 
 
 def periodic_validation(state: ProbeState) -> EpochWork | None:
