@@ -192,6 +192,23 @@ def test_an_if_every_k_epochs_in_the_epochs_loop_is_no_work_every_k_steps(tmp_pa
     assert (found.fields()["every_epochs"], found.fields()["every_epochs_at"]) == (100, 0)
 
 
+def epochs_loop(test: str, loop: str = "range(40)", first: str = "") -> str:
+    """A loop of epochs over a loader of 8 batches, ``if {test}: evaluate()`` after each pass
+    (``first``: the loop's first statement)."""
+    return f"""
+        rank = 0
+        data = list(range(8))
+        for epoch in {loop}:
+            {first or 'pass'}
+            for batch in data:
+                step(lambda obj: len(obj) if obj is data else None)
+                break
+            if {test}:
+                evaluate()
+            break
+    """
+
+
 @pytest.mark.parametrize(("loop", "test", "at"), [
     ("range(1, 41)", "epoch % 10 == 0", 9),  # epochs counted from 1: after the 10th, 20th, ...
     ("range(40)", "(epoch + 1) % 10 == 0", 9),
@@ -200,46 +217,19 @@ def test_an_if_every_k_epochs_in_the_epochs_loop_is_no_work_every_k_steps(tmp_pa
 ])
 def test_the_epochs_a_periodic_evaluation_follows_are_read(tmp_path: Path, loop: str, test: str,
                                                            at: int) -> None:
-    (found,) = run_program(tmp_path, f"""
-        rank = 0
-        data = list(range(8))
-        for epoch in {loop}:
-            for batch in data:
-                step(lambda obj: len(obj) if obj is data else None)
-                break
-            if {test}:
-                evaluate()
-            break
-    """, evaluate=lambda: None)
+    (found,) = run_program(tmp_path, epochs_loop(test, loop), evaluate=lambda: None)
     assert (found.epochs, found.every_epochs, found.every_epochs_at) == (40, 10, at)
 
 
+@pytest.mark.parametrize(("first", "at"), [("epoch += 1", 9), ("epoch = epoch * 2", None)])
 def test_an_epochs_index_the_loop_moves_first_is_read_where_the_if_reads_it(
-        tmp_path: Path) -> None:
+        tmp_path: Path, first: str, at: int | None) -> None:
     """pytorch/examples' minGPT-DDP trainer: `for epoch in range(...): epoch += 1` then `if
     epoch % self.save_every == 0`: after the K-th, 2K-th, ... epochs (j0 = K - 1), not the 1st.
     An index assigned otherwise before the if says nothing."""
-    found = run_program(tmp_path, """
-        data = list(range(8))
-        for epoch in range(40):
-            epoch += 1
-            for batch in data:
-                step(lambda obj: len(obj) if obj is data else None)
-                break
-            if epoch % 10 == 0:
-                evaluate()
-            break
-        for epoch in range(40):
-            epoch = epoch * 2
-            for batch in data:
-                step(lambda obj: len(obj) if obj is data else None)
-                break
-            if epoch % 10 == 0:
-                evaluate()
-            break
-    """, evaluate=lambda: None)
-    assert (found[0].every_epochs, found[0].every_epochs_at) == (10, 9)
-    assert found[1].every_epochs is None
+    (found,) = run_program(tmp_path, epochs_loop("epoch % 10 == 0", first=first),
+                           evaluate=lambda: None)
+    assert (found.every_epochs, found.every_epochs_at) == ((10, at) if at is not None else (None, 0))
 
 
 @pytest.mark.parametrize("test", ["epoch % 10 == 0 or epoch == 39", "epoch > 5 and epoch % 10 == 0",
@@ -249,16 +239,7 @@ def test_an_epochs_index_the_loop_moves_first_is_read_where_the_if_reads_it(
                                   "            elif epoch > 30"])
 def test_an_if_on_the_epochs_index_in_another_form_says_no_epochs(tmp_path: Path,
                                                                   test: str) -> None:
-    (found,) = run_program(tmp_path, f"""
-        data = list(range(8))
-        for epoch in range(40):
-            for batch in data:
-                step(lambda obj: len(obj) if obj is data else None)
-                break
-            if {test}:
-                evaluate()
-            break
-    """, evaluate=lambda: None)
+    (found,) = run_program(tmp_path, epochs_loop(test), evaluate=lambda: None)
     assert found.every_epochs is None and found.every == 0  # not every K steps either
 
 
