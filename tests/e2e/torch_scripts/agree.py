@@ -1,5 +1,7 @@
 """Two gloo ranks call the agent's agree() once a step, as its hook does, rank 0 deciding to
-stop at step STOP_AT; each rank prints the step it left at and the collectives it took part in.
+stop at step STOP_AT; each rank writes the step it left at and the collectives it took part in
+and the seconds it took to `left-RANK.txt` (two ranks' prints share one stdout, their lines
+run into each other).
 (torch_devices.agree: rank 0's decision reaches the others at agreed steps, not every step.)"""
 
 import os
@@ -24,13 +26,14 @@ def counted(*args, **kwargs):
 
 
 dist.all_reduce = counted  # agree resolves it at its first call
+began = time.perf_counter()
 for step in range(1, 100_000):
     time.sleep(0.001)  # a 1 ms step
     if torch_devices.agree(rank == 0 and step >= STOP_AT):
-        print(f"rank {rank} left at step {step} after {collectives} collectives", flush=True)
+        with open(f"left-{rank}.txt", "w") as fh:
+            fh.write(f"{step} {collectives} {time.perf_counter() - began}\n")
         break
 else:
-    print(f"rank {rank} never left", flush=True)
-    sys.exit(1)
+    sys.exit(1)  # never left
 dist.barrier()
 dist.destroy_process_group()
