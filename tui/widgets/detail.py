@@ -18,6 +18,9 @@ from .memory_view import memory_texts, no_fit_detail
 EQUATIONS = {
     "5.3": "T = T_init + T_it1 + (N_it−1)·T_it + T_val1 + (N_ep−1)·(N_it·T_it + T_val + T_ep)",
     "5.4": "T = T_init + T_it1 + (N_it−1)·T_it + (N_ep−1)·(N_it·T_it + T_ep)",
+    # validation after some epochs only (estimate/epoch_work.py): N_val passes
+    "5.3 N_val": "T = T_init + T_it1 + (N_it−1)·T_it + (N_ep−1)·(N_it·T_it + T_ep) + T_val1 + "
+                 "(N_val−1)·T_val",
     "5.1": "T = T_init + T(Ep1) + (N_ep−1)·T(Ep2)",
     "steps": "T = T_init + T_it1 + (N−1)·T_it + ⌊(N−1)/K⌋·T_per",
     "measured": "the probe saw the whole run: its runtime",
@@ -108,7 +111,7 @@ def render_detail(row: RankedRow | None) -> Any:
 def heading_lines(row: RankedRow) -> list[Text]:
     """The row, its equation, and how sure the ranking is that the leader beats it."""
     out = [Text.assemble((f"{row.instance} · batch {row.batch_label} · {row.workload}  ", "bold"),
-                         (f"Eq. {row.equation}: {EQUATIONS.get(row.equation, '')}", "cyan"))]
+                         (f"Eq. {row.equation}: {_symbols(row)}", "cyan"))]
     for p, word in ((row.p_faster, "faster"), (row.p_cheaper, "cheaper")):
         if p is None:
             continue
@@ -137,6 +140,11 @@ def terms_grid(row: RankedRow) -> Table:
     return grid
 
 
+def _symbols(row: RankedRow) -> str:
+    n_val = row.terms.get("n_val") if row.equation == "5.3" else None
+    return EQUATIONS.get(f"{row.equation} N_val" if n_val is not None else row.equation, "")
+
+
 def length_lines(row: RankedRow) -> list[Text]:
     """The job's length the terms are multiplied by: blocks, steps, or N_it x N_ep."""
     t = row.terms
@@ -148,8 +156,9 @@ def length_lines(row: RankedRow) -> list[Text]:
         if row.length_unknown:
             out.append(Text(f"length unknown: {row.length_unknown}", style="yellow"))
         return out
+    n_val = ("   ", ("N_val ", "bold"), str(t["n_val"])) if t.get("n_val") is not None else ()
     return [Text.assemble(("N_it ", "bold"), str(t["n_it"]), "   ", ("N_ep ", "bold"),
-                          _term(t, "n_ep", row) or "")]
+                          _term(t, "n_ep", row) or "", *n_val)]
 
 
 def bounds_lines(row: RankedRow) -> list[Text]:
