@@ -141,8 +141,12 @@ def terms_grid(row: RankedRow) -> Table:
 
 
 def _symbols(row: RankedRow) -> str:
-    n_val = row.terms.get("n_val") if row.equation == "5.3" else None
-    return EQUATIONS.get(f"{row.equation} N_val" if n_val is not None else row.equation, "")
+    t = row.terms
+    n_val = t.get("n_val") if row.equation == "5.3" else None
+    text = EQUATIONS.get(f"{row.equation} N_val" if n_val is not None else row.equation, "")
+    if row.equation in ("5.3", "5.4") and t.get("t_per") and t.get("n_per"):
+        text += " + n·T_per"  # periodic work: every K steps, or after every K-th epoch
+    return text
 
 
 def length_lines(row: RankedRow) -> list[Text]:
