@@ -147,36 +147,63 @@ def _count_in(lo: int, hi: int, modulus: tuple[int, int] | None) -> int:
     return (hi - 1 - r) // k - (lo - 1 - r) // k
 
 
-def every_k_iterations(loop: ast.For, frame: FrameType, test: ast.expr) -> tuple[int, int] | None:
+def every_k_iterations(loop: ast.For, frame: FrameType, test: ast.expr,
+                       skip: bool = False) -> tuple[int, int] | None:
     """The iterations of ``for i in range(a, b)`` an ``if`` holds on that thins its index out
     (``i % K == r``, ``(i + 1) % K == 0``; other tests joined by ``and`` not on ``i``): (K, j0)
-    - it holds on the j-th iteration (from 0) where j % K == j0. None where it reads ``i`` in
-    any other form or not at all."""
+    - it holds on the j-th iteration (from 0) where j % K == j0. ``skip``: the iterations it
+    does *not* hold on, the test ``i % K != r`` (an ``i != last`` beside it: the last pass
+    works too, not counted). ``i`` may be moved first (``epoch += 1``) or named anew
+    (``epoch_p_1 = epoch + 1``: timm's train.py). None where the test reads it in any other form
+    or not at all."""
     name, span = _range_loop(loop, frame)
     if name is None or span is None:
         return None
     ev = Evaluator(frame)
-    shift = _moved_index(loop.body, name, test.lineno, ev)
-    if shift is None:
+    names = _index_names(loop.body, name, test.lineno, ev)
+    if names is None:
         return None
     found: tuple[int, int] | None = None
     tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     for each in tests:
-        if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(each)):
+        read = next((n.id for n in ast.walk(each) if isinstance(n, ast.Name) and n.id in names),
+                    None)
+        if read is None:
             continue
-        read = _constraint(each, name, ev)
-        if read is None or read[0] != "mod" or found is not None:
+        mod = _modulus(each, read, ev, ast.NotEq if skip else ast.Eq)
+        if mod is None and skip and _compared(each, read, ast.NotEq):
+            continue  # `epoch_p_1 != num_epochs`: the last pass works too
+        if mod is None or found is not None:
             return None
-        k, r = read[1], read[2]
-        found = (k, (r - span[0] - shift) % k)
+        k, r = mod
+        found = (k, (r - span[0] - names[read]) % k)
     return found if found is not None and found[0] > 1 else None
 
 
-def _moved_index(body: list[ast.stmt], name: str, line: int, ev: Evaluator) -> int | None:
-    """What the loop's body adds to its index before ``line`` (``epoch += 1`` first thing:
-    pytorch/examples' minGPT-DDP trainer counts its epochs from 1 so); None where it assigns
-    it otherwise."""
-    shift = 0
+def _modulus(test: ast.expr, name: str, ev: Evaluator, op: type) -> tuple[int, int] | None:
+    """``(name + c) % K <op> r``: (K, r - c mod K)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], op)
+            and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Mod)):
+        return None
+    shift = _shifted(test.left.left, name, ev)
+    k, r = maybe_int(test.left.right, ev), maybe_int(test.comparators[0], ev)
+    if shift is None or k is None or r is None or k < 1:
+        return None
+    return k, (r - shift) % k
+
+
+def _compared(test: ast.expr, name: str, op: type) -> bool:
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], op) \
+        and any(isinstance(s, ast.Name) and s.id == name for s in (test.left, *test.comparators))
+
+
+def _index_names(body: list[ast.stmt], name: str, line: int,
+                 ev: Evaluator) -> dict[str, int] | None:
+    """The names the loop's body holds its index in before ``line``, each with what it adds:
+    the index itself moved first (``epoch += 1``: pytorch/examples' minGPT-DDP trainer counts
+    its epochs from 1 so), a name made from it (``epoch_p_1 = epoch + 1``). None where the body
+    assigns the index otherwise."""
+    names = {name: 0}
     for stmt in body:
         if stmt.lineno >= line:
             break
@@ -187,9 +214,13 @@ def _moved_index(body: list[ast.stmt], name: str, line: int, ev: Evaluator) -> i
                     and stmt is node else None
                 if c is None:
                     return None
-                shift += c if isinstance(node.op, ast.Add) else -c
+                names[name] += c if isinstance(node.op, ast.Add) else -c
+            elif isinstance(node, ast.Assign) and stmt is node and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], ast.Name) and node.targets[0].id != name \
+                    and (c := _shifted(node.value, name, ev)) is not None:
+                names[node.targets[0].id] = names[name] + c
             elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and any(
                     isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
                     for n in ast.walk(node)):
                 return None
-    return shift
+    return names

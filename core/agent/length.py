@@ -64,6 +64,7 @@ class Length:
     # every K steps)
     every_epochs: int | None = None  # work between epochs after every K-th (periodic.py) ...
     every_epochs_at: int = 0  # ... after the epochs j (from 0) where j % K == this
+    every_epochs_source: str = ""  # ... where it was read
 
     def fields(self) -> dict[str, Any]:
         """The `plan` event's fields (only those known)."""
@@ -74,10 +75,11 @@ class Length:
                 out[name] = int(value)
         if self.source and ("epochs" in out or "steps" in out):
             out["source"] = self.source[:300]
-        if self.every_source and ("every" in out or self.every_epochs):
+        if self.every_source and "every" in out:
             out["every_source"] = self.every_source[:300]
         if self.every_epochs and self.every_epochs > 1:
             out["every_epochs"], out["every_epochs_at"] = self.every_epochs, self.every_epochs_at
+            out["every_epochs_source"] = self.every_epochs_source[:300]
         if self.earliest_epochs and "epochs" in out:
             out["earliest_epochs"] = int(self.earliest_epochs)
         elif self.earliest_steps and ("steps" in out or "epochs" in out):
@@ -258,6 +260,7 @@ def _totals_from_loops(found: Length) -> None:
     found.source = " x ".join(lp.text for lp in reversed(loops[: at + 1] + outer))
     if outer and outer[0].work_every:  # `if epoch % K == 0: evaluate()` in the epochs' loop
         found.every_epochs, found.every_epochs_at = outer[0].work_every
+        found.every_epochs_source = outer[0].work_source
     if len(outer) >= 2 and not found.every and (outer[-1].count or 0) > 1:
         # a loop around the epochs' loop: its own work each pass (an RL rollout before each
         # update's epochs) comes every K steps - periodic work the probe goes on to time

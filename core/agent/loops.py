@@ -41,7 +41,8 @@ class Loop:
     stop: tuple[int, str] | None = None  # an early stop in its body: its soonest pass, where
     leaves: str = ""  # where it breaks out at an index it counts, before its data runs out
     iterations: int | None = None  # its iterations, where it steps on fewer (guards.py)
-    work_every: tuple[int, int] | None = None  # work after its j-th iterations, j % K == j0
+    work_every: tuple[int, int] | None = None  # work after its j-th iterations, j % K == j0 ...
+    work_source: str = ""  # ... where it is written
 
 
 _TREES: dict[str, ast.Module | None] = {}
@@ -95,8 +96,10 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
                     every = None
                 if every is not None and loop.iterations and loop.count:  # K iterations: in
                     every = (max(1, round(every[0] * loop.count / loop.iterations)), every[1])
-            elif every is None:
-                every, loop.work_every = periodic_outside(node, user)
+            else:  # work between passes; beside work every K steps too (timm's train.py)
+                outside, loop.work_every = periodic_outside(node, user)
+                loop.work_source = outside[1] if outside and loop.work_every else ""
+                every = outside if every is None else every
             loops.append(loop)
     if every is None and loops:
         every = _periodic_in_callbacks(files)

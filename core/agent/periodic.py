@@ -23,13 +23,16 @@ PERIODIC_WORDS = ("eval", "valid", "test", "save", "checkpoint", "ckpt", "estima
 def periodic_if(node: ast.If, ev: Evaluator, frame: FrameType) -> tuple[int, str] | None:
     """``if ... % K == 0:`` whose body evaluates or saves: (K, where it is written)."""
     k = _modulo(node.test, ev)
-    if k is None or k <= 1:
-        return None
-    calls = [c for b in node.body for c in ast.walk(b) if isinstance(c, ast.Call)]
-    words = [call_name(c).lower() for c in calls] + [w for c in calls for w in _data_names(c)]
-    if not any(w in c for c in words for w in PERIODIC_WORDS):
+    if k is None or k <= 1 or not _works(node.body):
         return None
     return k, f"if {ast.unparse(node.test)[:80]} ({os.path.basename(frame.f_code.co_filename)}:{node.lineno})"
+
+
+def _works(body: list[ast.stmt]) -> bool:
+    """Whether statements evaluate, sample, save or draw (a call so named, or run on test data)."""
+    calls = [c for b in body for c in ast.walk(b) if isinstance(c, ast.Call)]
+    words = [call_name(c).lower() for c in calls] + [w for c in calls for w in _data_names(c)]
+    return any(w in c for c in words for w in PERIODIC_WORDS)
 
 
 def _modulo(test: ast.expr, ev: Evaluator) -> int | None:
@@ -78,6 +81,25 @@ def periodic_outside(loop: ast.For | ast.While, frame: FrameType,
             work = every_k_iterations(loop, frame, node.test) \
                 if isinstance(loop, ast.For) and not node.orelse else None  # an else: not only K
             return (0, f"{hit[1]}: every {hit[0]} passes of its loop"), work
+    return _skipped(loop, frame)
+
+
+def _skipped(loop: ast.For | ast.While, frame: FrameType,
+             ) -> tuple[tuple[int, str] | None, tuple[int, int] | None]:
+    """``if epoch_p_1 % K != 0 ...: continue`` in the epochs' loop, work after it: the passes
+    that do not skip it work (timm's train.py: validation and a checkpoint every
+    ``--val-interval`` epochs, and the last)."""
+    for i, node in enumerate(loop.body):
+        if not (isinstance(node, ast.If) and any(isinstance(s, ast.Continue) for s in node.body)
+                and " % " in ast.unparse(node.test) and _works(loop.body[i + 1:])):
+            continue
+        work = every_k_iterations(loop, frame, node.test, skip=True) \
+            if isinstance(loop, ast.For) else None
+        if work is None:
+            continue  # a test it cannot read on the index: nothing said
+        where = f"if {ast.unparse(node.test)[:80]}: continue " \
+                f"({os.path.basename(frame.f_code.co_filename)}:{node.lineno})"
+        return (0, f"{where}: the passes it does not skip"), work
     return None, None
 
 

@@ -133,6 +133,7 @@ class Plan(_Event, tag="plan"):
     time_limit_s: Duration | None = None  # ... and starts no run after this many seconds
     every_epochs: Count | None = None  # work between epochs (`if epoch % K == 0: evaluate()`)
     every_epochs_at: Count | None = None  # ... after the epochs j (from 0) with j % K == this
+    every_epochs_source: str = ""  # ... where it was read
 
 
 MB = Annotated[float, msgspec.Meta(ge=0, le=1e12)]

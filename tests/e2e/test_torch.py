@@ -190,7 +190,7 @@ def test_an_evaluation_every_tenth_epoch_is_counted_ten_times_in_a_hundred(tmp_p
     events, _ = read_log(log)
     plan = next(e for e in events if isinstance(e, Plan))
     assert (plan.epochs, plan.every_epochs, plan.every_epochs_at) == (100, 10, 0)
-    assert "(epoch + plus) % every == 0" in plan.every_source and plan.every is None
+    assert "(epoch + plus) % every == 0" in plan.every_epochs_source and plan.every is None
     assert [v.epoch for v in events if isinstance(v, Val)][:1] == [0]
     est = estimate_runtime(load_probe(log).state, 100)
     assert est.equation == "5.3" and est.terms.n_val == 10

@@ -232,6 +232,33 @@ def test_an_epochs_index_the_loop_moves_first_is_read_where_the_if_reads_it(
     assert (found.every_epochs, found.every_epochs_at) == ((10, at) if at is not None else (None, 0))
 
 
+@pytest.mark.parametrize(("skip", "read"), [
+    ("epoch_p_1 % args.val_interval != 0 and epoch_p_1 != num_epochs", (5, 4)),
+    ("epoch_p_1 > 3", None),  # a skip on another test: nothing said
+])
+def test_the_epochs_a_skip_guard_lets_work_are_read(tmp_path: Path, skip: str,
+                                                    read: tuple[int, int] | None) -> None:
+    """timm's train.py: `epoch_p_1 = epoch + 1; if epoch_p_1 % args.val_interval != 0 and
+    epoch_p_1 != num_epochs: continue`, then validation and a checkpoint - after every K-th
+    epoch (the last one too, not counted)."""
+    found, *_ = run_program(tmp_path, f"""
+        data = list(range(8))
+        num_epochs = 40
+        for epoch in range(num_epochs):
+            for batch in data:
+                step(lambda obj: len(obj) if obj is data else None)
+                break
+            epoch_p_1 = epoch + 1
+            if {skip}:
+                continue
+            validate()
+            break
+    """, args=argparse.Namespace(val_interval=5), validate=lambda: None)
+    assert ((found.every_epochs, found.every_epochs_at) if read else found.every_epochs) == read
+    if read:
+        assert "the passes it does not skip" in found.every_source
+
+
 @pytest.mark.parametrize("test", ["epoch % 10 == 0 or epoch == 39", "epoch > 5 and epoch % 10 == 0",
                                   "epoch % 10 == 0 and epoch % 3 == 0",
                                   # an else evaluates too: not only every 10th

@@ -335,7 +335,7 @@ class KerasFitAdapter:
             if isinstance(freq, int) and not isinstance(freq, bool) and 1 < freq <= info["epochs"]:
                 # validation after the epochs j (from 0) where (j + 1) % freq == 0 (epoch_work)
                 self.session.plan(every_epochs=freq, every_epochs_at=freq - 1,
-                                  every_source=f"fit(validation_freq={freq})")
+                                  every_epochs_source=f"fit(validation_freq={freq})")
         return info
 
     def _plan_calls(self, info: dict[str, Any]) -> None:

@@ -63,7 +63,7 @@ class LightningAdapter:
         if isinstance(every, int) and not isinstance(every, bool) and every > 1 and not found.every:
             # validation after the epochs j (from 0) where (j + 1) % every == 0 (epoch_work)
             found.every_epochs, found.every_epochs_at = every, every - 1
-            found.every_source = f"Trainer(check_val_every_n_epoch={every})"
+            found.every_epochs_source = f"Trainer(check_val_every_n_epoch={every})"
         soonest = earliest_stop(trainer)
         if isinstance(soonest, tuple):  # a validation every K steps: its soonest, in steps
             if not found.steps or soonest[0] < found.steps:

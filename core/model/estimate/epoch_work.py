@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..events import Plan
 from ..state import ProbeState
 
 
@@ -35,6 +36,13 @@ class EpochWork:
         if not n:
             return f"after none of the {epochs:g}{unit or ' epochs'} (the first: {self.at + 1})"
         return f"after epochs {', '.join(first)} ({n} of {epochs:g}{unit})"
+
+
+def work_source(plan: Plan) -> str:
+    """Where the work after every K-th epoch is written (logs of 2026-11-30 said it in
+    ``every_source``), without the reading's own words."""
+    return (plan.every_epochs_source or plan.every_source).split(": every")[0].split(
+        ": the passes")[0]
 
 
 def periodic_validation(state: ProbeState) -> EpochWork | None:
@@ -82,7 +90,7 @@ def boundary_work(state: ProbeState, t_it: float, n_ep: float) -> BoundaryWork |
     if extra <= 0.0:
         return None  # nothing there the others lack: as the forecast says
     n_work = work.after(max(0.0, n_ep - 1))  # boundaries after the named epochs (not the last)
-    where = plan.every_source.split(": every")[0]
+    where = work_source(plan)
     note = (f"work {work.describe(n_ep - 1, ' boundaries')}, under {where}: +{extra:.2f} s at "
             f"each boundary after them, {per:.2f} s at the others")
     n_it = state.steps_per_epoch or 1

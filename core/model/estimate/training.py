@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from ...agent.steady import DEFAULT_STATISTIC
 from .drift import Drift, probe_trend, whole_epochs
-from .epoch_work import periodic_validation
+from .epoch_work import periodic_validation, work_source
 from .length import steps_per_epoch
 from ..state import ProbeState
 
@@ -329,7 +329,7 @@ def _validation_passes(state: ProbeState, n_ep: float, notes: list[str]) -> int 
     periodic = periodic_validation(state)
     if periodic is None:
         return None
-    where = state.plan.every_source.split(": every")[0] if state.plan else ""
+    where = work_source(state.plan) if state.plan else ""
     notes.append(f"validation {periodic.describe(n_ep)}, under {where}: the probe saw an "
                  "epoch end without one")
     return periodic.after(n_ep)
