@@ -232,6 +232,25 @@ def test_an_epochs_index_the_loop_moves_first_is_read_where_the_if_reads_it(
     assert (found.every_epochs, found.every_epochs_at) == ((10, at) if at is not None else (None, 0))
 
 
+def test_work_after_every_kth_epoch_is_read_beside_work_every_k_steps(tmp_path: Path) -> None:
+    """timm's train.py has both: an `if` every K steps in its step loop, and its validation
+    after every K-th epoch in the epochs' loop - each read where it is."""
+    found, *_ = run_program(tmp_path, """
+        data = list(range(100))
+        for epoch in range(40):
+            for i, batch in enumerate(data):
+                step(lambda obj: len(obj) if obj is data else None)
+                if i % 50 == 0:
+                    save_image()
+                break
+            if epoch % 10 == 0:
+                evaluate()
+            break
+    """, save_image=lambda: None, evaluate=lambda: None)
+    assert (found.every, found.every_epochs, found.every_epochs_at) == (50, 10, 0)
+    assert "i % 50" in found.every_source and "epoch % 10" in found.every_epochs_source
+
+
 @pytest.mark.parametrize(("skip", "read"), [
     ("epoch_p_1 % args.val_interval != 0 and epoch_p_1 != num_epochs", (5, 4)),
     ("epoch_p_1 > 3", None),  # a skip on another test: nothing said
