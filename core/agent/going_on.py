@@ -1,7 +1,8 @@
 """What a probe goes on for after it has seen enough steps: the program's periodic work (every K
-steps, or after every K-th epoch), an epoch boundary (or two), the first epoch's end where an epoch's length is unknown, the
-program's own end where nothing says how long the job is - each within the boundary budget
-(a loop that trains until a condition, or an early stop that can end it within them: a few).
+steps, or after every K-th epoch), an epoch boundary (or two), the first epoch's end where an
+epoch's length is unknown, the program's own end where nothing says how long the job is - each
+within the boundary budget (a loop that trains until a condition, or an early stop that can end
+it within them: a few).
 The part of the ProbeSession that decides it (``ProbeSession.step`` asks in that order).
 """
 

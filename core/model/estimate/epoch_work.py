@@ -1,4 +1,4 @@
-"""Validation under an ``if`` on the epochs loop's index: ``if epoch % 10 == 0: evaluate()``.
+"""Work under an ``if`` on the epochs loop's index: ``if epoch % 10 == 0: evaluate()``.
 The plan says after which epochs such work comes (``every_epochs`` K, ``every_epochs_at`` j0:
 after the epochs j, from 0, where j % K == j0); a validation pass the probe timed after epoch 0
 was counted at every epoch (40 epochs evaluated 4 times: +104 %).
@@ -32,9 +32,9 @@ class EpochWork:
     def describe(self, epochs: float, unit: str = "") -> str:
         """"after epochs 1, 11, 21, ... (4 of 40)": counted from 1, as a user counts them."""
         n = self.after(epochs)
-        first = [str(self.at + 1 + i * self.every) for i in range(min(n, 3))] + ["..."][:n > 3]
         if not n:
             return f"after none of the {epochs:g}{unit or ' epochs'} (the first: {self.at + 1})"
+        first = [str(self.at + 1 + i * self.every) for i in range(min(n, 3))] + ["..."][:n > 3]
         return f"after epochs {', '.join(first)} ({n} of {epochs:g}{unit})"
 
 
@@ -45,17 +45,24 @@ def work_source(plan: Plan) -> str:
         ": the passes")[0]
 
 
+def _planned(plan: Plan | None) -> EpochWork | None:
+    """The plan's work after every K-th epoch (K >= 2), if it says one."""
+    if plan is None or not plan.every_epochs or plan.every_epochs < 2:
+        return None
+    return EpochWork(plan.every_epochs, (plan.every_epochs_at or 0) % plan.every_epochs)
+
+
 def periodic_validation(state: ProbeState) -> EpochWork | None:
     """The plan's work between epochs, where the probe's validation passes are it."""
-    plan = state.plan
-    if plan is None or not plan.every_epochs or plan.every_epochs < 2 or not state.vals:
+    planned = _planned(state.plan)
+    if planned is None or not state.vals:
         return None
-    k, at = plan.every_epochs, (plan.every_epochs_at or 0) % plan.every_epochs
+    k, at = planned.every, planned.at
     ended = [e for e in state.steps_by_epoch if e + 1 in state.steps_by_epoch]
     # (passes in the epoch the probe stopped: Keras' timed by the agent at its stop)
     if not all(v.epoch % k == at for v in state.vals if v.epoch in ended):
         return None
-    return EpochWork(k, at) if any(e % k != at for e in ended) else None
+    return planned if any(e % k != at for e in ended) else None
 
 
 @dataclass(frozen=True)
@@ -73,11 +80,9 @@ class BoundaryWork:
 def boundary_work(state: ProbeState, t_it: float, n_ep: float) -> BoundaryWork | None:
     """Work after the plan's epochs that is no validation pass, where the probe timed
     boundaries with it and without (None: as the forecast says)."""
-    plan = state.plan
-    if plan is None or not plan.every_epochs or plan.every_epochs < 2 or plan.every \
-            or periodic_validation(state) is not None:
+    plan, work = state.plan, _planned(state.plan)
+    if plan is None or work is None or plan.every or periodic_validation(state) is not None:
         return None
-    work = EpochWork(plan.every_epochs, (plan.every_epochs_at or 0) % plan.every_epochs)
     costs = state.boundary_overheads(t_it)
     named = [(e - 1) % work.every == work.at for e in state.boundary_epochs[:len(costs)]]
     plain = [c for c, w in zip(costs, named) if not w]
