@@ -18,6 +18,7 @@ Stdlib only."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from types import FrameType
 
 from .values import Evaluator, Unknown, call_name, maybe_int
@@ -147,15 +148,27 @@ def _count_in(lo: int, hi: int, modulus: tuple[int, int] | None) -> int:
     return (hi - 1 - r) // k - (lo - 1 - r) // k
 
 
+@dataclass(frozen=True)
+class EveryK:
+    """The passes of a ``for i in range(a, b)`` an ``if`` on ``i`` holds on: the j-th (from 0)
+    where j % k == at, and the first or the last pass besides where ``first`` / ``last`` say so
+    (``if epoch % 20 == 0 or epoch + 1 == args.epochs:``, a checkpoint every 20 epochs and at the
+    end: MAE's pretraining; DINO's linear evaluation every ``--val_freq`` epochs and the last)."""
+
+    k: int
+    at: int
+    first: bool = False
+    last: bool = False
+
+
 def every_k_iterations(loop: ast.For, frame: FrameType, test: ast.expr,
-                       skip: bool = False) -> tuple[int, int] | None:
+                       skip: bool = False) -> EveryK | None:
     """The iterations of ``for i in range(a, b)`` an ``if`` holds on that thins its index out
-    (``i % K == r``, ``(i + 1) % K == 0``; other tests joined by ``and`` not on ``i``): (K, j0)
-    - it holds on the j-th iteration (from 0) where j % K == j0. ``skip``: the iterations it
-    does *not* hold on, the test ``i % K != r`` (an ``i != last`` beside it: the last pass
-    works too, not counted). ``i`` may be moved first (``epoch += 1``) or named anew
-    (``epoch_p_1 = epoch + 1``: timm's train.py). None where the test reads it in any other form
-    or not at all."""
+    (``i % K == r``, ``(i + 1) % K == 0``, ``or`` the first or the last: ``i == 0``, ``i == b -
+    1``, ``i + 1 == b``; other tests joined by ``and`` not on ``i``). ``skip``: the iterations it
+    does *not* hold on, the test ``i % K != r`` (``and i != last``: the last pass works too).
+    ``i`` may be moved first (``epoch += 1``) or named anew (``epoch_p_1 = epoch + 1``: timm's
+    train.py). None where the test reads it in any other form or not at all."""
     name, span = _range_loop(loop, frame)
     if name is None or span is None:
         return None
@@ -163,21 +176,57 @@ def every_k_iterations(loop: ast.For, frame: FrameType, test: ast.expr,
     names = _index_names(loop.body, name, test.lineno, ev)
     if names is None:
         return None
-    found: tuple[int, int] | None = None
     tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-    for each in tests:
-        read = next((n.id for n in ast.walk(each) if isinstance(n, ast.Name) and n.id in names),
-                    None)
+    reading = [t for t in tests if _reads(t, names)]
+    # the passes it holds on: the one test on the index, its `or`s; skipped: the passes that
+    # fail one of the tests `and` joins
+    if skip:
+        parts = reading
+    elif len(reading) == 1:
+        one = reading[0]
+        parts = one.values if isinstance(one, ast.BoolOp) and isinstance(one.op, ast.Or) \
+            else [one]
+    else:
+        return None
+    mod: tuple[int, int] | None = None
+    ends: set[int] = set()
+    for part in parts:
+        read = _reads(part, names)
         if read is None:
+            return None  # `or` a test not on the index: it may hold on every pass
+        m = _modulus(part, read, ev, ast.NotEq if skip else ast.Eq)
+        if m is not None:
+            if mod is not None:
+                return None
+            mod = (m[0], (m[1] - span[0] - names[read]) % m[0])
             continue
-        mod = _modulus(each, read, ev, ast.NotEq if skip else ast.Eq)
-        if mod is None and skip and _compared(each, read, ast.NotEq):
-            continue  # `epoch_p_1 != num_epochs`: the last pass works too
-        if mod is None or found is not None:
+        at = _equal_at(part, read, ev, ast.NotEq if skip else ast.Eq)
+        if at is None and skip and _compared(part, read, ast.NotEq):
+            continue  # `epoch_p_1 != n` of an n not read: the pass it names not counted
+        if at is None or at - names[read] - span[0] not in (0, span[1] - span[0] - 1):
             return None
-        k, r = mod
-        found = (k, (r - span[0] - names[read]) % k)
-    return found if found is not None and found[0] > 1 else None
+        ends.add(at - names[read] - span[0])
+    if mod is None or mod[0] < 2:
+        return None
+    return EveryK(mod[0], mod[1], first=0 in ends, last=span[1] - span[0] - 1 in ends)
+
+
+def _reads(test: ast.expr, names: dict[str, int]) -> str | None:
+    """The first of ``names`` the test reads."""
+    return next((n.id for n in ast.walk(test) if isinstance(n, ast.Name) and n.id in names), None)
+
+
+def _equal_at(test: ast.expr, name: str, ev: Evaluator, op: type) -> int | None:
+    """``name + c <op> v`` (either side): the value of ``name`` it names, v - c."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], op)):
+        return None
+    for a, b in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        shift = _shifted(a, name, ev)
+        if shift is not None and not _reads(b, {name: 0}):
+            v = maybe_int(b, ev)
+            return None if v is None else v - shift
+    return None
 
 
 def _modulus(test: ast.expr, name: str, ev: Evaluator, op: type) -> tuple[int, int] | None:

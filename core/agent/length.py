@@ -65,6 +65,8 @@ class Length:
     every_epochs: int | None = None  # work between epochs after every K-th (periodic.py) ...
     every_epochs_at: int = 0  # ... after the epochs j (from 0) where j % K == this
     every_epochs_source: str = ""  # ... where it was read
+    every_epochs_first: bool = False  # ... and after the first epoch (`or epoch == 0`)
+    every_epochs_last: bool = False  # ... and after the last (`or epoch + 1 == args.epochs`)
 
     def fields(self) -> dict[str, Any]:
         """The `plan` event's fields (only those known)."""
@@ -80,6 +82,9 @@ class Length:
         if self.every_epochs and self.every_epochs > 1:
             out["every_epochs"], out["every_epochs_at"] = self.every_epochs, self.every_epochs_at
             out["every_epochs_source"] = self.every_epochs_source[:300]
+            for end in ("first", "last"):
+                if getattr(self, f"every_epochs_{end}"):
+                    out[f"every_epochs_{end}"] = True
         if self.earliest_epochs and "epochs" in out:
             out["earliest_epochs"] = int(self.earliest_epochs)
         elif self.earliest_steps and ("steps" in out or "epochs" in out):
@@ -259,7 +264,9 @@ def _totals_from_loops(found: Length) -> None:
         found.epochs = epochs
     found.source = " x ".join(lp.text for lp in reversed(loops[: at + 1] + outer))
     if outer and outer[0].work_every:  # `if epoch % K == 0: evaluate()` in the epochs' loop
-        found.every_epochs, found.every_epochs_at = outer[0].work_every
+        work = outer[0].work_every
+        found.every_epochs, found.every_epochs_at = work.k, work.at
+        found.every_epochs_first, found.every_epochs_last = work.first, work.last
         found.every_epochs_source = outer[0].work_source
     if len(outer) >= 2 and not found.every and (outer[-1].count or 0) > 1:
         # a loop around the epochs' loop: its own work each pass (an RL rollout before each

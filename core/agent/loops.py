@@ -17,7 +17,7 @@ from types import FrameType
 from typing import Any
 
 from .early_break import early_break
-from .guards import guarded_count
+from .guards import EveryK, guarded_count
 from .index_break import index_break
 from .own_code import user_code
 from .periodic import outside_loops as _outside_loops, periodic_if as _periodic_if, \
@@ -41,7 +41,7 @@ class Loop:
     stop: tuple[int, str] | None = None  # an early stop in its body: its soonest pass, where
     leaves: str = ""  # where it breaks out at an index it counts, before its data runs out
     iterations: int | None = None  # its iterations, where it steps on fewer (guards.py)
-    work_every: tuple[int, int] | None = None  # work after its j-th iterations, j % K == j0 ...
+    work_every: EveryK | None = None  # work after its j-th iterations, j % K == j0 (first, last) ...
     work_source: str = ""  # ... where it is written
 
 

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator
 from types import FrameType
 
-from .guards import every_k_iterations
+from .guards import EveryK, every_k_iterations
 from .values import Evaluator, call_name, maybe_int
 
 # The body of an `if step % K == 0:` is periodic work if it calls something named like this:
@@ -66,10 +66,10 @@ _REPORTS = ("print", "log", "info", "debug", "warning", "write", "format", "appe
 
 
 def periodic_outside(loop: ast.For | ast.While, frame: FrameType,
-                     ) -> tuple[tuple[int, str] | None, tuple[int, int] | None]:
+                     ) -> tuple[tuple[int, str] | None, EveryK | None]:
     """``if epoch % K == 0: evaluate()`` in a loop outside the step's (the epochs'): work
     between two passes, after the passes the second value says (K, j0: the j-th, from 0, where
-    j % K == j0) - which the estimate counts, the probe timing a boundary or validation pass
+    j % K == j0; the first or last too, where an ``or`` says so) - which the estimate counts, the probe timing a boundary or validation pass
     with it and one without. No work every K steps, whatever a setting's name says: (0, where).
     pytorch/examples' DDP tutorial saves ``if epoch % self.save_every == 0``; its
     ``--save_every`` read by name as steps made the estimate charge 160 of the probe's slow
@@ -85,7 +85,7 @@ def periodic_outside(loop: ast.For | ast.While, frame: FrameType,
 
 
 def _skipped(loop: ast.For | ast.While, frame: FrameType,
-             ) -> tuple[tuple[int, str] | None, tuple[int, int] | None]:
+             ) -> tuple[tuple[int, str] | None, EveryK | None]:
     """``if epoch_p_1 % K != 0 ...: continue`` in the epochs' loop, work after it: the passes
     that do not skip it work (timm's train.py: validation and a checkpoint every
     ``--val-interval`` epochs, and the last)."""

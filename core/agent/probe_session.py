@@ -66,7 +66,7 @@ class ProbeSession(Phases, GoingOn):
         self._waiting_since = 0.0
         self._boundary_by = 0  # the step count by which the boundary waited for must have come
         self.every: int | None = None  # periodic work every K steps (the program's `plan`)
-        self.every_epochs: tuple[int, int] | None = None  # ... after epochs j % K == j0
+        self.every_epochs: tuple[int, int] | None = None  # ... K, the first epoch it follows
         self.until: str | None = None  # the condition a loop trains until (the `plan`'s until)
         self.earliest_epochs: int | None = None  # the soonest an early stop can end training
         self.earliest_steps: int | None = None  # ... in steps (a job of one loop of steps)
@@ -245,7 +245,9 @@ class ProbeSession(Phases, GoingOn):
         if isinstance(fields.get("until"), str):
             self.until = fields["until"]
         if isinstance(fields.get("every_epochs"), int):
-            self.every_epochs = (fields["every_epochs"], int(fields.get("every_epochs_at", 0)))
+            # (K, the first epoch the work follows: 0 where `or epoch == 0` names it too)
+            self.every_epochs = (fields["every_epochs"], 0 if fields.get("every_epochs_first")
+                                 else int(fields.get("every_epochs_at", 0)))
         if isinstance(fields.get("earliest_epochs"), int):
             self.earliest_epochs = fields["earliest_epochs"]
         if isinstance(fields.get("earliest_steps"), int):

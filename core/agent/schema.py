@@ -170,7 +170,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
         Field("earliest_steps", COUNT, nullable=True), Field("until", STR),
         Field("repeats", COUNT, nullable=True), Field("time_limit_s", DURATION, nullable=True),
         Field("every_epochs", COUNT, nullable=True), Field("every_epochs_at", COUNT, nullable=True),
-        Field("every_epochs_source", STR))),
+        Field("every_epochs_source", STR), Field("every_epochs_first", BOOL),
+        Field("every_epochs_last", BOOL))),
     # Peak memory of the probe (written when training ends, and with `does-not-fit`): the device
     # the framework allocated on (PyTorch max_memory_allocated/reserved, TF get_memory_info's
     # peak, else NVML's used) and the host (peak RSS of the training processes), with the limits

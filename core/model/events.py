@@ -134,6 +134,8 @@ class Plan(_Event, tag="plan"):
     every_epochs: Count | None = None  # work between epochs (`if epoch % K == 0: evaluate()`)
     every_epochs_at: Count | None = None  # ... after the epochs j (from 0) with j % K == this
     every_epochs_source: str = ""  # ... where it was read
+    every_epochs_first: bool = False  # ... and after the first epoch (`or epoch == 0`)
+    every_epochs_last: bool = False  # ... and after the last (`or epoch + 1 == args.epochs`)
 
 
 MB = Annotated[float, msgspec.Meta(ge=0, le=1e12)]

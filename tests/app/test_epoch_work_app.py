@@ -20,4 +20,4 @@ async def test_detail_view_counts_the_validation_passes() -> None:
 async def test_detail_view_adds_the_work_at_the_boundaries_after_those_epochs() -> None:
     rows, text = await replayed_detail(str(RUNS / "probe-ew-torch-hand10.jsonl.gz"))  # a test
     assert rows == 1 and "+ n·T_per" in text and "× 10" in text  # by hand every 10th epoch
-    assert "after epochs 1, 11, 21, ... (10 of 99 boundaries)" in text
+    assert "after epochs 1, 11, 21, ... (10 of 100)" in text

@@ -38,6 +38,12 @@ def agent(tmp: Path, *command: str, extra: tuple[str, ...] = ("--batch-size", "3
     return log, output.read_text(errors="replace")
 
 
+# A boundary budget no machine's steps exhaust: where a test counts work the probe goes on to
+# time (epoch boundaries, a pass after the K-th epoch), the default 30 s decides on a slow or
+# loaded host (418 Lightning steps of 85 ms under two busy cores: not affordable, no pass timed)
+GOES_ON = ("--batch-size", "32", "--boundary-budget", "600")
+
+
 def no_process_left(name: str) -> None:
     left = subprocess.run(["pgrep", "-f", name], capture_output=True, text=True).stdout.strip()
     assert not left, f"still running: {left}"
@@ -186,7 +192,7 @@ def test_an_evaluation_every_tenth_epoch_is_counted_ten_times_in_a_hundred(tmp_p
     (every 10th, from epoch 0); the probe times the pass after epoch 0 and sees epoch 1 end
     without one, so the estimate counts 10 passes of 100 epochs (a pass an epoch: +104 % on
     such a job)."""
-    log, output = agent(tmp_path, PY, str(SCRIPTS / "eval_every.py"))
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "eval_every.py"), extra=GOES_ON)
     events, _ = read_log(log)
     plan = next(e for e in events if isinstance(e, Plan))
     assert (plan.epochs, plan.every_epochs, plan.every_epochs_at) == (100, 10, 0)
@@ -196,11 +202,24 @@ def test_an_evaluation_every_tenth_epoch_is_counted_ten_times_in_a_hundred(tmp_p
     assert est.equation == "5.3" and est.terms.n_val == 10
 
 
+def test_an_evaluation_every_tenth_epoch_and_the_last_is_counted_there(tmp_path: Path) -> None:
+    """`if epoch % args.val_freq == 0 or epoch == args.epochs - 1:` (DINO's form): after every
+    10th epoch and the last - 6 passes in 45 epochs. Read as no epochs, the pass the probe timed
+    after epoch 0 was charged at each of the 45."""
+    log, _ = agent(tmp_path, PY, str(SCRIPTS / "eval_last.py"), extra=GOES_ON)
+    events, _ = read_log(log)
+    plan = next(e for e in events if isinstance(e, Plan))
+    assert (plan.epochs, plan.every_epochs, plan.every_epochs_at) == (45, 10, 0)
+    assert plan.every_epochs_last and not plan.every_epochs_first
+    est = estimate_runtime(load_probe(log).state, 45)
+    assert est.equation == "5.3" and est.terms.n_val == 6
+
+
 def test_the_probe_goes_on_to_the_first_epoch_an_evaluation_follows(tmp_path: Path) -> None:
     """`if (epoch + 1) % 4 == 0: evaluate()`: no pass in the 3 000 steps (epochs of 1 024) the
     probe goes on for by itself, so it goes on to the 5th epoch's first step (within the
     boundary budget), times the pass after the 4th, and the estimate counts 25 of them."""
-    log, _ = agent(tmp_path, PY, str(SCRIPTS / "eval_every.py"), "after")
+    log, _ = agent(tmp_path, PY, str(SCRIPTS / "eval_every.py"), "after", extra=GOES_ON)
     events, _ = read_log(log)
     plan = next(e for e in events if isinstance(e, Plan))
     assert (plan.every_epochs, plan.every_epochs_at) == (4, 3)
@@ -213,15 +232,15 @@ def test_the_probe_goes_on_to_the_first_epoch_an_evaluation_follows(tmp_path: Pa
 
 def test_work_by_hand_every_tenth_epoch_lands_on_ten_boundaries(tmp_path: Path) -> None:
     """The same `if epoch % 10 == 0`, its work a test by hand (no loader, no validation pass):
-    the boundary after epoch 0 carries it, the next does not - 10 of the 99 boundaries of 100
-    epochs carry it on top of the others' cost."""
-    log, _ = agent(tmp_path, PY, str(SCRIPTS / "eval_every.py"), "hand")
+    the boundary after epoch 0 carries it, the next does not - 10 of the 100 epochs end with it,
+    on top of the other boundaries' cost."""
+    log, _ = agent(tmp_path, PY, str(SCRIPTS / "eval_every.py"), "hand", extra=GOES_ON)
     events, _ = read_log(log)
     assert not [v for v in events if isinstance(v, Val)]
     est = estimate_runtime(load_probe(log).state, 100)
     t = est.terms
     assert t.n_per == 10 and t.t_per is not None and t.t_per > t.t_ep
-    assert any("10 of 99 boundaries" in n for n in est.notes)
+    assert any("after epochs 1, 11, 21, ... (10 of 100)" in n for n in est.notes)
 
 
 def test_ranks_agree_on_rank_0s_stop_at_agreed_steps_not_at_every_step(tmp_path: Path) -> None:
@@ -275,7 +294,7 @@ def test_lightning_validation_every_fourth_epoch_is_counted_fifteen_times(tmp_pa
     the probe goes on to the 5th epoch for the first pass if it has not reached it, and 60
     epochs count 15 passes, not 60."""
     pytest.importorskip("lightning")
-    log, _ = agent(tmp_path, PY, str(SCRIPTS / "lit.py"), "every4")
+    log, _ = agent(tmp_path, PY, str(SCRIPTS / "lit.py"), "every4", extra=GOES_ON)
     events, _ = read_log(log)
     plans = [e for e in events if isinstance(e, Plan) and e.every_epochs]
     assert plans and (plans[0].every_epochs, plans[0].every_epochs_at) == (4, 3)

@@ -5,6 +5,7 @@ import math
 import pytest
 
 from probecast.core.model.estimate.runtime import NoEstimate, eq_5_1, eq_5_3, eq_5_4, estimate_runtime, parse_horizons
+from probecast.core.model.estimate.epoch_work import EpochWork
 from probecast.core.model.state import fold_all
 from probecast.core.model.events import EventReader
 
@@ -64,12 +65,15 @@ def test_estimate_from_probe_log_uses_eq_5_3_with_steady_step(log_builder) -> No
     assert no_val.equation == "5.4" and no_val.runtime_s == pytest.approx(106.9)
 
 
-def _every_tenth(log_builder, vals: dict[int, float], epochs: int = 3):  # type: ignore[no-untyped-def]
-    """40 epochs of 10 steps, evaluated `if epoch % 10 == 0` (the plan says so); the probe
-    saw ``epochs`` epochs, a validation pass after those in ``vals``."""
-    b = log_builder(steps_per_epoch=10, val_steps=5, epochs=40).init(2.0)
-    b.events.append({"ev": "plan", "t": b.t, "epochs": 40, "steps": 400, "every_epochs": 10,
-                     "every_epochs_at": 0, "every_source": "if epoch % 10 == 0 (train.py:9)"})
+def _every_tenth(log_builder, vals: dict[int, float], epochs: int = 3,  # type: ignore[no-untyped-def]
+                 total: int = 40, **plan: object):
+    """``total`` epochs of 10 steps, evaluated `if epoch % 10 == 0` (the plan says so, and
+    what ``plan`` adds); the probe saw ``epochs`` epochs, a validation pass after those in
+    ``vals``."""
+    b = log_builder(steps_per_epoch=10, val_steps=5, epochs=total).init(2.0)
+    b.events.append({"ev": "plan", "t": b.t, "epochs": total, "steps": 10 * total,
+                     "every_epochs": 10, "every_epochs_at": 0,
+                     "every_source": "if epoch % 10 == 0 (train.py:9)", **plan})
     for e in range(epochs):
         b.steps(e, [1.0 if e == 0 else 0.1] + [0.1] * 9)
         if e in vals:
@@ -103,8 +107,32 @@ def test_work_after_every_kth_epoch_lands_on_those_boundaries_only(log_builder) 
     t = est.terms
     assert (t.n_per, t.every) == (4, 100) and t.t_per == pytest.approx(2.0, abs=0.01)
     assert t.t_ep == pytest.approx(0.05, abs=0.01)
-    assert any("after epochs 1, 11, 21, ... (4 of 39 boundaries)" in n for n in est.notes)
+    assert any("after epochs 1, 11, 21, ... (4 of 40)" in n for n in est.notes)
     assert "+ 4 x 2.000" in est.formula()
+
+
+def test_validation_every_kth_epoch_and_the_last_counts_the_last(log_builder) -> None:  # type: ignore[no-untyped-def]
+    """`if epoch % 10 == 0 or epoch == args.epochs - 1:` over 45 epochs: after epochs 1, 11,
+    21, 31, 41 and 45 - 6 passes."""
+    b = _every_tenth(log_builder, {0: 3.0}, total=45, every_epochs_last=True)
+    est = estimate_runtime(state_of(b), 45)
+    assert est.equation == "5.3" and est.terms.n_val == 6
+    assert any("after epochs 1, 11, 21, ... and the last (6 of 45)" in n for n in est.notes)
+    assert estimate_runtime(state_of(b), 41).terms.n_val == 5  # its 41st is named already
+
+
+@pytest.mark.parametrize(("work", "epochs", "of", "n"), [
+    (EpochWork(10, 9, first=True, last=True), 45, 45, 6),  # 1, 10, 20, 30, 40, 45 (from 1)
+    (EpochWork(10, 9, first=True, last=True), 44, 45, 5),  # the boundaries: not the last
+    (EpochWork(10, 9, last=True), 40, 40, 4),  # the last is the 40th: named already
+    (EpochWork(10, 0, first=True), 40, 40, 4),  # the first: named already
+    (EpochWork(10, 3, last=True), 1, 1, 1),  # a job of one epoch: its last
+    (EpochWork(10, 0), 40, 40, 4),
+])
+def test_the_epochs_work_follows_are_counted_once(work: EpochWork, epochs: int, of: int,
+                                                  n: int) -> None:
+    assert work.after(epochs, of) == n
+    assert sum(work.named(j, of) for j in range(epochs)) == n
 
 
 @pytest.mark.parametrize("vals,epochs", [

@@ -259,7 +259,7 @@ def test_the_epochs_a_skip_guard_lets_work_are_read(tmp_path: Path, skip: str,
                                                     read: tuple[int, int] | None) -> None:
     """timm's train.py: `epoch_p_1 = epoch + 1; if epoch_p_1 % args.val_interval != 0 and
     epoch_p_1 != num_epochs: continue`, then validation and a checkpoint - after every K-th
-    epoch (the last one too, not counted)."""
+    epoch and the last."""
     found, *_ = run_program(tmp_path, f"""
         data = list(range(8))
         num_epochs = 40
@@ -276,9 +276,34 @@ def test_the_epochs_a_skip_guard_lets_work_are_read(tmp_path: Path, skip: str,
     assert ((found.every_epochs, found.every_epochs_at) if read else found.every_epochs) == read
     if read:
         assert "the passes it does not skip" in found.every_source
+        assert found.every_epochs_last and not found.every_epochs_first
 
 
-@pytest.mark.parametrize("test", ["epoch % 10 == 0 or epoch == 39", "epoch > 5 and epoch % 10 == 0",
+@pytest.mark.parametrize(("loop", "test", "read"), [
+    ("range(40)", "epoch % 10 == 0 or epoch == 39", (10, 0, False, True)),
+    ("range(40)", "(epoch + 1) % 10 == 0 or epoch == 0", (10, 9, True, False)),
+    ("range(1, 41)", "epoch % 10 == 0 or epoch == args.epochs", (10, 9, False, True)),
+    ("range(40)", "rank == 0 and (epoch % 20 == 0 or epoch + 1 == args.epochs)",
+     (20, 0, False, True)),  # MAE's pretraining: a checkpoint every 20 epochs and at the end
+    ("range(40)", "epoch == 0 or (epoch + 1) % 5 == 0 or epoch == args.epochs - 1",
+     (5, 4, True, True)),
+])
+def test_work_after_every_kth_epoch_and_the_first_or_the_last_is_read(
+        tmp_path: Path, loop: str, test: str, read: tuple[int, int, bool, bool]) -> None:
+    """`if epoch % args.val_freq == 0 or epoch == args.epochs - 1:` (DINO's linear evaluation):
+    after every K-th epoch and the last - was read as no epochs at all, a pass after epoch 0
+    then charged at every epoch."""
+    (found,) = run_program(tmp_path, epochs_loop(test, loop), evaluate=lambda: None,
+                           args=argparse.Namespace(epochs=40))
+    assert (found.every_epochs, found.every_epochs_at, found.every_epochs_first,
+            found.every_epochs_last) == read
+    fields = found.fields()
+    assert fields.get("every_epochs_first", False) == read[2]
+    assert fields.get("every_epochs_last", False) == read[3]
+
+
+@pytest.mark.parametrize("test", ["epoch % 10 == 0 or epoch == 17", "epoch % 10 == 0 or rank == 0",
+                                  "epoch > 5 and epoch % 10 == 0",
                                   "epoch % 10 == 0 and epoch % 3 == 0",
                                   # an else evaluates too: not only every 10th
                                   "epoch % 10 == 0:\n                evaluate()\n"

@@ -12,6 +12,7 @@ boundaries to come cost the plain ones', and those after the named epochs their 
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -23,19 +24,33 @@ from ..state import ProbeState
 class EpochWork:
     every: int  # K
     at: int  # j0
+    first: bool = False  # and after the first epoch (`or epoch == 0`)
+    last: bool = False  # and after the job's last (`or epoch + 1 == args.epochs`)
 
-    def after(self, epochs: float) -> int:
-        """How many of the first ``epochs`` epochs (whole) end with the work."""
+    def named(self, j: int, of: float | None = None) -> bool:
+        """Whether the work follows epoch ``j`` (from 0) of a job of ``of`` epochs."""
+        total = None if of is None else math.floor(of + 1e-9)
+        return j % self.every == self.at or (self.first and j == 0) or (
+            self.last and total is not None and j == total - 1)
+
+    def after(self, epochs: float, of: float | None = None) -> int:
+        """How many of the first ``epochs`` epochs (whole) of a job of ``of`` epochs (default:
+        that many) end with the work."""
         n = math.floor(epochs + 1e-9)
-        return 0 if n <= self.at else (n - 1 - self.at) // self.every + 1
+        total = n if of is None else math.floor(of + 1e-9)
+        count = 0 if n <= self.at else (n - 1 - self.at) // self.every + 1
+        ends = {j for j, said in ((0, self.first), (total - 1, self.last)) if said}
+        return count + sum(0 <= j < n and j % self.every != self.at for j in ends)
 
-    def describe(self, epochs: float, unit: str = "") -> str:
+    def describe(self, epochs: float, unit: str = "", of: float | None = None) -> str:
         """"after epochs 1, 11, 21, ... (4 of 40)": counted from 1, as a user counts them."""
-        n = self.after(epochs)
+        n = self.after(epochs, of)
         if not n:
             return f"after none of the {epochs:g}{unit or ' epochs'} (the first: {self.at + 1})"
-        first = [str(self.at + 1 + i * self.every) for i in range(min(n, 3))] + ["..."][:n > 3]
-        return f"after epochs {', '.join(first)} ({n} of {epochs:g}{unit})"
+        named = (str(j + 1) for j in range(math.floor(epochs + 1e-9)) if self.named(j, of))
+        listed = list(itertools.islice(named, 3)) + ["..."][:n > 3]
+        last = " and the last" if self.last and n > 3 else ""
+        return f"after epochs {', '.join(listed)}{last} ({n} of {epochs:g}{unit})"
 
 
 def work_source(plan: Plan) -> str:
@@ -49,7 +64,8 @@ def _planned(plan: Plan | None) -> EpochWork | None:
     """The plan's work after every K-th epoch (K >= 2), if it says one."""
     if plan is None or not plan.every_epochs or plan.every_epochs < 2:
         return None
-    return EpochWork(plan.every_epochs, (plan.every_epochs_at or 0) % plan.every_epochs)
+    return EpochWork(plan.every_epochs, (plan.every_epochs_at or 0) % plan.every_epochs,
+                     plan.every_epochs_first, plan.every_epochs_last)
 
 
 def periodic_validation(state: ProbeState) -> EpochWork | None:
@@ -57,12 +73,11 @@ def periodic_validation(state: ProbeState) -> EpochWork | None:
     planned = _planned(state.plan)
     if planned is None or not state.vals:
         return None
-    k, at = planned.every, planned.at
     ended = [e for e in state.steps_by_epoch if e + 1 in state.steps_by_epoch]
     # (passes in the epoch the probe stopped: Keras' timed by the agent at its stop)
-    if not all(v.epoch % k == at for v in state.vals if v.epoch in ended):
+    if not all(planned.named(v.epoch) for v in state.vals if v.epoch in ended):
         return None
-    return planned if any(e % k != at for e in ended) else None
+    return planned if any(not planned.named(e) for e in ended) else None
 
 
 @dataclass(frozen=True)
@@ -84,7 +99,7 @@ def boundary_work(state: ProbeState, t_it: float, n_ep: float) -> BoundaryWork |
     if plan is None or work is None or plan.every or periodic_validation(state) is not None:
         return None
     costs = state.boundary_overheads(t_it)
-    named = [(e - 1) % work.every == work.at for e in state.boundary_epochs[:len(costs)]]
+    named = [work.named(e - 1) for e in state.boundary_epochs[:len(costs)]]
     plain = [c for c, w in zip(costs, named) if not w]
     done = [c for c, w in zip(costs, named) if w]
     if not (plain and done):
@@ -94,9 +109,10 @@ def boundary_work(state: ProbeState, t_it: float, n_ep: float) -> BoundaryWork |
     extra = sum(done) / len(done) - per
     if extra <= 0.0:
         return None  # nothing there the others lack: as the forecast says
-    n_work = work.after(max(0.0, n_ep - 1))  # boundaries after the named epochs (not the last)
+    # after the named epochs - the last too: its work runs before training ends
+    n_work = work.after(n_ep, of=n_ep)
     where = work_source(plan)
-    note = (f"work {work.describe(n_ep - 1, ' boundaries')}, under {where}: +{extra:.2f} s at "
+    note = (f"work {work.describe(n_ep, of=n_ep)}, under {where}: +{extra:.2f} s at "
             f"each boundary after them, {per:.2f} s at the others")
     n_it = state.steps_per_epoch or 1
     return BoundaryWork(per, extra, n_work, work.every * n_it, note)

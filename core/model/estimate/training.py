@@ -330,9 +330,9 @@ def _validation_passes(state: ProbeState, n_ep: float, notes: list[str]) -> int 
     if periodic is None:
         return None
     where = work_source(state.plan) if state.plan else ""
-    notes.append(f"validation {periodic.describe(n_ep)}, under {where}: the probe saw an "
-                 "epoch end without one")
-    return periodic.after(n_ep)
+    notes.append(f"validation {periodic.describe(n_ep, of=n_ep)}, under {where}: the probe saw "
+                 "an epoch end without one")
+    return periodic.after(n_ep, of=n_ep)
 
 
 def _periodic_term(state: ProbeState, t_it: float, total_steps: float, notes: list[str],
