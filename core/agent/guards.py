@@ -58,10 +58,17 @@ def guarded_count(loop: ast.For, frame: FrameType, line: int) -> tuple[int, str]
     return _count_in(lo, hi, modulus), " and ".join(used)
 
 
+# Calls that iterate what they wrap as it is (a progress bar: `for epoch in tqdm(range(E))`)
+_BARS = ("tqdm", "progress_bar", "track")
+
+
 def _range_loop(loop: ast.For, frame: FrameType) -> tuple[str | None, tuple[int, int] | None]:
-    """``for i in range(a, b)`` (step 1): i's name and [a, b)."""
+    """``for i in range(a, b)`` (step 1; under a progress bar, or ``trange(a, b)``): i's name
+    and [a, b)."""
     it = loop.iter
-    if not (isinstance(it, ast.Call) and call_name(it) == "range"
+    while isinstance(it, ast.Call) and call_name(it) in _BARS and it.args:
+        it = it.args[0]
+    if not (isinstance(it, ast.Call) and call_name(it) in ("range", "trange")
             and isinstance(loop.target, ast.Name)) or not 1 <= len(it.args) <= 3:
         return None, None
     try:

@@ -25,7 +25,7 @@ from .periodic import outside_loops as _outside_loops, periodic_if as _periodic_
 from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, folds as _folds,
                      maybe_int as _maybe_int, optimizer, sized as _sized)
 
-_TRANSPARENT = ("enumerate", "tqdm", "trange", "iter", "list", "tuple", "sorted", "reversed",
+_TRANSPARENT = ("enumerate", "tqdm", "iter", "list", "tuple", "sorted", "reversed",
                 "progress_bar", "track")
 
 @dataclass
@@ -255,8 +255,10 @@ def _for_count(expr: ast.expr, frame: FrameType) -> int:
             return n
         if name == "zip" and expr.args:
             return min(_for_count(a, frame) for a in expr.args)
-        if name == "range":
-            return len(_Evaluator(frame).value(expr))
+        if name in ("range", "trange"):  # tqdm's trange(a, b): a bar over range(a, b)
+            ev = _Evaluator(frame)
+            return len(range(*(ev.value(a) for a in expr.args))) if name == "trange" \
+                else len(ev.value(expr))
         if name == "islice" and len(expr.args) >= 2:  # islice(loader, stop) / (start, stop, step)
             ev = _Evaluator(frame)
             bounds = [ev.value(a) for a in expr.args[1:]]

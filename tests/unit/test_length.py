@@ -214,10 +214,13 @@ def epochs_loop(test: str, loop: str = "range(40)", first: str = "") -> str:
     ("range(40)", "(epoch + 1) % 10 == 0", 9),
     ("range(40)", "epoch % 10 == 3", 3),
     ("range(5, 45)", "epoch % 10 == 0 and rank == 0", 5),  # resumed at 5: its 6th, 16th, ...
+    ("tqdm(range(40), desc='epochs')", "(epoch + 1) % 10 == 0", 9),  # under a progress bar
+    ("trange(1, 41)", "epoch % 10 == 0", 9),
 ])
 def test_the_epochs_a_periodic_evaluation_follows_are_read(tmp_path: Path, loop: str, test: str,
                                                            at: int) -> None:
-    (found,) = run_program(tmp_path, epochs_loop(test, loop), evaluate=lambda: None)
+    (found,) = run_program(tmp_path, epochs_loop(test, loop), evaluate=lambda: None,
+                           tqdm=lambda it, **_: it, trange=lambda *a: range(*a))
     assert (found.epochs, found.every_epochs, found.every_epochs_at) == (40, 10, at)
 
 
