@@ -158,24 +158,27 @@ def _count_in(lo: int, hi: int, modulus: tuple[int, int] | None) -> int:
 @dataclass(frozen=True)
 class EveryK:
     """The passes of a ``for i in range(a, b)`` an ``if`` on ``i`` holds on: the j-th (from 0)
-    where j % k == at, and the first or the last pass besides where ``first`` / ``last`` say so
-    (``if epoch % 20 == 0 or epoch + 1 == args.epochs:``, a checkpoint every 20 epochs and at the
-    end: MAE's pretraining; DINO's linear evaluation every ``--val_freq`` epochs and the last)."""
+    where j % k == at and j >= start, and the first or the last pass besides where ``first`` /
+    ``last`` say so (``if epoch % 20 == 0 or epoch + 1 == args.epochs:``, a checkpoint every 20
+    epochs and at the end: MAE's pretraining; DINO's linear evaluation every ``--val_freq``
+    epochs and the last; ``if epoch >= args.min_epoch and epoch % K == 0``: from a start)."""
 
     k: int
     at: int
     first: bool = False
     last: bool = False
+    start: int = 0
 
 
 def every_k_iterations(loop: ast.For, frame: FrameType, test: ast.expr,
                        skip: bool = False) -> EveryK | None:
     """The iterations of ``for i in range(a, b)`` an ``if`` holds on that thins its index out
-    (``i % K == r``, ``(i + 1) % K == 0``, ``or`` the first or the last: ``i == 0``, ``i == b -
-    1``, ``i + 1 == b``; other tests joined by ``and`` not on ``i``). ``skip``: the iterations it
-    does *not* hold on, the test ``i % K != r`` (``and i != last``: the last pass works too).
-    ``i`` may be moved first (``epoch += 1``) or named anew (``epoch_p_1 = epoch + 1``: timm's
-    train.py). None where the test reads it in any other form or not at all."""
+    (``i % K == r``, ``(i + 1) % K == 0``; from a start: ``and i >= S``, ``i > S``, ``i``; ``or``
+    the first or the last: ``i == 0``, ``i == b - 1``, ``i + 1 == b``; other tests joined by
+    ``and`` not on ``i``). ``skip``: the iterations it does *not* hold on, the test ``i % K !=
+    r`` (``and i != last``: the last pass works too). ``i`` may be moved first (``epoch += 1``)
+    or named anew (``epoch_p_1 = epoch + 1``: timm's train.py). None where the test reads it in
+    any other form or not at all."""
     name, span = _range_loop(loop, frame)
     if name is None or span is None:
         return None
@@ -183,8 +186,8 @@ def every_k_iterations(loop: ast.For, frame: FrameType, test: ast.expr,
     names = _index_names(loop.body, name, test.lineno, ev)
     if names is None:
         return None
-    tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-    reading = [t for t in tests if _reads(t, names)]
+    op = ast.NotEq if skip else ast.Eq
+    reading, start = _bounded(test, names, ev, span[0], not skip)
     # the passes it holds on: the one test on the index, its `or`s; skipped: the passes that
     # fail one of the tests `and` joins
     if skip:
@@ -198,16 +201,18 @@ def every_k_iterations(loop: ast.For, frame: FrameType, test: ast.expr,
     mod: tuple[int, int] | None = None
     ends: set[int] = set()
     for part in parts:
+        inner, from_ = _bounded(part, names, ev, span[0], not skip)
+        read = _reads(inner[0], names) if len(inner) == 1 else None
+        m = None if read is None else _modulus(inner[0], read, ev, op)
+        if m is not None and read is not None:
+            if mod is not None:
+                return None
+            mod, start = (m[0], (m[1] - span[0] - names[read]) % m[0]), max(start, from_)
+            continue
         read = _reads(part, names)
         if read is None:
             return None  # `or` a test not on the index: it may hold on every pass
-        m = _modulus(part, read, ev, ast.NotEq if skip else ast.Eq)
-        if m is not None:
-            if mod is not None:
-                return None
-            mod = (m[0], (m[1] - span[0] - names[read]) % m[0])
-            continue
-        at = _equal_at(part, read, ev, ast.NotEq if skip else ast.Eq)
+        at = _equal_at(part, read, ev, op)
         if at is None and skip and _compared(part, read, ast.NotEq):
             continue  # `epoch_p_1 != n` of an n not read: the pass it names not counted
         if at is None or at - names[read] - span[0] not in (0, span[1] - span[0] - 1):
@@ -215,7 +220,35 @@ def every_k_iterations(loop: ast.For, frame: FrameType, test: ast.expr,
         ends.add(at - names[read] - span[0])
     if mod is None or mod[0] < 2:
         return None
-    return EveryK(mod[0], mod[1], first=0 in ends, last=span[1] - span[0] - 1 in ends)
+    return EveryK(mod[0], mod[1], first=0 in ends, last=span[1] - span[0] - 1 in ends,
+                  start=start)
+
+
+def _bounded(test: ast.expr, names: dict[str, int], ev: Evaluator, first: int,
+             bounds: bool) -> tuple[list[ast.expr], int]:
+    """The tests ``and`` joins that read the index, and - with ``bounds`` - the pass (from 0)
+    the lower bounds among them hold from (``epoch >= args.min_epoch``, ``epoch > 6``, a bare
+    ``epoch``: not the 0th), taken out of the list."""
+    tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    reading, start = [], 0
+    for t in tests:
+        read = _reads(t, names)
+        if read is None:
+            continue
+        low = _lower(t, read, ev) if bounds else None
+        if low is None:
+            reading.append(t)
+        else:
+            start = max(start, low - names[read] - first)
+    return reading, start
+
+
+def _lower(test: ast.expr, name: str, ev: Evaluator) -> int | None:
+    """The least value of ``name`` a test holds on, where it is a lower bound on it."""
+    if isinstance(test, ast.Name):
+        return 1  # truthy: not 0
+    read = _constraint(test, name, ev)
+    return read[1] if read is not None and read[0] == "lo" else None
 
 
 def _reads(test: ast.expr, names: dict[str, int]) -> str | None:

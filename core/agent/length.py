@@ -67,6 +67,7 @@ class Length:
     every_epochs_source: str = ""  # ... where it was read
     every_epochs_first: bool = False  # ... and after the first epoch (`or epoch == 0`)
     every_epochs_last: bool = False  # ... and after the last (`or epoch + 1 == args.epochs`)
+    every_epochs_from: int = 0  # ... from the j-th epoch on (`epoch >= args.min_epoch and ...`)
 
     def fields(self) -> dict[str, Any]:
         """The `plan` event's fields (only those known)."""
@@ -85,6 +86,8 @@ class Length:
             for end in ("first", "last"):
                 if getattr(self, f"every_epochs_{end}"):
                     out[f"every_epochs_{end}"] = True
+            if self.every_epochs_from > 0:
+                out["every_epochs_from"] = self.every_epochs_from
         if self.earliest_epochs and "epochs" in out:
             out["earliest_epochs"] = int(self.earliest_epochs)
         elif self.earliest_steps and ("steps" in out or "epochs" in out):
@@ -267,6 +270,7 @@ def _totals_from_loops(found: Length) -> None:
         work = outer[0].work_every
         found.every_epochs, found.every_epochs_at = work.k, work.at
         found.every_epochs_first, found.every_epochs_last = work.first, work.last
+        found.every_epochs_from = work.start
         found.every_epochs_source = outer[0].work_source
     if len(outer) >= 2 and not found.every and (outer[-1].count or 0) > 1:
         # a loop around the epochs' loop: its own work each pass (an RL rollout before each

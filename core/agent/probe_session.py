@@ -246,8 +246,10 @@ class ProbeSession(Phases, GoingOn):
             self.until = fields["until"]
         if isinstance(fields.get("every_epochs"), int):
             # (K, the first epoch the work follows: 0 where `or epoch == 0` names it too)
-            self.every_epochs = (fields["every_epochs"], 0 if fields.get("every_epochs_first")
-                                 else int(fields.get("every_epochs_at", 0)))
+            k, at, start = (fields["every_epochs"], int(fields.get("every_epochs_at", 0)),
+                            int(fields.get("every_epochs_from") or 0))
+            self.every_epochs = (k, 0 if fields.get("every_epochs_first")
+                                 else start + (at - start) % k)
         if isinstance(fields.get("earliest_epochs"), int):
             self.earliest_epochs = fields["earliest_epochs"]
         if isinstance(fields.get("earliest_steps"), int):

@@ -171,7 +171,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
         Field("repeats", COUNT, nullable=True), Field("time_limit_s", DURATION, nullable=True),
         Field("every_epochs", COUNT, nullable=True), Field("every_epochs_at", COUNT, nullable=True),
         Field("every_epochs_source", STR), Field("every_epochs_first", BOOL),
-        Field("every_epochs_last", BOOL))),
+        Field("every_epochs_last", BOOL), Field("every_epochs_from", COUNT, nullable=True))),
     # Peak memory of the probe (written when training ends, and with `does-not-fit`): the device
     # the framework allocated on (PyTorch max_memory_allocated/reserved, TF get_memory_info's
     # peak, else NVML's used) and the host (peak RSS of the training processes), with the limits

@@ -136,6 +136,7 @@ class Plan(_Event, tag="plan"):
     every_epochs_source: str = ""  # ... where it was read
     every_epochs_first: bool = False  # ... and after the first epoch (`or epoch == 0`)
     every_epochs_last: bool = False  # ... and after the last (`or epoch + 1 == args.epochs`)
+    every_epochs_from: Count | None = None  # ... from the j-th epoch on (`epoch >= S and ...`)
 
 
 MB = Annotated[float, msgspec.Meta(ge=0, le=1e12)]

@@ -128,11 +128,15 @@ def test_validation_every_kth_epoch_and_the_last_counts_the_last(log_builder) ->
     (EpochWork(10, 0, first=True), 40, 40, 4),  # the first: named already
     (EpochWork(10, 3, last=True), 1, 1, 1),  # a job of one epoch: its last
     (EpochWork(10, 0), 40, 40, 4),
+    (EpochWork(10, 0, start=6), 40, 40, 3),  # `epoch > 5 and epoch % 10 == 0`: 10, 20, 30
+    (EpochWork(10, 0, start=12, last=True), 40, 40, 3),  # 20, 30 and the last
+    (EpochWork(10, 0, start=41), 40, 40, 0),
 ])
 def test_the_epochs_work_follows_are_counted_once(work: EpochWork, epochs: int, of: int,
                                                   n: int) -> None:
     assert work.after(epochs, of) == n
     assert sum(work.named(j, of) for j in range(epochs)) == n
+    assert work.first_named == next((j for j in range(200) if work.named(j)), None)
 
 
 @pytest.mark.parametrize("vals,epochs", [

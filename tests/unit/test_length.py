@@ -305,8 +305,24 @@ def test_work_after_every_kth_epoch_and_the_first_or_the_last_is_read(
     assert fields.get("every_epochs_last", False) == read[3]
 
 
+@pytest.mark.parametrize(("test", "read"), [
+    ("epoch > 5 and epoch % 10 == 0", (10, 0, 6)),  # after epochs 11, 21, 31 (from 1)
+    ("epoch >= args.min_epoch and args.eval > 0 and epoch % args.eval == 0", (10, 0, 12)),
+    ("epoch and epoch % 10 == 0", (10, 0, 1)),  # not after the first
+    ("(epoch % 10 == 0 and epoch > 0) or epoch + 1 == args.epochs", (10, 0, 1)),
+])
+def test_work_after_every_kth_epoch_from_a_start_is_read(tmp_path: Path, test: str,
+                                                         read: tuple[int, int, int]) -> None:
+    """`if epoch >= args.min_epoch and epoch % args.evaluate_epoch == 0:` - every K-th epoch
+    from a start; was read as no epochs (two tests on the index)."""
+    (found,) = run_program(tmp_path, epochs_loop(test), evaluate=lambda: None,
+                           args=argparse.Namespace(epochs=40, min_epoch=12, eval=10))
+    assert (found.every_epochs, found.every_epochs_at, found.every_epochs_from) == read
+    assert found.fields().get("every_epochs_from") == read[2]
+
+
 @pytest.mark.parametrize("test", ["epoch % 10 == 0 or epoch == 17", "epoch % 10 == 0 or rank == 0",
-                                  "epoch > 5 and epoch % 10 == 0",
+                                  "epoch < 30 and epoch % 10 == 0",
                                   "epoch % 10 == 0 and epoch % 3 == 0",
                                   # an else evaluates too: not only every 10th
                                   "epoch % 10 == 0:\n                evaluate()\n"

@@ -26,11 +26,20 @@ class EpochWork:
     at: int  # j0
     first: bool = False  # and after the first epoch (`or epoch == 0`)
     last: bool = False  # and after the job's last (`or epoch + 1 == args.epochs`)
+    start: int = 0  # every K-th from this epoch on (`epoch >= args.min_epoch and ...`)
+
+    def _every(self, j: int) -> bool:
+        return j >= self.start and j % self.every == self.at
+
+    @property
+    def first_named(self) -> int:
+        """The first epoch (from 0) the work follows."""
+        return 0 if self.first else self.start + (self.at - self.start) % self.every
 
     def named(self, j: int, of: float | None = None) -> bool:
         """Whether the work follows epoch ``j`` (from 0) of a job of ``of`` epochs."""
         total = None if of is None else math.floor(of + 1e-9)
-        return j % self.every == self.at or (self.first and j == 0) or (
+        return self._every(j) or (self.first and j == 0) or (
             self.last and total is not None and j == total - 1)
 
     def after(self, epochs: float, of: float | None = None) -> int:
@@ -38,15 +47,17 @@ class EpochWork:
         that many) end with the work."""
         n = math.floor(epochs + 1e-9)
         total = n if of is None else math.floor(of + 1e-9)
-        count = 0 if n <= self.at else (n - 1 - self.at) // self.every + 1
+        k, at, lo = self.every, self.at, self.start
+        count = max(0, (n - 1 - at) // k - (lo - 1 - at) // k) if n > lo else 0
         ends = {j for j, said in ((0, self.first), (total - 1, self.last)) if said}
-        return count + sum(0 <= j < n and j % self.every != self.at for j in ends)
+        return count + sum(0 <= j < n and not self._every(j) for j in ends)
 
     def describe(self, epochs: float, unit: str = "", of: float | None = None) -> str:
         """"after epochs 1, 11, 21, ... (4 of 40)": counted from 1, as a user counts them."""
         n = self.after(epochs, of)
         if not n:
-            return f"after none of the {epochs:g}{unit or ' epochs'} (the first: {self.at + 1})"
+            return (f"after none of the {epochs:g}{unit or ' epochs'} (the first: "
+                    f"{self.first_named + 1})")
         named = (str(j + 1) for j in range(math.floor(epochs + 1e-9)) if self.named(j, of))
         listed = list(itertools.islice(named, 3)) + ["..."][:n > 3]
         last = " and the last" if self.last and n > 3 else ""
@@ -65,7 +76,7 @@ def _planned(plan: Plan | None) -> EpochWork | None:
     if plan is None or not plan.every_epochs or plan.every_epochs < 2:
         return None
     return EpochWork(plan.every_epochs, (plan.every_epochs_at or 0) % plan.every_epochs,
-                     plan.every_epochs_first, plan.every_epochs_last)
+                     plan.every_epochs_first, plan.every_epochs_last, plan.every_epochs_from or 0)
 
 
 def periodic_validation(state: ProbeState) -> EpochWork | None:
