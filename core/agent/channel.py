@@ -9,6 +9,7 @@ program's stdout and stderr - progress bars, prints, C-level logging - go elsewh
 from __future__ import annotations
 
 import os
+import select
 import socket
 import tempfile
 import threading
@@ -32,26 +33,37 @@ class EventServer:
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.bind(self.path)
         self._sock.listen(64)
+        self._sock.setblocking(False)  # taken when select says one waits (_accept)
         self._on_line = on_line
         self._on_close = on_close
         self._conns: dict[int, socket.socket] = {}
         self._lock = threading.Lock()
         self._next = 0
         self._closed = False
+        self._readers: list[threading.Thread] = []
         threading.Thread(target=self._accept, name="probecast-events", daemon=True).start()
 
     def _accept(self) -> None:
+        # a connection is taken and its reader started under the lock: drain() sees it either
+        # waiting to be accepted or with its reader
         while not self._closed:
             try:
-                conn, _ = self._sock.accept()
-            except OSError:
+                if not select.select([self._sock], [], [], 0.5)[0]:
+                    continue
+                with self._lock:
+                    try:
+                        conn, _ = self._sock.accept()
+                    except BlockingIOError:  # (gone before it was taken)
+                        continue
+                    cid = self._next
+                    self._next += 1
+                    self._conns[cid] = conn
+                    reader = threading.Thread(target=self._read, args=(cid, conn), daemon=True,
+                                              name=f"probecast-events-{cid}")
+                    reader.start()
+                    self._readers.append(reader)
+            except (OSError, ValueError):
                 return
-            with self._lock:
-                cid = self._next
-                self._next += 1
-                self._conns[cid] = conn
-            threading.Thread(target=self._read, args=(cid, conn), daemon=True,
-                             name=f"probecast-events-{cid}").start()
 
     def _read(self, cid: int, conn: socket.socket) -> None:
         pending = b""
@@ -76,6 +88,29 @@ class EventServer:
     @property
     def connections(self) -> int:
         return self._next
+
+    def drain(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for every line the program's processes sent to be
+        handed on: each connection read to its end (a process that exited has closed it). The
+        launcher calls it once the program has exited, before its `end`: a process's last lines
+        - its steps, `done` - arrive as it exits, and on a loaded host the reader had not run
+        yet when `end` was written (a probe of 5 steps logged none). False where some process
+        still holds its connection open (a child that outlived the program)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                readers = list(self._readers)
+            for reader in readers:
+                reader.join(max(0.0, deadline - time.monotonic()))
+            with self._lock:
+                try:  # a connection made but not accepted yet: its reader is still to come
+                    pending = select.select([self._sock], [], [], 0)[0]
+                except (OSError, ValueError):
+                    pending = []
+                more = len(self._readers) > len(readers)
+            if not (pending or more) or time.monotonic() >= deadline:
+                return not any(r.is_alive() for r in readers)
+            time.sleep(0.01)
 
     def send(self, line: str, only: int | None = None) -> None:
         """A command to every connected process (or one): ``stop``."""

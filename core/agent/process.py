@@ -181,6 +181,7 @@ class Launcher:
         relay.start()
         code = self._supervise()
         relay.join(timeout=5)
+        self.server.drain(timeout=5)  # its processes' last lines, before the `end` they precede
         return self._finish(code)
 
     def _supervise(self) -> int | None:

@@ -382,6 +382,44 @@ def test_probe_stop_is_not_swallowed_by_except_exception(tmp_path: Path) -> None
     assert not issubclass(ProbeStop, Exception) and issubclass(ProbeStop, BaseException)
 
 
+def test_the_programs_last_lines_are_logged_before_its_end_however_late_they_are_read(
+        tmp_path: Path) -> None:
+    """A program's last lines - its steps, `done` - arrive as it exits; the launcher wrote `end`
+    when the process was gone, and on a loaded host (CI) the reader had not handed them on yet:
+    a probe of 5 steps logged none. The launcher here reads each line 0.2 s late; the log still
+    holds the 5 steps and the done, before its end."""
+    import io
+
+    from probecast.core.agent.agent_main import _parser, policy_config
+    from probecast.core.agent.emit import Emitter
+    from probecast.core.agent.process import LaunchOptions, Launcher
+
+    (tmp_path / "loop.py").write_text(SWALLOWING_LOOP)
+    log = tmp_path / "loop.jsonl"
+    ns = _parser().parse_args(["run", "--max-steps", "5", "--boundary-budget", "0", "--",
+                               sys.executable, "loop.py"])
+    emitter = Emitter(out=io.StringIO(), path=str(log))
+    emitter.meta = {"probe": "late", "steps_per_epoch": 0, "val_steps": 0, "devices": []}
+    launcher = Launcher(emitter, LaunchOptions(
+        command=[sys.executable, "loop.py"], cwd=str(tmp_path),
+        env={"PYTHONPATH": str(ROOT)},
+        hook_config={"policy": policy_config(ns), "meta": {"probe": "late"}}))
+    read = launcher.on_line
+
+    def late(cid: int, line: str) -> None:
+        time.sleep(0.2)
+        read(cid, line)
+
+    launcher.on_line = late  # type: ignore[method-assign]
+    assert launcher.run() == 0
+    emitter.close()
+    events, report = read_log(log)
+    assert not report.malformed
+    assert len([e for e in events if isinstance(e, Step)]) == 5
+    assert any(isinstance(e, Done) for e in events)
+    assert isinstance(events[-1], End) and events[-1].status == "probe-done"
+
+
 # Stand-ins for frameworks that renamed what the hook patches: keras without Model, torch
 # without torch.optim. Their import must succeed and the program run on, with one clear line in
 # the log per framework - however many processes hit it.

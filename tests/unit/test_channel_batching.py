@@ -79,3 +79,46 @@ def test_a_steps_numbers_wait_and_go_as_its_line_in_order_with_every_other_line(
         client.close()
     finally:
         server.close()
+
+
+def test_drain_waits_for_every_line_a_process_sent_before_it_exited() -> None:
+    """The launcher writes `end` once the program exits; the program's last lines (its steps,
+    `done`) were sent as it exited and may not be read yet - on a loaded host a probe of 5 steps
+    logged none. ``drain`` returns once every connection is read to its end."""
+    got: list[str] = []
+
+    def slow(_cid: int, text: str) -> None:  # a reader that runs late (a loaded host)
+        import time
+
+        time.sleep(0.01)
+        got.append(text)
+
+    server = EventServer(slow)
+    try:
+        client = EventClient(server.path, lambda cmd: None)
+        sent = [line("step", i) for i in range(40)] + [line("done", 40)]
+        for text in sent:
+            client.write(text)
+        client.drain()
+        client.close()  # the process exits: its end of the connection closes
+        client._sock.close()
+        assert server.drain(timeout=30)
+        assert got == [s.strip() for s in sent]  # every line handed on when drain returns
+    finally:
+        server.close()
+
+
+def test_drain_gives_up_on_a_connection_still_open() -> None:
+    """A process that outlives the program (a child holding its connection) delays the `end`
+    by the timeout at most."""
+    server = EventServer(lambda cid, text: None)
+    try:
+        client = EventClient(server.path, lambda cmd: None)
+        client.write(line("done", 0))
+        import time
+
+        time.sleep(0.2)  # accepted
+        assert server.drain(timeout=0.3) is False
+        client.close()
+    finally:
+        server.close()
