@@ -228,7 +228,7 @@ def _bounded(test: ast.expr, names: dict[str, int], ev: Evaluator, first: int,
              bounds: bool) -> tuple[list[ast.expr], int]:
     """The tests ``and`` joins that read the index, and - with ``bounds`` - the pass (from 0)
     the lower bounds among them hold from (``epoch >= args.min_epoch``, ``epoch > 6``, a bare
-    ``epoch``: not the 0th), taken out of the list."""
+    ``epoch`` or ``epoch != 0``: not the 0th), taken out of the list."""
     tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     reading, start = [], 0
     for t in tests:
@@ -236,6 +236,9 @@ def _bounded(test: ast.expr, names: dict[str, int], ev: Evaluator, first: int,
         if read is None:
             continue
         low = _lower(t, read, ev) if bounds else None
+        if low is None and bounds:  # `epoch != 0`: not the first pass
+            at = _equal_at(t, read, ev, ast.NotEq)
+            low = at + 1 if at is not None and at - names[read] - first == 0 else None
         if low is None:
             reading.append(t)
         else:

@@ -309,6 +309,7 @@ def test_work_after_every_kth_epoch_and_the_first_or_the_last_is_read(
     ("epoch > 5 and epoch % 10 == 0", (10, 0, 6)),  # after epochs 11, 21, 31 (from 1)
     ("epoch >= args.min_epoch and args.eval > 0 and epoch % args.eval == 0", (10, 0, 12)),
     ("epoch and epoch % 10 == 0", (10, 0, 1)),  # not after the first
+    ("epoch % 10 == 0 and epoch != 0", (10, 0, 1)),
     ("(epoch % 10 == 0 and epoch > 0) or epoch + 1 == args.epochs", (10, 0, 1)),
 ])
 def test_work_after_every_kth_epoch_from_a_start_is_read(tmp_path: Path, test: str,
