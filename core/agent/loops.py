@@ -41,7 +41,7 @@ class Loop:
     stop: tuple[int, str] | None = None  # an early stop in its body: its soonest pass, where
     leaves: str = ""  # where it breaks out at an index it counts, before its data runs out
     iterations: int | None = None  # its iterations, where it steps on fewer (guards.py)
-    work_every: EveryK | None = None  # work after its j-th iterations, j % K == j0 (first, last) ...
+    work_every: EveryK | None = None  # work after some of its iterations (guards.EveryK) ...
     work_source: str = ""  # ... where it is written
 
 

@@ -68,12 +68,12 @@ _REPORTS = ("print", "log", "info", "debug", "warning", "write", "format", "appe
 def periodic_outside(loop: ast.For | ast.While, frame: FrameType,
                      ) -> tuple[tuple[int, str] | None, EveryK | None]:
     """``if epoch % K == 0: evaluate()`` in a loop outside the step's (the epochs'): work
-    between two passes, after the passes the second value says (K, j0: the j-th, from 0, where
-    j % K == j0; the first or last too, where an ``or`` says so) - which the estimate counts, the probe timing a boundary or validation pass
-    with it and one without. No work every K steps, whatever a setting's name says: (0, where).
-    pytorch/examples' DDP tutorial saves ``if epoch % self.save_every == 0``; its
-    ``--save_every`` read by name as steps made the estimate charge 160 of the probe's slow
-    steps as periodic work."""
+    between two passes, after the passes the second value says (guards.EveryK: the j-th, from
+    0, where j % K == j0, from a start; the first or last too, where an ``or`` says so) - which
+    the estimate counts, the probe timing a boundary or validation pass with it and one without.
+    No work every K steps, whatever a setting's name says: (0, where). pytorch/examples' DDP
+    tutorial saves ``if epoch % self.save_every == 0``; its ``--save_every`` read by name as
+    steps made the estimate charge 160 of the probe's slow steps as periodic work."""
     ev = Evaluator(frame)
     for node in _periodic_ifs(loop, frame, shallow=True):
         hit = periodic_if(node, ev, frame)
