@@ -102,6 +102,28 @@ def test_a_dataloader_made_again_each_epoch_is_the_next_epoch_and_the_probe_stop
     assert "no-post" not in [e.code for e in events if isinstance(e, Log)]
 
 
+def test_a_pass_over_the_training_loader_from_another_line_is_no_epoch(tmp_path: Path) -> None:
+    """LLMs-from-scratch's gpt_train.py estimates the loss on one training batch every 5 steps,
+    from its own loop over the training loader, inside the training pass. That pass was read as
+    a new epoch and its batches as the steps': "3 batch(es) per optimizer step ... 2 steps per
+    epoch" for its 8, the estimate -65 %. It is a side pass now: timed as validation, its
+    batches no step's; the epoch-end pass over the ran-out training data (the training
+    accuracy) stays at the boundary, as before."""
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "side_pass.py"), extra=GOES_ON)
+    events, _ = read_log(log)
+    start = next(e for e in events if isinstance(e, Start))
+    assert start.steps_per_epoch == 40
+    assert all(e.steps_per_epoch in (None, 40) for e in events if isinstance(e, Plan))
+    plan = next(e for e in events if isinstance(e, Plan) and e.steps)
+    assert plan.steps == 30 * 40 and "range(30)" in plan.source
+    steps = [e for e in events if isinstance(e, Step)]
+    assert [s.step for s in steps if s.epoch == 0] == list(range(40))  # one epoch, whole
+    assert {e.epoch for e in steps} >= {0, 1}
+    vals = [e for e in events if isinstance(e, Val)]
+    assert vals and all(e.steps <= 2 for e in vals if e.epoch == 0)  # the side passes: 2 each
+    assert "post-training work done" in output
+
+
 def test_gradient_accumulation_divides_the_loader_into_optimizer_steps(tmp_path: Path) -> None:
     log, output = agent(tmp_path, PY, str(SCRIPTS / "accumulate.py"))
     events, _ = read_log(log)

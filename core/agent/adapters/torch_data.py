@@ -3,7 +3,9 @@ batches, and the stop.
 
 ``DataLoader.__iter__`` and its iterator's ``__next__`` are patched. A new pass over the loader
 the steps consume is a new epoch; a pass over another loader between training steps is
-validation. Once the probe stopped, the training loader's iterators stop (StopIteration), and
+validation. A pass over the training loader made elsewhere while its training pass is still
+under way is no new epoch either: the program evaluates on training batches (a loss estimate on
+a few, between steps) - a side pass, timed as validation, its batches no step's. Once the probe stopped, the training loader's iterators stop (StopIteration), and
 every loader iterated again inside the stopped loop yields nothing, so the program's own loops
 run out. A ``next(iter(loader))`` there cannot end on an empty pass: on a loader training used
 (a batch drawn each epoch to print its size) the loop is unwound (ProbeStop); on one it never
@@ -16,6 +18,7 @@ an object is collected, so a loader made again each epoch would pass for the las
 from __future__ import annotations
 
 import itertools
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +43,17 @@ def loader_key(obj: Any) -> int:
     if "_probecast_key" not in held:
         held["_probecast_key"] = next(_KEYS)
     return int(held["_probecast_key"])
+
+
+def pass_site(up: int) -> tuple[str, int, int] | None:
+    """The line that asked for a new pass, ``up`` frames above this function (2: the caller
+    of the patched ``__iter__``): its file, its function's first line and its own line - one
+    per loop of the program's."""
+    try:
+        frame = sys._getframe(up)
+    except ValueError:
+        return None
+    return frame.f_code.co_filename, frame.f_code.co_firstlineno, frame.f_lineno
 
 
 def key_of(obj: Any) -> int | None:
@@ -71,6 +85,9 @@ class TorchData:
     wrapping: tuple[int, int] | None  # (loader, generation) of a library's pass drawing a batch
     trainers: Trainers
     trainers_at_stop: int
+    sites: dict[int, Any]  # the line that made each loader's latest pass (pass_site)
+    ran_out: set[int]  # loaders whose latest pass ran to its end
+    side: Any  # the iterator of a side pass under way (its key negated in val)
 
     if TYPE_CHECKING:  # theirs: torch_phases', the adapter's
         def _in_stopped_loop(self, key: int) -> bool: ...
@@ -95,8 +112,11 @@ class TorchData:
                 n: int | None = len(loader)
             except TypeError:  # an iterable dataset without a length
                 n = None
-            hook._new_pass(key, n, getattr(loader, compat.TORCH_LOADER_BATCH_SIZE, None))
+            key = hook._new_pass(key, n, getattr(loader, compat.TORCH_LOADER_BATCH_SIZE, None),
+                                 pass_site(2))
             hook._tag(it, key, hook.generation)
+            if key < 0:
+                hook.side = it
             return it
 
         def iter_next(it: Any) -> Any:
@@ -118,6 +138,8 @@ class TorchData:
             except StopIteration:
                 if hook.val is not None and hook.val[0] == key:
                     hook._end_val()
+                if key is not None:
+                    hook.ran_out.add(key)
                 raise
             t2 = time.perf_counter()
             hook._batch(key)
@@ -189,7 +211,14 @@ class TorchData:
             pass
         return key
 
-    def _new_pass(self, key: int, n: int | None, batch_size: Any = None) -> None:
+    def _new_pass(self, key: int, n: int | None, batch_size: Any = None,
+                  site: Any = None) -> int:
+        """A new pass over the loader ``key``, made at ``site``; returns the key its iterator
+        is tagged with (negated: a side pass over the training data, see _side_pass)."""
+        if self._side_pass(key, site):
+            self._end_val()
+            self.val = [-key, 0]
+            return -key
         if key == self.train_loader:
             self._end_val()
             if self.index > 0:  # a new pass over the training data: a new epoch
@@ -203,6 +232,44 @@ class TorchData:
             self.batches_since_step = 0  # (next(iter(loader)) to size a batch is no step's)
         self.loaders[key] = n
         self.batch_sizes[key] = batch_size if isinstance(batch_size, int) else 0
+        self.sites[key] = site
+        self.ran_out.discard(key)
+        return key
+
+    def _side_pass(self, key: int, site: Any) -> bool:
+        """A pass over the training loader from another line than its training pass, which is
+        still under way: the program evaluates on training batches (LLMs-from-scratch's
+        ``calc_loss_loader(train_loader, ..., num_batches=1)`` every 5 steps) - no epoch, and
+        its batches are no step's. A pass from the training pass's own line is the next epoch
+        (the last one left by a break)."""
+        return (key == self.train_loader and self.session.started and not self.stopped
+                and site is not None and self.sites.get(key) is not None
+                and site != self.sites[key] and key not in self.ran_out)
+
+    def _adopt_side(self) -> bool:
+        """The steps draw from the side pass (no step drew from the training pass since it
+        began): it was the training's next pass after all - a second loop over the same data
+        (a phase, a loop that breaks and goes on elsewhere). It becomes the training pass."""
+        if not (self.val is not None and self.val[0] < 0 and self.val[1] > 0
+                and self.last_loader == self.val[0] and self.batches_since_step == 0):
+            return False
+        key, batches = -self.val[0], self.val[1]
+        self.val = None
+        self._tag(self.side, key, getattr(self.side, "_probecast_generation", self.generation))
+        self.last_loader, self.batches_since_step = key, batches
+        if self.index > 0:
+            self.epoch += 1
+            self.index = 0
+        return True
+
+    def _own_side(self) -> int | None:
+        """The loader the last batch came from, a side pass's made the training's own (a new
+        phase's first step drew from it)."""
+        key = self.last_loader
+        if key is not None and key < 0:
+            key = self.last_loader = -key
+            self._tag(self.side, key, getattr(self.side, "_probecast_generation", self.generation))
+        return key
 
     def _batch(self, key: Any) -> None:
         self.last_loader = key

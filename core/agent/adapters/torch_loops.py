@@ -80,6 +80,9 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         self.batches_since_step = 0
         self.first_batch_at: float | None = None
         self.val: list[int] | None = None  # [loader id, batches] of a validation pass under way
+        self.sites: dict[int, Any] = {}  # the line that made each loader's latest pass
+        self.ran_out: set[int] = set()  # loaders whose latest pass ran to its end
+        self.side: Any = None  # a side pass's iterator (torch_data._side_pass)
         self.stopped = False
         self.empty_passes = 0
         self.sync_cuda: bool | None = None  # decided at the first step: steps run on CUDA
@@ -239,7 +242,8 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         if not s.started or self.phase_pending:
             self._begin()
         if self.val is not None:  # (asked here: a call less at every step)
-            self._adopt_loader()  # a new loader each pass (torch_phases.py)
+            if not self._adopt_side():  # training's next pass over its loader (torch_data.py)
+                self._adopt_loader()  # a new loader each pass (torch_phases.py)
             self._end_val()  # a validation pass the program left early
         if s.total_steps == 1 and self.per_pass:
             self._check_batches_per_step(self.batches_since_step, *self.per_pass)
@@ -291,7 +295,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         s = self.session
         self.began = True
         self.trainers_at_begin = len(self.trainers.made)
-        self.train_loader = self.last_loader
+        self.train_loader = self._own_side()  # the loader the last batch came from
         batches = self.trainers.batches()
         if batches is None and self.train_loader is not None:
             batches = self.loaders.get(self.train_loader)
