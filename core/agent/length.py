@@ -262,7 +262,8 @@ def _totals_from_loops(found: Length) -> None:
     if per_epoch is None or any(lp.count is None for lp in outer):
         return  # a loop whose bound is not readable: the total is not known from the loops
     epochs = math.prod(lp.count or 1 for lp in outer)
-    found.steps = per_epoch * epochs
+    # a loop over data files weighs its passes by their sizes: the steps, not the epochs' count
+    found.steps = round(per_epoch * math.prod(lp.weight or lp.count or 1 for lp in outer))
     if outer or loops[at].over_loader:
         found.epochs = epochs
     found.source = " x ".join(lp.text for lp in reversed(loops[: at + 1] + outer))

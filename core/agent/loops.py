@@ -22,8 +22,8 @@ from .index_break import index_break
 from .own_code import user_code
 from .periodic import outside_loops as _outside_loops, periodic_if as _periodic_if, \
     periodic_in_loop as _periodic, periodic_outside
-from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, folds as _folds,
-                     maybe_int as _maybe_int, optimizer, sized as _sized)
+from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, file_weight,
+                     folds as _folds, maybe_int as _maybe_int, optimizer, sized as _sized)
 
 _TRANSPARENT = ("enumerate", "tqdm", "iter", "list", "tuple", "sorted", "reversed",
                 "progress_bar", "track")
@@ -43,6 +43,7 @@ class Loop:
     iterations: int | None = None  # its iterations, where it steps on fewer (guards.py)
     work_every: EveryK | None = None  # work after some of its iterations (guards.EveryK) ...
     work_source: str = ""  # ... where it is written
+    weight: float | None = None  # its passes by its files' sizes (values.file_weight), not count
 
 
 _TREES: dict[str, ast.Module | None] = {}
@@ -210,6 +211,10 @@ def _count(node: ast.For | ast.While, frame: FrameType,
                     loop.iterations, loop.count = loop.count, guarded[0]
                     loop.text = f"{where}, stepping where {guarded[1][:80]}"
             count = loop.count or 0
+            if not loop.over_loader and count > 1:
+                loop.weight = _files_weight(node, frame)
+                if loop.weight is not None:
+                    loop.text += f", its files {loop.weight:.2f} times the one trained on"
             left = index_break(node, frame, batches or count)
             if left is not None and count and batches:
                 left = (left[0] * count // batches, left[1])
@@ -225,6 +230,16 @@ def _count(node: ast.For | ast.While, frame: FrameType,
         return Loop(None, where)
     except Exception:  # noqa: BLE001 - the program's objects may do anything when read
         return Loop(None, where)
+
+
+def _files_weight(node: ast.For, frame: FrameType) -> float | None:
+    """The loop iterates data files (a name it binds holds the one being trained on): its
+    passes weigh as their sizes (values.file_weight)."""
+    items = _iterated_object(node.iter, frame)
+    for name in (n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
+        if (weight := file_weight(items, frame.f_locals.get(name))) is not None:
+            return weight
+    return None
 
 
 def _length_of(obj: Any) -> int | None:

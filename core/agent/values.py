@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import inspect
 import math
+import os
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -184,3 +185,20 @@ def maybe_int(expr: ast.expr, ev: Evaluator) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         return None
     return int(value) if abs(value) < 1e15 else None
+
+
+DATA_FILE_BYTES = 64 * 1024  # a file the loop trains on, not one of settings (a config's few KB)
+
+
+def file_weight(items: Any, current: Any) -> float | None:
+    """A loop over data files, each read into a loader of its own (LLMs-from-scratch's
+    pretraining: a pass over each of its books' files): its passes weigh as the files' sizes
+    against the one being trained on - the last file of a split is most often smaller. None
+    unless every item is an existing file, ``current`` one of them, of data's size."""
+    if not isinstance(items, (list, tuple)) or len(items) < 2 or current not in items:
+        return None
+    if not all(isinstance(i, (str, os.PathLike)) and os.path.isfile(i) for i in items):
+        return None
+    sizes = [os.path.getsize(i) for i in items]
+    own = sizes[items.index(current)]
+    return sum(sizes) / own if own >= DATA_FILE_BYTES else None

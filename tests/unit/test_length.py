@@ -61,6 +61,37 @@ def test_an_epoch_loop_around_a_loop_of_sliced_batches(tmp_path: Path) -> None:
     assert "for epoch in range(1, args.epochs + 1) (train.py:7)" in found.source
 
 
+def test_a_loop_over_data_files_weighs_its_passes_by_their_sizes(tmp_path: Path) -> None:
+    """LLMs-from-scratch's pretraining reads each of its books' files into a loader of its own
+    (three of 400 kB and a last of 150 kB: 6 867 steps); the files' count took each pass as the
+    first's, 8 124 steps, +25.8 %. Their sizes weigh the passes now; files of settings (a few
+    KB) and items that are no files are counted as before."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for i, size in enumerate((400_000, 400_000, 400_000, 150_000), 1):
+        (data / f"combined_{i}.txt").write_bytes(b"x" * size)
+    body = """
+        import os
+        files = sorted(os.path.join(d, n) for d, _, names in os.walk(FOLDER) for n in names)
+        batches = [os.path.getsize(f) // 200 for f in files]
+        for epoch in range(2):
+            for index, file_path in enumerate(files, 1):
+                for i in range(batches[index - 1]):
+                    step()
+                    break
+                break
+            break
+    """
+    (found,) = run_program(tmp_path, body, FOLDER=str(data))
+    assert (found.steps_per_epoch, found.epochs) == (2000, 8)  # the count: 2 x 4 passes
+    assert found.steps == round(2 * 2000 * 1_350_000 / 400_000) == 13_500  # the sizes: 2 x 3.375
+    assert "its files 3.38 times the one trained on" in found.source
+    for small in data.iterdir():  # files of settings: no weight
+        small.write_bytes(b"x" * 2000)
+    (found,) = run_program(tmp_path, body.replace("// 200", "// 2"), FOLDER=str(data))
+    assert (found.steps_per_epoch, found.steps) == (1000, 8000) and "its files" not in found.source
+
+
 def test_while_loops_count_steps_and_an_if_every_k_is_periodic_work(tmp_path: Path) -> None:
     class Cfg:
         max_iters = 500
