@@ -98,6 +98,7 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
                 if every is not None and loop.iterations and loop.count:  # K iterations: in
                     every = (max(1, round(every[0] * loop.count / loop.iterations)), every[1])
             else:  # work between passes; beside work every K steps too (timm's train.py)
+                _weigh(loop, node, user)  # a loop over data files, a loader each
                 outside, loop.work_every = periodic_outside(node, user)
                 loop.work_source = outside[1] if outside and loop.work_every else ""
                 every = outside if every is None else every
@@ -211,10 +212,6 @@ def _count(node: ast.For | ast.While, frame: FrameType,
                     loop.iterations, loop.count = loop.count, guarded[0]
                     loop.text = f"{where}, stepping where {guarded[1][:80]}"
             count = loop.count or 0
-            if not loop.over_loader and count > 1:
-                loop.weight = _files_weight(node, frame)
-                if loop.weight is not None:
-                    loop.text += f", its files {loop.weight:.2f} times the one trained on"
             left = index_break(node, frame, batches or count)
             if left is not None and count and batches:
                 left = (left[0] * count // batches, left[1])
@@ -232,14 +229,21 @@ def _count(node: ast.For | ast.While, frame: FrameType,
         return Loop(None, where)
 
 
-def _files_weight(node: ast.For, frame: FrameType) -> float | None:
-    """The loop iterates data files (a name it binds holds the one being trained on): its
-    passes weigh as their sizes (values.file_weight)."""
+def _weigh(loop: Loop, node: ast.For | ast.While, frame: FrameType) -> None:
+    """A loop around the step's own that iterates data files (a name it binds holds the one
+    being trained on): its passes weigh as their sizes (values.file_weight). Not the step's
+    own loop: a step a file (an image each) is one step whatever the file's size."""
+    if not isinstance(node, ast.For) or loop.over_loader or not 1 < (loop.count or 0) <= MAX_FILES:
+        return
     items = _iterated_object(node.iter, frame)
     for name in (n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)):
         if (weight := file_weight(items, frame.f_locals.get(name))) is not None:
-            return weight
-    return None
+            loop.weight = weight
+            loop.text += f", its files {weight:.2f} times the one trained on"
+            return
+
+
+MAX_FILES = 10_000  # more items than a loop's files of data: not read (a stat each)
 
 
 def _length_of(obj: Any) -> int | None:

@@ -3,13 +3,14 @@ batches, and the stop.
 
 ``DataLoader.__iter__`` and its iterator's ``__next__`` are patched. A new pass over the loader
 the steps consume is a new epoch; a pass over another loader between training steps is
-validation. A pass over the training loader made elsewhere while its training pass is still
-under way is no new epoch either: the program evaluates on training batches (a loss estimate on
-a few, between steps) - a side pass, timed as validation, its batches no step's. Once the probe stopped, the training loader's iterators stop (StopIteration), and
-every loader iterated again inside the stopped loop yields nothing, so the program's own loops
-run out. A ``next(iter(loader))`` there cannot end on an empty pass: on a loader training used
-(a batch drawn each epoch to print its size) the loop is unwound (ProbeStop); on one it never
-used - a callback's loader made at each epoch's end to draw a sample - it runs as usual.
+validation. A pass over the training loader made on another line while its training pass is
+still under way is no epoch either: the program evaluates on training batches (a loss estimate
+on a few, between steps) - a side pass, timed as validation, its batches no step's. Once the
+probe stopped, the training loader's iterators stop (StopIteration), and every loader iterated
+again inside the stopped loop yields nothing, so the program's own loops run out. A
+``next(iter(loader))`` there cannot end on an empty pass: on a loader training used (a batch
+drawn each epoch to print its size) the loop is unwound (ProbeStop); on one it never used - a
+callback's loader made at each epoch's end to draw a sample - it runs as usual.
 
 Each loader is known by a key it keeps for its life (``loader_key``): ``id()`` is reused once
 an object is collected, so a loader made again each epoch would pass for the last one.
