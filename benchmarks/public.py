@@ -2,7 +2,7 @@
 the truth: the check a newcomer's own job gets.
 
     .venv/bin/python benchmarks/public.py record SPEC OUT [--root DIR] [--only NAME ...]
-    .venv/bin/python benchmarks/public.py judge OUT [--markdown]
+    .venv/bin/python benchmarks/public.py judge OUT [--markdown] [--prefix P ...] [--stall-prior A B]
     .venv/bin/python benchmarks/public.py cost SPEC OUT [--reps 3] [--root DIR] [--only NAME ...]
 
 SPEC is a JSON list of settings, each ``{"name", "cwd", "argv", "env"}``: the folder the
@@ -45,12 +45,13 @@ import shutil
 import statistics
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from probecast.core.model.estimate import bounds  # noqa: E402
 from probecast.core.model.estimate.early_stop import ENDED, UPPER_BOUND  # noqa: E402
 from probecast.core.model.logstore import load_probe  # noqa: E402
 from probecast.core.model.pricing import Catalog  # noqa: E402
@@ -337,6 +338,13 @@ def _apart(judged: list[Judged]) -> list[str]:
             "planned epochs', an upper bound)"]
 
 
+def _what_if_stall_prior(prior: tuple[float, float]) -> None:
+    """TensorFlow's constants with another prior for its stall odds (not the shipped ones)."""
+    shipped = bounds._load_all()
+    changed = {**shipped, "tf": replace(shipped["tf"], stall_prior_many=prior)}
+    bounds._load_all = lambda: changed  # type: ignore[assignment]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -357,6 +365,9 @@ def main() -> int:
     jud = sub.add_parser("judge")
     jud.add_argument("out")
     jud.add_argument("--markdown", action="store_true")
+    jud.add_argument("--prefix", nargs="*", default=None, help="only the settings so named")
+    jud.add_argument("--stall-prior", nargs=2, type=float, metavar=("A", "B"), help="a what-if: "
+                     "TensorFlow's prior odds of a stall (two or more cores) as Beta(A, B)")
     ns = ap.parse_args()
     if ns.what == "cost":
         if ns.report:
@@ -367,7 +378,10 @@ def main() -> int:
     if ns.what == "record":
         return record(Path(ns.spec), Path(ns.out).resolve(), ns.only,
                       Path(ns.root) if ns.root else None)
-    judged = judge(Path(ns.out))
+    if ns.stall_prior:
+        _what_if_stall_prior(tuple(ns.stall_prior))
+    judged = [j for j in judge(Path(ns.out))
+              if not ns.prefix or j.name.startswith(tuple(ns.prefix))]
     if not judged:
         print("no probe/plain-run pairs found", file=sys.stderr)
         return 1
