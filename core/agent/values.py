@@ -1,8 +1,12 @@
 """Reading a value in a running frame without running the program: names, plain attributes,
 arithmetic, ``len``/``range``/``min``/``max``, a tensor's ``size()``/``shape`` - nothing that
-calls the program's code (no property, no method but a tensor's size, and a scikit-learn
-cross-validator's own ``get_n_splits()``: ``folds``). loops.py reads the bounds of the loops
-around a training step with it. Stdlib only."""
+calls the program's code (no property, no method but a tensor's size, a scikit-learn
+cross-validator's own ``get_n_splits()``: ``folds``, and a config's ``get(key, default)``).
+A config is a dict, or a configuration library's mapping read through that library's own
+accessors (OmegaConf's ``DictConfig``/``ListConfig``, what Hydra hands a program; ml_collections'
+``ConfigDict``), or ``os.environ``: ``cfg.train.epochs``, ``cfg["epochs"]``,
+``cfg.get("epochs", 10)``, ``int(os.environ.get("EPOCHS", 5))``. loops.py reads the bounds of
+the loops around a training step with it. Stdlib only."""
 
 from __future__ import annotations
 
@@ -19,8 +23,33 @@ _SAFE_CALLS: dict[str, Callable[..., Any]] = {
     "float": float, "abs": abs, "ceil": math.ceil, "floor": math.floor}
 
 
+# configuration libraries whose mappings are read through their own accessors (library code, no
+# property of the program's): the module their types live in starts with one of these
+_CONFIG_LIBRARIES = ("omegaconf.", "ml_collections.")
+
+
 class Unknown(Exception):
     """The evaluator met something it will not evaluate."""
+
+
+def _config(obj: Any) -> bool:
+    """A dict, ``os.environ``, or a configuration library's mapping (keys read by ``in`` and
+    ``[]``)."""
+    return isinstance(obj, dict) or obj is os.environ or (
+        type(obj).__module__.startswith(_CONFIG_LIBRARIES) and hasattr(obj, "__contains__"))
+
+
+def _key(obj: Any, key: Any) -> Any:
+    """``obj[key]`` of a config that has the key (a list config: an index within it)."""
+    if isinstance(key, bool) or not isinstance(key, (int, str)):
+        raise Unknown("key")
+    if isinstance(key, int) and not isinstance(obj, dict):
+        if 0 <= key < len(obj) or -len(obj) <= key < 0:
+            return obj[key]
+        raise Unknown("index")
+    if key in obj:
+        return obj[key]
+    raise Unknown(str(key))
 
 
 def sized(value: Any) -> int:
@@ -84,8 +113,8 @@ class Evaluator:
             index = self.value(node.slice)
             if isinstance(obj, (tuple, list)) and isinstance(index, int):
                 return obj[index]
-            if isinstance(obj, dict) and isinstance(index, (int, str)):
-                return obj[index]
+            if _config(obj) or type(obj).__module__.startswith(_CONFIG_LIBRARIES):
+                return _key(obj, index)
             raise Unknown("subscript")
         if isinstance(node, ast.Call):
             return self.call(node)
@@ -102,6 +131,8 @@ class Evaluator:
                 return shape[0]
             args = [self.value(a) for a in node.args]
             return shape[args[0]] if args else shape
+        if isinstance(f, ast.Attribute) and f.attr == "get" and 1 <= len(node.args) <= 2:
+            return self._get(f.value, node.args)
         if isinstance(f, ast.Attribute) and f.attr in ("ceil", "floor") and \
                 isinstance(f.value, ast.Name) and f.value.id == "math":
             fn = _SAFE_CALLS[f.attr]
@@ -112,20 +143,36 @@ class Evaluator:
         args = [self.value(a) for a in node.args]
         if fn is len:
             return sized(args[0]) if len(args) == 1 else len(*args)
+        if fn in (int, float) and len(args) == 1 and isinstance(args[0], str):
+            try:  # a number read from a config's or the environment's text: int("40")
+                return fn(args[0])
+            except ValueError:
+                raise Unknown("not a number") from None
         if not all(isinstance(a, (int, float, range)) and not isinstance(a, bool) for a in args):
             raise Unknown("arguments")
         if fn is range and any(isinstance(a, float) for a in args):
             raise Unknown("range of floats")
         return fn(*args)
 
+    def _get(self, owner: ast.expr, args: list[ast.expr]) -> Any:
+        """``cfg.get(key)`` / ``cfg.get(key, default)`` of a config: its value, else the default
+        (a value read as any other); anything else's ``get`` is not called."""
+        obj = self.value(owner)
+        if not _config(obj):
+            raise Unknown("get")
+        try:
+            return _key(obj, self.value(args[0]))
+        except Unknown:
+            if len(args) == 2:
+                return self.value(args[1])
+            raise
+
 
 def _plain_attribute(obj: Any, name: str) -> Any:
-    """An attribute stored on the object (or a dict key of a config object): never a property
-    or anything else that runs code."""
-    if isinstance(obj, dict):
-        if name in obj:
-            return obj[name]
-        raise Unknown(name)
+    """An attribute stored on the object (or a key of a config: a dict, OmegaConf's): never a
+    property or anything else that runs the program's code."""
+    if _config(obj):
+        return _key(obj, name)
     try:
         static = inspect.getattr_static(obj, name)
     except AttributeError:

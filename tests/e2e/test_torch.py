@@ -152,6 +152,19 @@ def test_a_loop_with_no_dataloader_is_read_from_its_loops_and_left(tmp_path: Pat
     assert isinstance(events[-1], End) and events[-1].status == "probe-done"
 
 
+def test_a_hydra_style_configs_settings_are_the_length(tmp_path: Path) -> None:
+    """Hydra hands a program an OmegaConf DictConfig: the loops' bounds are its keys (before:
+    no epochs read, the length unknown)."""
+    pytest.importorskip("omegaconf")
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "omegaconf_loop.py"), "train.epochs=40")
+    events, _ = read_log(log)
+    start = next(e for e in events if isinstance(e, Start))
+    assert start.steps_per_epoch == 4096 // 64
+    plan = next(e for e in events if isinstance(e, Plan) and e.steps)
+    assert (plan.epochs, plan.steps) == (40, 40 * 64) and "cfg.train.epochs" in plan.source
+    assert "post-training code ran" in output
+
+
 # The loop ends its function: no line to go on from, the probe can only unwind it
 GUARDED = """import torch
 from torch import nn

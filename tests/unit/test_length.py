@@ -466,6 +466,10 @@ def test_nothing_of_the_program_is_called_to_read_a_bound(tmp_path: Path) -> Non
             calls.append("count")
             return 5
 
+        def get(self, key: str, default: int = 0) -> int:  # a config-like object of its own
+            calls.append("get")
+            return 5
+
     found = run_program(tmp_path, """
         for e in range(s.epochs):
             step()
@@ -473,9 +477,43 @@ def test_nothing_of_the_program_is_called_to_read_a_bound(tmp_path: Path) -> Non
         for e in range(s.count()):
             step()
             break
+        for e in range(s.get("epochs", 3)):
+            step()
+            break
     """, s=Sneaky())
-    assert calls == ["epochs", "count"]  # the program's own two calls, none of the reader's
+    assert calls == ["epochs", "count", "get"]  # the program's own calls, none of the reader's
     assert all(f.steps is None for f in found)
+
+
+def test_a_configs_keys_bound_the_loops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hydra hands a program an OmegaConf DictConfig; others read a dict with defaults or the
+    environment. Each is read through the mapping's own accessors."""
+    omegaconf = pytest.importorskip("omegaconf")
+    cfg = omegaconf.OmegaConf.create({"train": {"epochs": 7, "sizes": [10, 20]},
+                                      "data": {"n": 100}, "steps": "${data.n}"})
+    monkeypatch.setenv("PROBECAST_TEST_EPOCHS", "4")
+    found = run_program(tmp_path, """
+        import os
+        data = list(range(cfg.data.n))
+        for epoch in range(cfg.train.epochs):
+            for i in range(0, len(data), cfg["train"]["sizes"][0]):
+                step()
+                break
+            break
+        config = {"lr": 0.1}
+        for epoch in range(config.get("epochs", 6)):
+            for i in range(cfg.get("steps")):
+                step()
+                break
+            break
+        for epoch in range(int(os.environ.get("PROBECAST_TEST_EPOCHS", "2"))):
+            for i in range(cfg.get("missing", 3) * cfg.train.get("sizes")[1]):
+                step()
+                break
+            break
+    """, cfg=cfg)
+    assert [(f.steps_per_epoch, f.epochs) for f in found] == [(10, 7), (100, 6), (60, 4)]
+    assert "for epoch in range(cfg.train.epochs)" in found[0].source
 
 
 def test_fit_in_a_loop_counts_its_calls(tmp_path: Path) -> None:
