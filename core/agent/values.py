@@ -4,9 +4,9 @@ calls the program's code (no property, no method but a tensor's size, a scikit-l
 cross-validator's own ``get_n_splits()``: ``folds``, and a config's ``get(key, default)``).
 A config is a dict, or a configuration library's mapping read through that library's own
 accessors (OmegaConf's ``DictConfig``/``ListConfig``, what Hydra hands a program; ml_collections'
-``ConfigDict``), or ``os.environ``: ``cfg.train.epochs``, ``cfg["epochs"]``,
-``cfg.get("epochs", 10)``, ``int(os.environ.get("EPOCHS", 5))``. loops.py reads the bounds of
-the loops around a training step with it. Stdlib only."""
+``ConfigDict``), absl's parsed ``FLAGS``, or the environment: ``cfg.train.epochs``,
+``cfg["epochs"]``, ``cfg.get("epochs", 10)``, ``FLAGS.num_epochs``, ``int(os.getenv("EPOCHS",
+"5"))``. loops.py reads the bounds of the loops around a training step with it. Stdlib only."""
 
 from __future__ import annotations
 
@@ -37,6 +37,11 @@ def _config(obj: Any) -> bool:
     ``[]``)."""
     return isinstance(obj, dict) or obj is os.environ or (
         type(obj).__module__.startswith(_CONFIG_LIBRARIES) and hasattr(obj, "__contains__"))
+
+
+def _absl_flags(obj: Any) -> bool:
+    """absl's ``FLAGS`` (TensorFlow's and JAX's research scripts: ``FLAGS.num_epochs``)."""
+    return type(obj).__name__ == "FlagValues" and type(obj).__module__.startswith("absl.flags")
 
 
 def _key(obj: Any, key: Any) -> Any:
@@ -133,6 +138,9 @@ class Evaluator:
             return shape[args[0]] if args else shape
         if isinstance(f, ast.Attribute) and f.attr == "get" and 1 <= len(node.args) <= 2:
             return self._get(f.value, node.args)
+        if isinstance(f, ast.Attribute) and f.attr == "getenv" and 1 <= len(node.args) <= 2 \
+                and self.value(f.value) is os:  # os.getenv(key, default): the environment's
+            return self._get(ast.Attribute(value=f.value, attr="environ"), node.args)
         if isinstance(f, ast.Attribute) and f.attr in ("ceil", "floor") and \
                 isinstance(f.value, ast.Name) and f.value.id == "math":
             fn = _SAFE_CALLS[f.attr]
@@ -173,6 +181,10 @@ def _plain_attribute(obj: Any, name: str) -> Any:
     property or anything else that runs the program's code."""
     if _config(obj):
         return _key(obj, name)
+    if _absl_flags(obj):  # FLAGS.epochs: absl's parsed flag's value
+        if obj.is_parsed() and name in obj:
+            return obj[name].value
+        raise Unknown(name)
     try:
         static = inspect.getattr_static(obj, name)
     except AttributeError:

@@ -516,6 +516,32 @@ def test_a_configs_keys_bound_the_loops(tmp_path: Path, monkeypatch: pytest.Monk
     assert "for epoch in range(cfg.train.epochs)" in found[0].source
 
 
+def test_absl_flags_and_getenv_bound_the_loops(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """TensorFlow's and JAX's research scripts read absl's FLAGS; others the environment."""
+    flags = pytest.importorskip("absl.flags")
+    fv = flags.FlagValues()
+    flags.DEFINE_integer("num_epochs", 5, "epochs", flag_values=fv)
+    flags.DEFINE_integer("steps", 30, "steps an epoch", flag_values=fv)
+    monkeypatch.setenv("PROBECAST_TEST_STEPS", "25")
+    program = """
+        import os
+        for epoch in range(FLAGS.num_epochs):
+            for i in range(int(os.getenv("PROBECAST_TEST_STEPS", "8"))):
+                step()
+                break
+            break
+        for epoch in range(FLAGS.num_epochs):
+            for i in range(FLAGS.steps):
+                step()
+                break
+            break
+    """
+    fv(["train.py", "--num_epochs=9"])  # as absl's app.run parses them before main()
+    assert [(f.steps_per_epoch, f.epochs) for f in run_program(tmp_path, program, FLAGS=fv)] \
+        == [(25, 9), (30, 9)]
+
+
 def test_fit_in_a_loop_counts_its_calls(tmp_path: Path) -> None:
     found = run_program(tmp_path, """
         EPOCHS = 29
