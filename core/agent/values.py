@@ -1,5 +1,6 @@
-"""Reading a value in a running frame without running the program: names, plain attributes,
-arithmetic, ``len``/``range``/``min``/``max``, a tensor's ``size()``/``shape`` - nothing that
+"""Reading a value in a running frame without running the program: names, plain attributes (a
+``__slots__`` member, a named tuple's field), arithmetic, ``a if test else b`` on a test of plain
+values, ``len``/``range``/``min``/``max``, a tensor's ``size()``/``shape`` - nothing that
 calls the program's code (no property, no method but a tensor's size, a scikit-learn
 cross-validator's own ``get_n_splits()``: ``folds``, and a config's ``get(key, default)``).
 A config is a dict, or a configuration library's mapping read through that library's own
@@ -15,7 +16,7 @@ import inspect
 import math
 import os
 from collections.abc import Callable
-from types import FrameType
+from types import FrameType, MemberDescriptorType
 from typing import Any
 
 _SAFE_CALLS: dict[str, Callable[..., Any]] = {
@@ -37,6 +38,10 @@ def _config(obj: Any) -> bool:
     ``[]``)."""
     return isinstance(obj, dict) or obj is os.environ or (
         type(obj).__module__.startswith(_CONFIG_LIBRARIES) and hasattr(obj, "__contains__"))
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _absl_flags(obj: Any) -> bool:
@@ -123,7 +128,31 @@ class Evaluator:
             raise Unknown("subscript")
         if isinstance(node, ast.Call):
             return self.call(node)
+        if isinstance(node, ast.IfExp):  # range(args.epochs if not args.dry_run else 1)
+            return self.value(node.body if self.truth(node.test) else node.orelse)
         raise Unknown(type(node).__name__)
+
+    def truth(self, node: ast.expr) -> bool:
+        """A test on plain values (None, numbers, text): ``not``, ``and``/``or``, one
+        comparison; an object's own truth (its ``__bool__``, ``__len__``) is never asked."""
+        if isinstance(node, ast.BoolOp):
+            parts = (self.truth(v) for v in node.values)
+            return all(parts) if isinstance(node.op, ast.And) else any(parts)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return not self.truth(node.operand)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            a, b = self.value(node.left), self.value(node.comparators[0])
+            compare = _COMPARE.get(type(node.ops[0]))
+            if compare is None or not (_plain(a) and _plain(b)):
+                raise Unknown("comparison")
+            try:
+                return compare(a, b)
+            except TypeError:  # 3 < None
+                raise Unknown("comparison") from None
+        value = self.value(node)
+        if not _plain(value):
+            raise Unknown("truth")
+        return bool(value)
 
     def call(self, node: ast.Call) -> Any:
         if node.keywords:
@@ -190,9 +219,23 @@ def _plain_attribute(obj: Any, name: str) -> Any:
     except AttributeError:
         raise Unknown(name) from None
     if hasattr(type(static), "__get__") and not isinstance(static, (int, float, str)):
-        if not inspect.ismodule(obj):
+        if not inspect.ismodule(obj) and not _stored_field(static):
             raise Unknown(f"{name} runs code")
     return getattr(obj, name)
+
+
+def _stored_field(descriptor: Any) -> bool:
+    """A descriptor that only reads what the instance stores: a ``__slots__`` member (a
+    ``@dataclass(slots=True)`` config) or a named tuple's field (``typing.NamedTuple``)."""
+    kind = type(descriptor)
+    return isinstance(descriptor, MemberDescriptorType) or (
+        kind.__name__ == "_tuplegetter" and kind.__module__ in ("collections", "_collections"))
+
+
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+    ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
 
 
 def _binop(op: ast.operator, a: Any, b: Any) -> Any:

@@ -470,6 +470,10 @@ def test_nothing_of_the_program_is_called_to_read_a_bound(tmp_path: Path) -> Non
             calls.append("get")
             return 5
 
+        def __bool__(self) -> bool:
+            calls.append("bool")
+            return True
+
     found = run_program(tmp_path, """
         for e in range(s.epochs):
             step()
@@ -480,8 +484,11 @@ def test_nothing_of_the_program_is_called_to_read_a_bound(tmp_path: Path) -> Non
         for e in range(s.get("epochs", 3)):
             step()
             break
+        for e in range(3 if s else 1):
+            step()
+            break
     """, s=Sneaky())
-    assert calls == ["epochs", "count", "get"]  # the program's own calls, none of the reader's
+    assert calls == ["epochs", "count", "get", "bool"]  # the program's own, none of the reader's
     assert all(f.steps is None for f in found)
 
 
@@ -514,6 +521,41 @@ def test_a_configs_keys_bound_the_loops(tmp_path: Path, monkeypatch: pytest.Monk
     """, cfg=cfg)
     assert [(f.steps_per_epoch, f.epochs) for f in found] == [(10, 7), (100, 6), (60, 4)]
     assert "for epoch in range(cfg.train.epochs)" in found[0].source
+
+
+def test_slotted_and_named_tuple_configs_and_conditional_bounds(tmp_path: Path) -> None:
+    """A @dataclass(slots=True) or typing.NamedTuple config keeps its fields in descriptors that
+    only read the instance; a bound may be chosen by a test on plain values (a dry run)."""
+    import dataclasses
+    import typing
+
+    @dataclasses.dataclass(slots=True)
+    class Slotted:
+        epochs: int = 6
+
+    class Settings(typing.NamedTuple):
+        epochs: int = 4
+        steps: int = 25
+
+    args = argparse.Namespace(epochs=5, dry_run=None, debug=False, resume="")
+    found = run_program(tmp_path, """
+        for e in range(slotted.epochs):
+            for i in range(settings.steps):
+                step()
+                break
+            break
+        for e in range(1 if args.dry_run else settings.epochs):
+            for i in range(args.epochs if not args.debug and args.epochs > 2 else 1):
+                step()
+                break
+            break
+        for e in range(2 if args.resume == "" else 9):
+            for i in range(3 if args.dry_run is None or args.debug else 4):
+                step()
+                break
+            break
+    """, slotted=Slotted(), settings=Settings(), args=args)
+    assert [(f.steps_per_epoch, f.epochs) for f in found] == [(25, 6), (5, 4), (3, 2)]
 
 
 def test_absl_flags_and_getenv_bound_the_loops(tmp_path: Path,
