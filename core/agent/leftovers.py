@@ -77,10 +77,14 @@ def describe(paths: list[str], whole: bool) -> str:
     named = ", ".join(ordered[:SHOWN]) + (f" (+{len(ordered) - SHOWN} more)" if len(ordered) > SHOWN
                                           else "")
     partly = "" if whole else " (the folder was too large to look through whole)"
+    if any(map(looks_like_checkpoint, paths)):
+        risk = ("a later run there may resume from a checkpoint among them (delete it first, or "
+                "give the probe another checkpoint path)")
+    else:
+        risk = ("none looks like a checkpoint (logs and outputs: delete them if a later run must "
+                "not find them)")
     return (f"the probe stopped the program before its end: it left {len(paths)} file(s) it "
-            f"wrote in its folder{partly}: {named} - as the stopped run left them; a later run "
-            "there may resume from a checkpoint among them (delete it first, or give the probe "
-            "another checkpoint path)")
+            f"wrote in its folder{partly}: {named} - as the stopped run left them; {risk}")
 
 
 def inside(path: str, folder: str | None) -> bool:

@@ -34,8 +34,10 @@ def test_the_message_names_checkpoints_first_and_counts_the_rest() -> None:
     paths = [f"samples/img_{i}.png" for i in range(7)] + ["ckpt/epoch=1.ckpt"]
     msg = leftovers.describe(paths, whole=True)
     assert "8 file(s)" in msg and msg.index("ckpt/epoch=1.ckpt") < msg.index("samples/img_0.png")
-    assert "(+3 more)" in msg and "too large" not in msg
+    assert "(+3 more)" in msg and "too large" not in msg and "resume from a checkpoint" in msg
     assert "too large" in leftovers.describe(paths, whole=False)
+    logs = leftovers.describe(["logs/train/runs/1/train.log", "logs/train/runs/1/tags.log"], True)
+    assert "resume" not in logs and "none looks like a checkpoint" in logs  # a Hydra run's logs
 
 
 def test_a_folder_too_large_is_looked_through_only_so_far(tmp_path: Path,
