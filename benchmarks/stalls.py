@@ -10,7 +10,8 @@ wake-up: 10 ms, 30 ms, 70 ms ... 10.23 s, 20.47 s, 40.95 s, 81.91 s, then every 
 the boundary cost besides a steady step. A boundary whose predicted stall is long enough to tell
 (>= 0.3 s) either *stalled as predicted* (its cost within 25 % or 0.3 s of the prediction) or
 did not. Reported per number of cores the run could use: how often the stall came, and how close
-the prediction was when it did; then the same for the teardown when fit() returned.
+the prediction was when it did; then by the epoch's length (do longer epochs, with longer waits,
+stall more or less often?); then the same for the teardown when fit() returned.
 """
 
 from __future__ import annotations
@@ -45,6 +46,25 @@ def full_runs(paths: list[str]) -> list[tuple[str, ProbeState]]:
     return out
 
 
+LENGTHS = ((0, 2), (2, 5), (5, 10), (10, 20), (20, 40), (40, None))
+
+
+def by_length(told: list[tuple[str, float, bool, str]]) -> list[str]:
+    """How often a boundary stalled, by cores and the epoch's length (its iterator's lifetime):
+    ``told`` holds (cores, lifetime, stalled, run) of each boundary long enough to tell."""
+    out = ["| cores | epoch length | boundaries | stalled | runs |", "|---|---|---|---|---|"]
+    for key in sorted({k for k, _, _, _ in told}):
+        for lo, hi in LENGTHS:
+            inside = [(hit, run) for k, life, hit, run in told
+                      if k == key and lo <= life and (hi is None or life < hi)]
+            if inside:
+                stalled = sum(hit for hit, _ in inside)
+                span = f"{lo}-{hi} s" if hi is not None else f">= {lo} s"
+                out.append(f"| {key} | {span} | {len(inside)} | {stalled} = "
+                           f"{stalled / len(inside):.0%} | {len({r for _, r in inside})} |")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,6 +74,7 @@ def main() -> int:
     runs = full_runs(ns.logs)
     by_cores: dict[str, dict[str, list[float]]] = {}
     ends: dict[str, list[tuple[float, float]]] = {}
+    boundaries: list[tuple[str, float, bool, str]] = []
     for name, st in runs:
         t_it = st.step_time("trimmed")[0]
         cores = cores_usable(st)
@@ -73,6 +94,8 @@ def main() -> int:
             else:
                 row["cheap"].append(cost)
                 verdict = "cheap"
+            if verdict != "untold":
+                boundaries.append((key, lifetime, verdict == "stalled", name))
             lines.append(f"    epoch {lifetime:7.2f} s  predicted {predicted:6.2f} s  "
                          f"cost {cost:6.2f} s  {verdict}")
         # the teardown when fit() returned: the last epoch's iterator
@@ -100,6 +123,8 @@ def main() -> int:
               f"{statistics.median(errs) if errs else 0:.2f} / {p90:.2f} / "
               f"{max(errs, default=0):.2f} s | {min(shares):.0%} / "
               f"{statistics.median(shares):.0%} / {max(shares):.0%} |")
+    print("\nby the epoch's length:\n")
+    print("\n".join(by_length(boundaries)))
     print()
     for key, pairs in sorted(ends.items()):
         told = [(p, c) for p, c in pairs if p >= INFORMATIVE_S]

@@ -77,6 +77,23 @@ def test_step_statistics_reads_the_committed_pytorch_corpus() -> None:
     assert m and int(m.group(2)) == 20
 
 
+def test_stalls_reads_the_committed_keras_runs_by_cores_and_epoch_length() -> None:
+    out = run("benchmarks/stalls.py", "sample_logs/cpu-keras")
+    assert re.search(r"\| 1 core \| \d+ \| \d+ = \d+% \|", out)  # the table by cores
+    by_length = out.split("by the epoch's length:")[1]
+    rows = re.findall(r"\| (1 core|2 cores) \| [0-9>= -]+ s \| (\d+) \| (\d+) = \d+% \| \d+ \|",
+                      by_length)
+    assert {r[0] for r in rows} == {"1 core", "2 cores"}
+    assert all(int(stalled) <= int(n) for _, n, stalled in rows)
+
+
+def test_epoch_levels_reads_the_committed_pairs() -> None:
+    out = run("benchmarks/epoch_levels.py", "benchmarks/corpus/runs-torch-interleaved")
+    n = int(re.search(r"(\d+) pairs: correlation", out).group(1))  # type: ignore[union-attr]
+    assert n >= 3 and out.count("probe e2/e1") == n
+    assert re.search(r"from epoch 2's alone: median \|error\| [0-9.]+ %", out)
+
+
 def test_memory_benchmark_smoke() -> None:
     """The memory forecast's report on the committed probes (recording them is the slow part)."""
     out = run("benchmarks/memory.py", "benchmarks/memory-runs", "benchmarks/corpus/runs-fresh")
