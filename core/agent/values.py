@@ -2,7 +2,8 @@
 ``__slots__`` member, a named tuple's field), arithmetic, ``a if test else b`` on a test of plain
 values, ``len``/``range``/``min``/``max``, a tensor's ``size()``/``shape`` - nothing that
 calls the program's code (no property, no method but a tensor's size, a scikit-learn
-cross-validator's own ``get_n_splits()``: ``folds``, and a config's ``get(key, default)``).
+cross-validator's own ``get_n_splits()``: ``folds``, a config's ``get(key, default)``, and the
+``__len__`` of an iterable that declares its length: ``sized``).
 A config is a dict, or a configuration library's mapping read through that library's own
 accessors (OmegaConf's ``DictConfig``/``ListConfig``, what Hydra hands a program; ml_collections'
 ``ConfigDict``), absl's parsed ``FLAGS``, or the environment: ``cfg.train.epochs``,
@@ -62,7 +63,10 @@ def _key(obj: Any, key: Any) -> Any:
     raise Unknown(str(key))
 
 
-def sized(value: Any) -> int:
+def sized(value: Any, asked: bool = False) -> int:
+    """How many items ``value`` holds or yields. ``asked``: the program's own expression calls
+    ``len()`` on it (``range(0, len(train_set), bs)``): any ``__len__`` then, as the program
+    itself called it."""
     if isinstance(value, (range, list, tuple, dict, str, set, frozenset)):
         return len(value)
     if _torch_sampler(value):  # a BatchSampler over the indexes (Lightning's PPO example)
@@ -71,7 +75,31 @@ def sized(value: Any) -> int:
     if isinstance(shape, tuple) or type(shape).__name__ == "Size":
         if len(shape) >= 1:
             return int(shape[0])
+    if _declares_length(value, asked):  # a batch iterator of the program's own, a dataset
+        try:
+            n = len(value)
+        except Exception:  # noqa: BLE001 - a length it cannot give (an endless stream)
+            raise Unknown(type(value).__name__) from None
+        if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+            return n
     raise Unknown(type(value).__name__)
+
+
+def _declares_length(value: Any, asked: bool = False) -> bool:
+    """An iterable that says how long it is: a class with both ``__iter__`` and ``__len__``
+    (``class Loader: def __len__(self): return len(self.x) // self.bs``, torchtext's and other
+    libraries' iterators) - the length ``len(loader)`` in the program itself would give, the
+    one method of its own the reader calls (``asked``: any ``__len__`` the program's expression
+    calls itself). Not an iterator (a generator: no length), a sampler subclass's own
+    ``__len__``, a DataLoader (torch_data counts its passes, and says where a pass is no
+    epoch: minGPT's endless sampler) nor a tf.data dataset (keras_loops reads its cardinality)."""
+    kind = type(value)
+    if any((k.__name__ == "Sampler" and k.__module__ == "torch.utils.data.sampler")
+           or (k.__name__ == "DataLoader" and k.__module__.startswith("torch.utils.data"))
+           or k.__module__.startswith("tensorflow.") for k in kind.__mro__):
+        return False  # torch_data counts a DataLoader's passes, keras_loops a dataset's
+    return callable(getattr(kind, "__len__", None)) and (
+        asked or callable(getattr(kind, "__iter__", None)))
 
 
 def _torch_sampler(value: Any) -> bool:
@@ -179,7 +207,7 @@ class Evaluator:
             raise Unknown("call")
         args = [self.value(a) for a in node.args]
         if fn is len:
-            return sized(args[0]) if len(args) == 1 else len(*args)
+            return sized(args[0], asked=True) if len(args) == 1 else len(*args)
         if fn in (int, float) and len(args) == 1 and isinstance(args[0], str):
             try:  # a number read from a config's or the environment's text: int("40")
                 return fn(args[0])

@@ -152,6 +152,19 @@ def test_a_loop_with_no_dataloader_is_read_from_its_loops_and_left(tmp_path: Pat
     assert isinstance(events[-1], End) and events[-1].status == "probe-done"
 
 
+def test_a_hand_written_batch_iterator_makes_the_epoch(tmp_path: Path) -> None:
+    """Before: no DataLoader and an iterable of the program's own - 'steps per epoch unknown',
+    the job ranked per 1 000 steps though it says 40 epochs of len(loader) batches."""
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "own_loader.py"), extra=GOES_ON)
+    events, _ = read_log(log)
+    start = next(e for e in events if isinstance(e, Start))
+    assert start.steps_per_epoch == 8192 // 32
+    plan = next(e for e in events if isinstance(e, Plan) and e.steps)
+    assert (plan.epochs, plan.steps) == (40, 40 * 256) and "in loader" in plan.source
+    assert {e.epoch for e in events if isinstance(e, Step)} >= {0, 1}  # a boundary timed
+    assert "post-training code ran" in output
+
+
 def test_a_hydra_style_configs_settings_are_the_length(tmp_path: Path) -> None:
     """Hydra hands a program an OmegaConf DictConfig: the loops' bounds are its keys (before:
     no epochs read, the length unknown)."""

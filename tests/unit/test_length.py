@@ -523,6 +523,73 @@ def test_a_configs_keys_bound_the_loops(tmp_path: Path, monkeypatch: pytest.Monk
     assert "for epoch in range(cfg.train.epochs)" in found[0].source
 
 
+def test_an_iterable_that_declares_its_length_makes_the_epoch(tmp_path: Path) -> None:
+    """A hand-written batch iterator (__iter__ and __len__) is a pass of len(loader) steps; a
+    map-style dataset's __len__ is read where the program's own expression calls len() on it;
+    a generator says nothing."""
+    class Batches:
+        def __init__(self, n: int, size: int) -> None:
+            self.n, self.size = n, size
+
+        def __len__(self) -> int:
+            return self.n // self.size
+
+        def __iter__(self) -> Any:
+            return iter(range(len(self)))
+
+    class Samples:  # torch's map-style Dataset: __getitem__ and __len__, no __iter__
+        def __len__(self) -> int:
+            return 1000
+
+        def __getitem__(self, i: int) -> int:
+            return i
+
+    found = run_program(tmp_path, """
+        for epoch in range(40):
+            for xb in loader:
+                step()
+                break
+            break
+        for epoch in range(3):
+            for i in range(0, len(dataset), 50):
+                step()
+                break
+            break
+        for epoch in range(3):
+            for item in dataset:
+                step()
+                break
+            break
+        def batches():
+            yield 1
+        for epoch in range(3):
+            for item in batches():
+                step()
+                break
+            break
+    """, loader=Batches(8192, 32), dataset=Samples())
+    assert [(f.steps_per_epoch, f.epochs) for f in found] == [(256, 40), (20, 3), (None, None),
+                                                              (None, None)]
+    assert "for xb in loader" in found[0].source
+
+
+def test_a_dataloader_the_torch_adapter_calls_no_epoch_is_not_counted_by_its_length(
+        tmp_path: Path) -> None:
+    """torch_data counts a DataLoader's passes and says where one is no epoch (minGPT's sampler
+    of 1e10 draws); the reader does not then take len(loader) for an epoch."""
+    torch = pytest.importorskip("torch")
+    data = torch.utils.data
+    endless = data.DataLoader(data.TensorDataset(torch.zeros(64, 2)), batch_size=2,
+                              sampler=data.RandomSampler(range(64), replacement=True,
+                                                         num_samples=10**10))
+    (found,) = run_program(tmp_path, """
+        for xb in loader:
+            step(no_epoch)
+            break
+    """, loader=endless, no_epoch=lambda obj: None)
+    assert found.steps is None and found.steps_per_epoch is None
+
+
 def test_slotted_and_named_tuple_configs_and_conditional_bounds(tmp_path: Path) -> None:
     """A @dataclass(slots=True) or typing.NamedTuple config keeps its fields in descriptors that
     only read the instance; a bound may be chosen by a test on plain values (a dry run)."""
