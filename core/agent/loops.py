@@ -17,6 +17,7 @@ from types import FrameType
 from typing import Any
 
 from .early_break import early_break
+from .generators import suspended, yields_once
 from .guards import EveryK, guarded_count
 from .index_break import index_break
 from .own_code import user_code
@@ -288,8 +289,26 @@ def _for_count(expr: ast.expr, frame: FrameType) -> int:
                 return min(count, _for_count(expr.args[0], frame))
             except Unknown:
                 return count
+        return _generator_count(expr, frame)
     value = _Evaluator(frame).value(expr)
     return _sized(value)
+
+
+def _generator_count(call: ast.Call, frame: FrameType) -> int:
+    """The items of a generator of the program's own the ``for`` iterates (generators.py): the
+    loops around its ``yield``, read in its own frame, the innermost yielding once a turn."""
+    gen = suspended(_Evaluator(frame).value(call.func))
+    own = gen.gi_frame if gen is not None else None
+    tree = _tree(own.f_code.co_filename) if own and user_code(own.f_code.co_filename) else None
+    loops = _enclosing_loops(tree, own.f_lineno, own.f_code) if tree and own else []
+    if not loops or not yields_once(loops[0]):
+        raise Unknown("a call")
+    total = 1
+    for loop in loops:
+        total *= _count(loop, own, None).count or 0  # type: ignore[arg-type]
+    if total <= 0:
+        raise Unknown("a generator's loop")
+    return total
 
 
 def _while_count(node: ast.While, frame: FrameType) -> tuple[int, str]:

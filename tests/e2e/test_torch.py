@@ -165,6 +165,17 @@ def test_a_hand_written_batch_iterator_makes_the_epoch(tmp_path: Path) -> None:
     assert "post-training code ran" in output
 
 
+def test_a_generator_of_minibatches_makes_the_epoch(tmp_path: Path) -> None:
+    """Before: 'steps per epoch unknown (no DataLoader seen)', ranked per 1 000 steps."""
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "generator_batches.py"), extra=GOES_ON)
+    events, _ = read_log(log)
+    assert next(e for e in events if isinstance(e, Start)).steps_per_epoch == 8192 // 32
+    plan = next(e for e in events if isinstance(e, Plan) and e.steps)
+    assert (plan.epochs, plan.steps) == (40, 40 * 256) and "iterate_minibatches" in plan.source
+    assert {e.epoch for e in events if isinstance(e, Step)} >= {0, 1}  # a boundary timed
+    assert "post-training code ran" in output
+
+
 def test_a_hydra_style_configs_settings_are_the_length(tmp_path: Path) -> None:
     """Hydra hands a program an OmegaConf DictConfig: the loops' bounds are its keys (before:
     no epochs read, the length unknown)."""

@@ -573,6 +573,51 @@ def test_an_iterable_that_declares_its_length_makes_the_epoch(tmp_path: Path) ->
     assert "for xb in loader" in found[0].source
 
 
+def test_a_generator_of_the_programs_own_makes_the_pass_its_loop_counts(tmp_path: Path) -> None:
+    """for xb, yb in iterate_minibatches(X, y, 50): the generator is suspended at its yield
+    inside its own loop, read in its own frame (its locals too); a loop yielding twice a turn,
+    or two such generators under way at once, say nothing."""
+    found = run_program(tmp_path, """
+        def iterate_minibatches(inputs, targets, batchsize, shuffle=False):
+            indices = list(range(len(inputs)))
+            for start_idx in range(0, len(inputs) - batchsize + 1, batchsize):
+                excerpt = indices[start_idx:start_idx + batchsize]
+                yield [inputs[i] for i in excerpt], [targets[i] for i in excerpt]
+        X, y = list(range(1000)), [0] * 1000
+        for epoch in range(7):
+            for xb, yb in iterate_minibatches(X, y, 50, shuffle=True):
+                step()
+                break
+            break
+
+        def batch_iter(data, batch_size, num_epochs):
+            num_batches_per_epoch = int((len(data) - 1) / batch_size) + 1
+            for epoch in range(num_epochs):
+                for batch_num in range(num_batches_per_epoch):
+                    yield data[batch_num * batch_size:(batch_num + 1) * batch_size]
+        for batch in batch_iter(X, 64, 5):
+            step()
+            break
+
+        def pairs(n):
+            for i in range(n):
+                yield i
+                yield -i
+        for b in pairs(10):
+            step()
+            break
+
+        held = batch_iter(X, 64, 5)
+        next(held)
+        for batch in batch_iter(X, 64, 5):
+            step()
+            break
+    """)
+    assert [(f.steps_per_epoch, f.epochs, f.steps) for f in found] == [
+        (20, 7, 140), (80, None, 80), (None, None, None), (None, None, None)]
+    assert "iterate_minibatches(X, y, 50, shuffle=True)" in found[0].source
+
+
 def test_a_dataloader_the_torch_adapter_calls_no_epoch_is_not_counted_by_its_length(
         tmp_path: Path) -> None:
     """torch_data counts a DataLoader's passes and says where one is no epoch (minGPT's sampler

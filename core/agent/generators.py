@@ -1,0 +1,48 @@
+"""A loop over a generator of the program's own: the pass is the generator's own loop.
+
+``for xb, yb in iterate_minibatches(X, y, 32):`` iterates a generator that is suspended at
+its ``yield`` inside ``for i in range(0, len(X) - bs + 1, bs)`` when the step runs; that loop's
+count, read in the generator's own frame (its locals as they are), is the pass's length, where
+each iteration yields once (loops.py counts it). The generator is not on any frame a program
+can read, so it is found among the live objects by its function's code - once, at the step the
+length is read, and only where the ``for`` calls a generator function of the program's own.
+Stdlib only."""
+
+from __future__ import annotations
+
+import ast
+import gc
+import inspect
+from types import GeneratorType
+from typing import Any
+
+
+def suspended(func: Any) -> GeneratorType | None:  # type: ignore[type-arg]
+    """The one live generator of ``func`` suspended at a ``yield`` (a for over it is under
+    way); None if there is none or more than one (which the loop iterates is not known)."""
+    if not inspect.isgeneratorfunction(func):
+        return None
+    code = func.__code__
+    found = [g for g in gc.get_objects() if type(g) is GeneratorType and g.gi_code is code
+             and inspect.getgeneratorstate(g) == inspect.GEN_SUSPENDED]
+    return found[0] if len(found) == 1 else None
+
+
+def yields_once(loop: ast.For | ast.While) -> bool:
+    """The loop's body yields exactly once an iteration: one ``yield`` statement in it, not in
+    a nested loop or function (each iteration is then one item of the generator)."""
+    count = 0
+
+    def visit(node: ast.AST, nested: bool) -> None:
+        nonlocal count
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                  ast.ClassDef)):
+                continue
+            if isinstance(child, (ast.Yield, ast.YieldFrom)):
+                count += 2 if nested or isinstance(child, ast.YieldFrom) else 1
+            visit(child, nested or isinstance(child, (ast.For, ast.While)))
+
+    for stmt in loop.body:
+        visit(ast.Module(body=[stmt], type_ignores=[]), False)
+    return count == 1
