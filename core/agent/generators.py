@@ -13,8 +13,23 @@ from __future__ import annotations
 import ast
 import gc
 import inspect
+from collections.abc import Callable
 from types import GeneratorType
 from typing import Any
+
+
+def function_of(call: ast.Call, value: Callable[[ast.expr], Any]) -> Any:
+    """The function a call names, read without calling anything: ``iterate(X)``'s, or a
+    method's as its class stores it (``train_data.batches(32)``, a static or class method
+    too); ``value`` reads an expression in the caller's frame (values.Evaluator)."""
+    if isinstance(call.func, ast.Attribute):
+        owner = value(call.func.value)
+        try:
+            func = inspect.getattr_static(owner, call.func.attr)
+        except AttributeError:
+            return None
+        return func.__func__ if isinstance(func, (staticmethod, classmethod)) else func
+    return value(call.func)
 
 
 def suspended(func: Any) -> GeneratorType | None:  # type: ignore[type-arg]

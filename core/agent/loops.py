@@ -17,7 +17,7 @@ from types import FrameType
 from typing import Any
 
 from .early_break import early_break
-from .generators import suspended, yields_once
+from .generators import function_of, suspended, yields_once
 from .guards import EveryK, guarded_count
 from .index_break import index_break
 from .own_code import user_code
@@ -297,7 +297,7 @@ def _for_count(expr: ast.expr, frame: FrameType) -> int:
 def _generator_count(call: ast.Call, frame: FrameType) -> int:
     """The items of a generator of the program's own the ``for`` iterates (generators.py): the
     loops around its ``yield``, read in its own frame, the innermost yielding once a turn."""
-    gen = suspended(_Evaluator(frame).value(call.func))
+    gen = suspended(function_of(call, _Evaluator(frame).value))
     own = gen.gi_frame if gen is not None else None
     tree = _tree(own.f_code.co_filename) if own and user_code(own.f_code.co_filename) else None
     loops = _enclosing_loops(tree, own.f_lineno, own.f_code) if tree and own else []

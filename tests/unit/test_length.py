@@ -612,9 +612,32 @@ def test_a_generator_of_the_programs_own_makes_the_pass_its_loop_counts(tmp_path
         for batch in batch_iter(X, 64, 5):
             step()
             break
+
+        class Corpus:
+            def __init__(self, tokens):
+                self.tokens = tokens
+
+            def batches(self, size):
+                for i in range(0, len(self.tokens) - size, size):
+                    yield self.tokens[i:i + size]
+
+            @staticmethod
+            def chunks(tokens, size):
+                for i in range(len(tokens) // size):
+                    yield tokens[i * size:(i + 1) * size]
+        corpus = Corpus(X)
+        for epoch in range(3):
+            for batch in corpus.batches(100):
+                step()
+                break
+            break
+        for batch in Corpus.chunks(X, 250):
+            step()
+            break
     """)
     assert [(f.steps_per_epoch, f.epochs, f.steps) for f in found] == [
-        (20, 7, 140), (80, None, 80), (None, None, None), (None, None, None)]
+        (20, 7, 140), (80, None, 80), (None, None, None), (None, None, None), (9, 3, 27),
+        (4, None, 4)]
     assert "iterate_minibatches(X, y, 50, shuffle=True)" in found[0].source
 
 
