@@ -32,14 +32,35 @@ def function_of(call: ast.Call, value: Callable[[ast.expr], Any]) -> Any:
     return value(call.func)
 
 
-def suspended(func: Any) -> GeneratorType | None:  # type: ignore[type-arg]
+def arguments(call: ast.Call, func: Any, value: Callable[[ast.expr], Any]) -> dict[str, Any]:
+    """The plain values (numbers, text, None) the call passes, by parameter name: what tells
+    the generator it made from another of the same function's still under way (a notebook's
+    ``batches = get_batches(encoded, 8, 50); next(batches)`` before training's
+    ``get_batches(data, 128, 100)``). Only a plain function's call; nothing is called."""
+    if not isinstance(call.func, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args):
+        return {}
+    try:
+        args = [value(a) for a in call.args]
+        kwargs = {k.arg: value(k.value) for k in call.keywords if k.arg}
+        bound = inspect.signature(func).bind_partial(*args, **kwargs).arguments
+    except Exception:  # noqa: BLE001 - an argument it will not read, a signature it cannot bind
+        return {}
+    return {k: v for k, v in bound.items()
+            if v is None or isinstance(v, (bool, int, float, str))}
+
+
+def suspended(func: Any, passed: dict[str, Any] | None = None,
+              ) -> GeneratorType | None:  # type: ignore[type-arg]
     """The one live generator of ``func`` suspended at a ``yield`` (a for over it is under
-    way); None if there is none or more than one (which the loop iterates is not known)."""
+    way) - of several, the one whose frame still holds the plain values ``passed``; None if
+    there is none or which one the loop iterates is not known."""
     if not inspect.isgeneratorfunction(func):
         return None
     code = func.__code__
     found = [g for g in gc.get_objects() if type(g) is GeneratorType and g.gi_code is code
              and inspect.getgeneratorstate(g) == inspect.GEN_SUSPENDED]
+    if len(found) > 1 and passed:
+        found = [g for g in found if _holds(g.gi_frame.f_locals if g.gi_frame else {}, passed)]
     return found[0] if len(found) == 1 else None
 
 
@@ -61,3 +82,7 @@ def yields_once(loop: ast.For | ast.While) -> bool:
     for stmt in loop.body:
         visit(ast.Module(body=[stmt], type_ignores=[]), False)
     return count == 1
+
+
+def _holds(scope: dict[str, Any], passed: dict[str, Any]) -> bool:
+    return all(type(scope.get(k)) is type(v) and scope.get(k) == v for k, v in passed.items())

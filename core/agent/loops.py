@@ -17,7 +17,7 @@ from types import FrameType
 from typing import Any
 
 from .early_break import early_break
-from .generators import function_of, suspended, yields_once
+from .generators import arguments, function_of, suspended, yields_once
 from .guards import EveryK, guarded_count
 from .index_break import index_break
 from .own_code import user_code
@@ -297,7 +297,9 @@ def _for_count(expr: ast.expr, frame: FrameType) -> int:
 def _generator_count(call: ast.Call, frame: FrameType) -> int:
     """The items of a generator of the program's own the ``for`` iterates (generators.py): the
     loops around its ``yield``, read in its own frame, the innermost yielding once a turn."""
-    gen = suspended(function_of(call, _Evaluator(frame).value))
+    value = _Evaluator(frame).value
+    func = function_of(call, value)
+    gen = suspended(func, arguments(call, func, value))
     own = gen.gi_frame if gen is not None else None
     tree = _tree(own.f_code.co_filename) if own and user_code(own.f_code.co_filename) else None
     loops = _enclosing_loops(tree, own.f_lineno, own.f_code) if tree and own else []

@@ -576,7 +576,8 @@ def test_an_iterable_that_declares_its_length_makes_the_epoch(tmp_path: Path) ->
 def test_a_generator_of_the_programs_own_makes_the_pass_its_loop_counts(tmp_path: Path) -> None:
     """for xb, yb in iterate_minibatches(X, y, 50): the generator is suspended at its yield
     inside its own loop, read in its own frame (its locals too); a loop yielding twice a turn,
-    or two such generators under way at once, say nothing."""
+    or two such generators under way at once that the values passed do not tell apart, say
+    nothing."""
     found = run_program(tmp_path, """
         def iterate_minibatches(inputs, targets, batchsize, shuffle=False):
             indices = list(range(len(inputs)))
@@ -612,6 +613,12 @@ def test_a_generator_of_the_programs_own_makes_the_pass_its_loop_counts(tmp_path
         for batch in batch_iter(X, 64, 5):
             step()
             break
+        del held
+        demo = batch_iter(X, 8, 2)  # a notebook's look at one batch, left under way
+        next(demo)
+        for batch in batch_iter(X, 64, 5):  # told apart by the values passed
+            step()
+            break
 
         class Corpus:
             def __init__(self, tokens):
@@ -636,8 +643,8 @@ def test_a_generator_of_the_programs_own_makes_the_pass_its_loop_counts(tmp_path
             break
     """)
     assert [(f.steps_per_epoch, f.epochs, f.steps) for f in found] == [
-        (20, 7, 140), (80, None, 80), (None, None, None), (None, None, None), (9, 3, 27),
-        (4, None, 4)]
+        (20, 7, 140), (80, None, 80), (None, None, None), (None, None, None), (80, None, 80),
+        (9, 3, 27), (4, None, 4)]
     assert "iterate_minibatches(X, y, 50, shuffle=True)" in found[0].source
 
 
