@@ -94,9 +94,8 @@ def _declares_length(value: Any, asked: bool = False) -> bool:
     ``__len__``, a DataLoader (torch_data counts its passes, and says where a pass is no
     epoch: minGPT's endless sampler) nor a tf.data dataset (keras_loops reads its cardinality)."""
     kind = type(value)
-    if any((k.__name__ == "Sampler" and k.__module__ == "torch.utils.data.sampler")
-           or (k.__name__ == "DataLoader" and k.__module__.startswith("torch.utils.data"))
-           or k.__module__.startswith("tensorflow.") for k in kind.__mro__):
+    if _is_a(kind, "Sampler", "torch.utils.data") or _is_a(kind, "DataLoader", "torch.utils.data") \
+            or any(k.__module__.startswith("tensorflow.") for k in kind.__mro__):
         return False  # torch_data counts a DataLoader's passes, keras_loops a dataset's
     return callable(getattr(kind, "__len__", None)) and (
         asked or callable(getattr(kind, "__iter__", None)))
@@ -105,12 +104,15 @@ def _declares_length(value: Any, asked: bool = False) -> bool:
 def _torch_sampler(value: Any) -> bool:
     """A PyTorch sampler whose length PyTorch's own code gives (BatchSampler, RandomSampler,
     SequentialSampler ...: the DataLoader asks them the same), not a subclass's own __len__."""
-    mro = type(value).__mro__
-    if not any(k.__name__ == "Sampler" and k.__module__ == "torch.utils.data.sampler"
-               for k in mro):
+    if not _is_a(type(value), "Sampler", "torch.utils.data"):
         return False
-    owner = next((k for k in mro if "__len__" in vars(k)), None)
+    owner = next((k for k in type(value).__mro__ if "__len__" in vars(k)), None)
     return owner is not None and owner.__module__.startswith("torch.utils.data")
+
+
+def _is_a(kind: type, name: str, module: str) -> bool:
+    """``kind`` is, or derives from, the class ``name`` of the library ``module``."""
+    return any(k.__name__ == name and k.__module__.startswith(module) for k in kind.__mro__)
 
 
 def optimizer(value: Any) -> bool:
@@ -151,7 +153,7 @@ class Evaluator:
             index = self.value(node.slice)
             if isinstance(obj, (tuple, list)) and isinstance(index, int):
                 return obj[index]
-            if _config(obj) or type(obj).__module__.startswith(_CONFIG_LIBRARIES):
+            if _config(obj):
                 return _key(obj, index)
             raise Unknown("subscript")
         if isinstance(node, ast.Call):
