@@ -180,15 +180,16 @@ def _early_stop(found: Length) -> None:
     at = _epoch_loop(loops)
     for i in (at + 1, at):
         stop = loops[i].stop if i < len(loops) else None
-        if stop is None or (i == at and (loops[at].over_loader or len(loops) > at + 1)):
-            continue  # a break in the loop that makes an epoch ends the epoch, not training
+        if stop is None or (i == at and loops[at].over_loader):
+            continue  # a break in a pass over the data ends the epoch early, not training
         passes, where = stop
         # (a loop around the epochs' runs them again: each run's soonest stop, as many times)
         again = math.prod(lp.count or 0 for lp in loops[at + 2:]) if i > at else 1
         if i > at and found.epochs and again and passes * again < found.epochs:
             found.earliest_epochs = passes * again
-        elif i == at and found.steps and not found.epochs:
-            per = math.prod(lp.count or 0 for lp in loops[:at]) if at else 1
+        elif i == at and found.steps:  # a loop of steps, each pass of the loops around it
+            # (tensorflow/docs' optimizer guide: a test of 2 000 iterations a learning rate)
+            per = math.prod(lp.count or 0 for lp in loops[:at] + loops[at + 1:])
             if per and passes * per < found.steps:
                 found.earliest_steps = passes * per
         if found.earliest_epochs or found.earliest_steps:

@@ -126,19 +126,86 @@ def test_a_loop_around_the_epochs_runs_each_soonest_stop_again(tmp_path: Any) ->
     assert (found.epochs, found.earliest_epochs) == (40, 8)
 
 
-def test_a_break_in_the_loop_that_makes_an_epoch_ends_the_epoch_not_training(
-        tmp_path: Any) -> None:
+def test_a_break_in_a_pass_over_the_data_ends_the_epoch_not_training(tmp_path: Any) -> None:
+    loader = list(range(5))
     (found,) = run_program(tmp_path, """
         patience, bad = 2, 0
         for epoch in range(20):
-            for i in range(10):
-                step()
+            for batch in loader:
+                step(lambda obj: 5 if obj is loader else None)
                 if bad >= patience:
                     break
                 break
             break
-    """)
+    """, loader=loader)
     assert found.epochs == 20 and not found.early and not found.earliest_epochs
+    assert not found.earliest_steps
+
+
+OPTIMIZER_GUIDE = """
+    import math
+    def convergence_test(lr, init_val=2.0, max_iters=2000):
+        x_star = init_val
+        converged = False
+        for iter in range(1, max_iters + 1):
+            x_grad = 8 * x_star ** 3 + 9 * x_star ** 2
+            if math.isnan(x_grad):
+                return []
+            x_old = x_star
+            step()
+            x_star = x_star - lr * x_grad
+            if x_star == x_old:
+                converged = True
+                break
+            break  # (the test reads the length at the first step only)
+    learning_rates = [1e-3, 1e-2, 1e-1]
+    for learning_rate in learning_rates:
+        convergence_test(learning_rate)
+        break
+"""
+
+
+def test_a_loop_of_steps_that_breaks_on_convergence_can_end_after_any_pass(
+        tmp_path: Any) -> None:
+    """tensorflow/docs' optimizer guide: up to 2 000 iterations a learning rate, each test
+    ``if x_star == x_old: break`` (converged in 80, 1 156 or never; its plain run trained 11 248
+    of the 18 000 iterations its loops allow). The plan is an upper bound, each test can end
+    after its first pass: 3 of the 6 000. (Before: no early stop, the plan the job's length.)"""
+    (found,) = run_program(tmp_path, OPTIMIZER_GUIDE)
+    assert (found.epochs, found.steps, found.earliest_steps) == (3, 6000, 3)
+    assert found.early == "the program's early stop at `x_star == x_old` (train.py:13)"
+
+
+@pytest.mark.parametrize(("test", "soonest"), [
+    ("loss < 1e-3", 1), ("converged", 1), ("elapsed > budget", 1), ("abs(loss - last) < tol", 1),
+    ("n_done >= N", None), ("math.isnan(loss)", None), ("not math.isfinite(loss)", None),
+    ("args.dry_run", None), ("i >= 5", None), ("later > N", None), ("k > N", None)])
+def test_a_break_on_a_value_the_loop_computes_is_an_early_end_and_a_count_is_not(
+        tmp_path: Any, test: str, soonest: int | None) -> None:
+    """A value the loop computes: a name its body binds holding no whole number - now, or
+    unbound yet and bound by anything but a count (``later``: counted after the step). A
+    counter, a divergence guard, a setting and the loop's own index are no early end."""
+    body = f"""
+        import math, time
+        t0, budget, tol, last, N, n_done, k = time.monotonic(), 60.0, 1e-6, 9.0, 50, 0, 0
+        for epoch in range(20):
+            loss = 1.0 / (epoch + 1)
+            converged = abs(loss - last) < tol
+            elapsed = time.monotonic() - t0
+            n_done += 1
+            k = k + 1
+            for i in range(10):
+                step()
+                break
+            later = 0
+            later += 1
+            if {test}:
+                break
+            break
+    """
+    (found,) = run_program(tmp_path, body, args=argparse.Namespace(dry_run=False))
+    assert (found.epochs, found.steps_per_epoch) == (20, 10)
+    assert found.earliest_epochs == soonest
 
 
 def test_a_job_of_steps_whose_early_stop_is_within_reach_is_waited_for(
