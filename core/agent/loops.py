@@ -290,6 +290,9 @@ def _for_count(expr: ast.expr, frame: FrameType) -> int:
             except Unknown:
                 return count
         return _generator_count(expr, frame)
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)) and not any(  # for lr in [1e-3, 1e-2]
+            isinstance(e, ast.Starred) for e in expr.elts):
+        return len(expr.elts)
     value = _Evaluator(frame).value(expr)
     return _sized(value)
 

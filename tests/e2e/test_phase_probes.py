@@ -468,7 +468,7 @@ def test_a_generator_around_a_dataloader_runs_dry_and_the_next_fit_is_probed(
     raised through the program: its later fit() never ran (nn_tutorial's 12th loop: -12.4 %).
     The pass comes empty, the generator ends, fit() returns, and the next fit is a phase - as
     long as that fit's loops (3 epochs), not one pass of its innermost, as a layer-wise
-    trainer's part is (the loop that moved on is the one over the models)."""
+    trainer's part is (fit is called again from the program's code, as the tutorial's is)."""
     pytest.importorskip("torch")
     events, output = agent_run(tmp_path, SCRIPTS / "torch_wrapped_loader.py")
     end = events[-1]

@@ -1216,3 +1216,28 @@ def test_the_loops_of_the_library_that_trains_for_the_program_where_it_says_noth
     """, trainlib=trainlib)
     assert (found.steps_per_epoch, found.epochs, found.steps) == (12, 7, 84)
     assert "__init__.py" in found.source
+
+
+def test_a_loop_over_a_literal_list_tuple_or_set_counts_its_items(tmp_path: Path) -> None:
+    """``for learning_rate in [1e-3, 1e-2, 5e-2]:`` around a run of training (a sweep written
+    out): three runs. Before, a literal was no value the reader read, and the job had no plan;
+    one with a starred item is not counted."""
+    found = run_program(tmp_path, """
+        def run(lr):
+            for epoch in range(4):
+                step()
+                return
+        for learning_rate in [1e-3, 1e-2, 5e-2]:
+            run(learning_rate)
+            break
+        for name in ("a", "b"):
+            for seed in {1, 2, 3}:
+                run(seed)
+                break
+            break
+        for lr in [*extra, 0.1]:
+            run(lr)
+            break
+    """, extra=[0.5])
+    assert [(f.epochs, f.steps) if f else None for f in found][:2] == [(3, 12), (6, 24)]
+    assert found[2] is None or found[2].steps is None

@@ -44,11 +44,17 @@ def get_data():
             DataLoader(TensorDataset(x[:512], y[:512]), batch_size=128))
 
 
-for width in (256, 512):  # two models, new loaders, one fit each: two phases
+def train(width):  # a model, new loaders, one fit
     train_dl, valid_dl = get_data()
     train_dl = WrappedDataLoader(train_dl, lambda a, b: (a, b))
     valid_dl = WrappedDataLoader(valid_dl, lambda a, b: (a, b))
     model = nn.Sequential(nn.Linear(64, width), nn.ReLU(), nn.Linear(width, 2))
     fit(3, model, torch.optim.SGD(model.parameters(), lr=0.05), train_dl, valid_dl)
     print("fit done", width, flush=True)
+
+
+# two fits one after the other, as the tutorial's are: two phases (in a loop over the widths,
+# the loop is counted - the job is its passes - and the probe ends it after the first pass)
+train(256)
+train(512)
 print("post-training work done", flush=True)
