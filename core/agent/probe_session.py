@@ -272,6 +272,22 @@ class ProbeSession(Phases, GoingOn):
             return
         self.emitter.emit("plan", **fields)
 
+    def trained_to_exit(self) -> None:
+        """At the program's exit, a loop that trained to its end (no probe stop; or the last
+        phase's, after stopped ones): training was over at its last step, what came after is
+        the program's post-training work - the timed `done` that makes it a run seen whole."""
+        if self.any_stopped:  # a phase was stopped: training was over when its loop was left
+            self.at_exit()
+            return
+        raised = self.cut_short_by()
+        if raised is not None:
+            # the error ended training, not its loop: pytorch/tutorials' 'Tensors and
+            # autograd' (`a.grad = 0.` raises on PyTorch 2.13) after 1 step of 2 000
+            self.mark_done("failed", f"the program raised {type(raised).__name__} at step "
+                           f"{self.total_steps}: {raised}", at=self.emitter.last_timed)
+            return
+        self.mark_done("complete", "training ran to its end", at=self.emitter.last_timed)
+
     def cut_short_by(self) -> Exception | None:
         """At exit: the uncaught error that ends the program (Python sets ``sys.last_value``)
         where fewer steps were taken than the plan says training has - it ended training, not

@@ -48,6 +48,7 @@ LOG_CODES: dict[str, str] = {
     "hook-failed": "a framework could not be hooked: that process is not timed",
     "backward-step": "PyTorch without an optimizer: each backward pass is a step",
     "gradient-step": "TensorFlow without a Keras optimizer: each tape's gradient is a step",
+    "no-tf-data": "a TensorFlow custom loop that iterated no tf.data dataset: nothing to stall",
     "endless-loader": "a DataLoader's length is not an epoch (a sampler far past its data)",
     "out-of-memory": "the program ran out of memory (the batch size does not fit)",
     "phase": "the probe ended a phase's loop early; the program goes on (maybe to another)",

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from probecast.core.model.events import Done, End, Init, Log, Plan, read_log
+from probecast.core.model.events import Done, End, Init, Log, Plan, Step, read_log
 
 PY = sys.executable
 DAY = 86400.0
@@ -398,4 +398,43 @@ def test_weights_updated_by_hand_in_tensorflow_step_at_each_gradient(tmp_path: P
     assert any(isinstance(e, Log) and e.code == "gradient-step" for e in events)
     done = next(e for e in events if isinstance(e, Done))
     assert done.status == "probe-done"  # stopped long before its 19 200 steps
+
+
+@pytest.mark.tensorflow
+def test_tests_that_stop_on_convergence_are_waited_for_and_seen_whole(tmp_path: Path) -> None:
+    """tensorflow/docs' optimizer guide: each learning rate's test updates one variable by hand
+    up to max_iters times and breaks once it stops moving - its loops say 3 x 3 000 steps, a
+    plain run takes fewer. The plan is an upper bound down to one step a test, the probe goes on
+    for the break, sees the program end and answers with its run: `done` at its last step,
+    with the agent's own time a step. (Before: no plan - a literal list was not counted - and
+    no early stop; a custom loop that ran to its end had no `done`, the agent's time taken as
+    the program's; a tf.data stall was forecast for a loop that iterated no dataset.)"""
+    pytest.importorskip("tensorflow")
+    row, log, _ = probe(tmp_path, """
+        def convergence_test(lr, max_iters=3000):
+            x_star = tf.Variable(-1.0)  # converges in about 1 000, 120 and 20 iterations
+            for iter in range(1, max_iters + 1):
+                with tf.GradientTape() as tape:
+                    loss = 2 * x_star ** 4 + 3 * x_star ** 3
+                x_grad = tape.gradient(loss, x_star)
+                x_old = x_star.numpy()
+                x_star.assign_sub(lr * x_grad)
+                if x_star == x_old:
+                    print(f"converged in {iter}")
+                    break
+        for learning_rate in [1e-3, 1e-2, 5e-2]:
+            convergence_test(learning_rate)
+    """, header=TF_HEADER)
+    events = events_of(log)
+    plan = next(e for e in events if isinstance(e, Plan))
+    assert (plan.epochs, plan.steps, plan.earliest_steps) == (3, 9000, 3)
+    assert any(isinstance(e, Log) and e.code == "early-stop" and "x_star == x_old" in e.msg
+               for e in events)
+    done = next(e for e in events if isinstance(e, Done))
+    assert done.status == "complete" and done.hook_ms and done.hook_ms > 0
+    steps = sum(isinstance(e, Step) for e in events)
+    assert 3 < steps < 9000  # every test broke off on its own (steps are rolled, not all 9 000)
+    # it iterated no tf.data dataset: no iterator teardown stall forecast for a repeat
+    assert any(isinstance(e, Log) and e.code == "no-tf-data" for e in events)
+    assert row["equation"] == "measured" and not any("tf.data" in n for n in row["notes"])
     assert not any(isinstance(e, Log) and e.code == "no-post" for e in events)

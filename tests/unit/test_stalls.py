@@ -78,6 +78,18 @@ def test_a_dataloader_never_stalls() -> None:
     assert fc.p_stall == 0.0 and fc.per_boundary < 0.05
 
 
+def test_a_tensorflow_loop_that_iterated_no_dataset_has_nothing_to_stall() -> None:
+    """tensorflow/docs' optimizer guide updates one variable by hand, no tf.data anywhere: its
+    agent says `no-tf-data`, and no teardown stall is forecast or allowed for - a TensorFlow
+    loop's constants otherwise (before: a 56 % chance of a stall at its end)."""
+    st = load_probe(CORPUS / "runs-public" / "probe-tf-optimizers_core.jsonl.gz").state
+    assert mechanism(st) == TF and "no-tf-data" in st.codes
+    assert Calibration.load(TF).stalls and not Calibration.for_state(st).stalls
+    t_it = st.step_time("trimmed")[0]
+    fc = forecast(st, t_it, 100 * t_it, 9, Calibration.for_state(st))
+    assert fc.stall_s == 0.0 and fc.per_boundary == pytest.approx(fc.least / 10)
+
+
 def test_a_custom_loops_own_work_between_epochs_recurs_at_each_boundary() -> None:
     """tensorflow/docs' CVAE: a GradientTape loop that, after each epoch's 188 steps, runs a
     test pass of 32 batches and saves a figure - its code, every epoch. Both boundaries its probe

@@ -278,18 +278,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         if s.started and not s.ended:
             self._end_val()
             self._drain()
-            if s.any_stopped:  # a phase was stopped: training was over when its loop was left
-                s.at_exit()
-                return
-            raised = s.cut_short_by()
-            if raised is not None:
-                # the error ended training, not its loop: pytorch/tutorials' 'Tensors and
-                # autograd' (`a.grad = 0.` raises on PyTorch 2.13) after 1 step of 2 000
-                s.mark_done("failed", f"the program raised {type(raised).__name__} at step "
-                            f"{s.total_steps}: {raised}", at=s.emitter.last_timed)
-                return
-            s.mark_done("complete", "training ran to its end",
-                        at=self.session.emitter.last_timed)
+            s.trained_to_exit()
 
     def _begin(self) -> None:
         s = self.session

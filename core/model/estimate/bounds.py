@@ -125,7 +125,14 @@ class Calibration:
 
     @classmethod
     def for_state(cls, state: ProbeState) -> Calibration:
-        return cls.load(calibration_key(state))
+        """This probe's constants: its mechanism's; a TensorFlow loop of the program's own that
+        iterated no tf.data dataset (the agent's ``no-tf-data``: tensorflow/docs' Core API
+        guides) has no iterator teardown to stall - none forecast, none allowed for."""
+        cal = cls.load(calibration_key(state))
+        return replace(cal, stalls=False) if NO_TF_DATA in state.codes else cal
+
+
+NO_TF_DATA = "no-tf-data"  # the agent's code: a custom loop that iterated no tf.data dataset
 
 
 def pick(sets: Mapping[str, Calibration], key: str) -> Calibration:
