@@ -62,6 +62,7 @@ class Length:
     earliest_epochs: int | None = None  # ... and the soonest it can (its patience)
     earliest_steps: int | None = None  # ... in steps (a job of one loop of steps; evaluations
     # every K steps)
+    earliest_pass: int | None = None  # a break that ends each epoch's pass sooner: its soonest
     every_epochs: int | None = None  # work between epochs after every K-th (periodic.py) ...
     every_epochs_at: int = 0  # ... after the epochs j (from 0) where j % K == this
     every_epochs_source: str = ""  # ... where it was read
@@ -92,6 +93,8 @@ class Length:
             out["earliest_epochs"] = int(self.earliest_epochs)
         elif self.earliest_steps and ("steps" in out or "epochs" in out):
             out["earliest_steps"] = int(self.earliest_steps)
+            if self.earliest_pass and "epochs" in out:
+                out["earliest_pass_steps"] = int(self.earliest_pass)
         if self.until and "epochs" not in out and "steps" not in out:
             out["until"] = self.until[:300]
         return out
@@ -188,11 +191,16 @@ def _early_stop(found: Length) -> None:
         if i > at and found.epochs and again and passes * again < found.epochs:
             found.earliest_epochs = passes * again
         elif i == at and found.steps:  # a loop of steps, each pass of the loops around it
-            # (tensorflow/docs' optimizer guide: a test of 2 000 iterations a learning rate)
-            per = math.prod(lp.count or 0 for lp in loops[:at] + loops[at + 1:])
+            # (tensorflow/docs' optimizer guide: a test of 2 000 iterations a learning rate;
+            # Spinning Up's PPO: up to 80 policy steps an epoch, fewer once the KL is too far)
+            inner = math.prod(lp.count or 0 for lp in loops[:at])
+            per = inner * math.prod(lp.count or 0 for lp in loops[at + 1:])
             if per and passes * per < found.steps:
                 found.earliest_steps = passes * per
-        if found.earliest_epochs or found.earliest_steps:
+                found.earliest_pass = passes * inner if found.epochs else None
+        if found.earliest_pass:
+            found.early = f"the program's break at {where}, in each epoch's loop,"
+        elif found.earliest_epochs or found.earliest_steps:
             found.early = f"the program's early stop at {where}"
         return
 

@@ -128,6 +128,7 @@ class Plan(_Event, tag="plan"):
     steps_per_epoch: Count | None = None  # corrects start's N_it (learned at the second step)
     earliest_epochs: Count | None = None  # the soonest an early stop can end training (patience)
     earliest_steps: Count | None = None  # ... for a job of one loop of steps (no epochs)
+    earliest_pass_steps: Count | None = None  # a break ends each epoch's loop: its soonest steps
     until: str = ""  # no length: the condition an endless loop around the step stops at
     repeats: Count | None = None  # a library's loop runs the training this many times (Optuna)
     time_limit_s: Duration | None = None  # ... and starts no run after this many seconds

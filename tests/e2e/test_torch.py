@@ -14,7 +14,7 @@ import pytest
 from sshd import free_port
 
 from probecast.core.agent.policy import DEFAULT_MAX_STEPS, STEADY_STEP_CAP
-from probecast.core.model.estimate.runtime import estimate_runtime
+from probecast.core.model.estimate.runtime import estimate_runtime, measured_run
 from probecast.core.model.events import Done, End, Log, Plan, Start, Step, Val, read_log
 from probecast.core.model.logstore import load_probe
 
@@ -174,6 +174,27 @@ def test_a_generator_of_minibatches_makes_the_epoch(tmp_path: Path) -> None:
     assert (plan.epochs, plan.steps) == (40, 40 * 256) and "iterate_minibatches" in plan.source
     assert {e.epoch for e in events if isinstance(e, Step)} >= {0, 1}  # a boundary timed
     assert "post-training code ran" in output
+
+
+def test_a_break_on_the_kl_ends_each_epochs_policy_steps_and_the_bounds_reach_that(
+        tmp_path: Path) -> None:
+    """Spinning Up's PPO shape: the plan's 30 x 80 policy steps are an upper bound (each
+    epoch's loop breaks once the KL is too far), the probe goes on for that and sees the run
+    whole; a repeat may take from one policy step an epoch to 80, at the steady step's time -
+    the low bound is that run's, not 0 s (an epoch's rollout runs whatever the break: before,
+    each step was priced as the whole run over its steps and the low bound fell to 0)."""
+    log, _ = agent(tmp_path, PY, str(SCRIPTS / "kl_break.py"), extra=GOES_ON)
+    events, _ = read_log(log)
+    plan = next(e for e in events if isinstance(e, Plan) and e.steps)
+    assert (plan.epochs, plan.steps, plan.earliest_steps, plan.earliest_pass_steps) == (
+        30, 2400, 30, 1)
+    assert any(isinstance(e, Log) and e.code == "early-stop" and "kl > 1.5 * target_kl" in e.msg
+               for e in events)
+    assert next(e for e in events if isinstance(e, Done)).status == "complete"
+    state = load_probe(log).state
+    est = measured_run(state, estimate_runtime(state, 30))  # a run seen whole: its own answer
+    assert "a break can end each epoch's loop sooner" in " ".join(est.notes)
+    assert 0.3 * est.runtime_s < est.low_s < est.runtime_s < est.high_s
 
 
 def test_a_hydra_style_configs_settings_are_the_length(tmp_path: Path) -> None:

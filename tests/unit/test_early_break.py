@@ -173,7 +173,31 @@ def test_a_loop_of_steps_that_breaks_on_convergence_can_end_after_any_pass(
     after its first pass: 3 of the 6 000. (Before: no early stop, the plan the job's length.)"""
     (found,) = run_program(tmp_path, OPTIMIZER_GUIDE)
     assert (found.epochs, found.steps, found.earliest_steps) == (3, 6000, 3)
-    assert found.early == "the program's early stop at `x_star == x_old` (train.py:13)"
+    assert found.early == "the program's break at `x_star == x_old` (train.py:13), in each " \
+        "epoch's loop,"
+    assert found.fields()["earliest_pass_steps"] == 1
+
+
+def test_a_break_on_the_kl_ends_each_epochs_policy_steps_sooner(tmp_path: Any) -> None:
+    """Spinning Up's PPO (and the many agents after it): each epoch, up to train_pi_iters
+    policy steps, ``if kl > 1.5 * target_kl: break`` - every epoch runs, each with one step at
+    the soonest: 50 of the 4 000 planned, one a pass."""
+    (found,) = run_program(tmp_path, """
+        epochs, train_pi_iters, target_kl = 50, 80, 0.01
+        def update():
+            for i in range(train_pi_iters):
+                kl = 0.001 * i
+                if kl > 1.5 * target_kl:
+                    break
+                step()
+                return
+        for epoch in range(epochs):
+            update()
+            break
+    """)
+    assert (found.epochs, found.steps, found.earliest_steps, found.earliest_pass) == (
+        50, 4000, 50, 1)
+    assert "`kl > 1.5 * target_kl`" in found.early
 
 
 @pytest.mark.parametrize(("test", "soonest"), [

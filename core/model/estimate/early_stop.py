@@ -52,6 +52,10 @@ def soonest_stop(state: ProbeState, n_ep: float,
     plan = state.plan
     if plan is None or CODE not in state.codes:
         return None
+    if plan.earliest_pass_steps and n_it and plan.earliest_pass_steps < n_it:
+        # a break that ends each epoch's loop sooner: every epoch runs, as short as it allows
+        k = plan.earliest_pass_steps
+        return n_ep, k, f"{k} step{'s' if k > 1 else ''} in each of its {n_ep:g} epochs"
     if plan.earliest_epochs:
         # (those it saw end: not one it stopped)
         k = max(plan.earliest_epochs, len(set(state.epochs_done)))
@@ -95,6 +99,8 @@ def early_stopped(state: ProbeState, n_ep: float, n_it: int) -> tuple[float, flo
     plan = state.plan
     if plan is None or CODE not in state.codes:
         return 0.0, 0.0, ""
+    if plan.earliest_pass_steps and plan.steps:
+        return _passes_cut(state, plan.earliest_pass_steps * int(n_ep), plan.steps)
     if plan.earliest_steps:
         planned = plan.steps or int(n_ep * n_it)
         return _stopped_in_steps(state, plan.earliest_steps, planned) if planned else (0.0, 0.0, "")
@@ -134,6 +140,22 @@ def _stopped_in_steps(state: ProbeState, soonest: int, planned: int) -> tuple[fl
         f"{ENDED} after {k} of {planned} steps; a repeat may stop at "
         f"another, from {min(soonest, k)} to {planned} ({1000 * per_step:.1f} ms a step): the "
         "bounds reach those runs")
+
+
+def _passes_cut(state: ProbeState, soonest: int, planned: int) -> tuple[float, float, str]:
+    """A run seen whole whose epochs' loops a break can end sooner (Spinning Up's PPO: up to 80
+    policy steps an epoch, fewer once the KL is too far): a repeat trains every epoch, each
+    pass anywhere from its soonest to its planned steps - only steps come or go, at the steady
+    step's time (not the epoch's: its other work runs whatever the break). The steps it took
+    are counted up to the planned (a second optimizer's loop beside it is counted too)."""
+    t_it = state.step_time("trimmed")[0]
+    k = min(state.steps, planned)
+    if not (t_it == t_it and t_it > 0) or k <= 0:
+        return 0.0, 0.0, ""
+    return max(0, k - soonest) * t_it, (planned - k) * t_it, (
+        f"a break can end each epoch's loop sooner: a repeat may take from {soonest} to "
+        f"{planned} steps ({1000 * t_it:.1f} ms a step) where this run took {k}: the bounds "
+        "reach those runs")
 
 
 def _none_came(soonest: str, each: str) -> str:
