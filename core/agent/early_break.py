@@ -68,7 +68,9 @@ def computed(test: ast.expr, loop: ast.For | ast.While, frame: FrameType) -> boo
     if _divergence_guard(test):
         return False
     bound = _bound_in(loop)
-    read = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if _never(test, bound, frame):
+        return False
+    read = _read(test)
     for name in sorted(read & set(bound)):
         if name in frame.f_locals:
             value = frame.f_locals[name]
@@ -76,6 +78,30 @@ def computed(test: ast.expr, loop: ast.For | ast.While, frame: FrameType) -> boo
                 return True
         elif not all(_counts(node) for node in bound[name]):
             return True
+    return False
+
+
+def _read(node: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _never(test: ast.expr, bound: dict[str, list[ast.AST]], frame: FrameType) -> bool:
+    """``test`` can never hold: an ``and`` with a part that reads nothing the loop computes and
+    is false now, on plain values - CleanRL's PPO breaks ``if args.target_kl is not None and
+    approx_kl > args.target_kl``, its ``target_kl`` None by default."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return False
+    ev = Evaluator(frame)
+    for part in test.values:
+        if _read(part) & set(bound):
+            continue
+        try:
+            if not ev.truth(part):
+                return True
+        except Unknown:
+            continue
+        except Exception:  # noqa: BLE001 - the program's objects may do anything when read
+            continue
     return False
 
 

@@ -203,7 +203,10 @@ def test_a_break_on_the_kl_ends_each_epochs_policy_steps_sooner(tmp_path: Any) -
 @pytest.mark.parametrize(("test", "soonest"), [
     ("loss < 1e-3", 1), ("converged", 1), ("elapsed > budget", 1), ("abs(loss - last) < tol", 1),
     ("n_done >= N", None), ("math.isnan(loss)", None), ("not math.isfinite(loss)", None),
-    ("args.dry_run", None), ("i >= 5", None), ("later > N", None), ("k > N", None)])
+    ("args.dry_run", None), ("i >= 5", None), ("later > N", None), ("k > N", None),
+    # CleanRL's PPO: its target_kl is None by default - the break can never come
+    ("args.target_kl is not None and loss > args.target_kl", None),
+    ("args.kl is not None and loss > args.kl", 1)])
 def test_a_break_on_a_value_the_loop_computes_is_an_early_end_and_a_count_is_not(
         tmp_path: Any, test: str, soonest: int | None) -> None:
     """A value the loop computes: a name its body binds holding no whole number - now, or
@@ -227,7 +230,8 @@ def test_a_break_on_a_value_the_loop_computes_is_an_early_end_and_a_count_is_not
                 break
             break
     """
-    (found,) = run_program(tmp_path, body, args=argparse.Namespace(dry_run=False))
+    (found,) = run_program(tmp_path, body, args=argparse.Namespace(dry_run=False,
+                                                                   target_kl=None, kl=0.02))
     assert (found.epochs, found.steps_per_epoch) == (20, 10)
     assert found.earliest_epochs == soonest
 
