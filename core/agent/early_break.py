@@ -76,7 +76,7 @@ def computed(test: ast.expr, loop: ast.For | ast.While, frame: FrameType) -> boo
             value = frame.f_locals[name]
             if not (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
                 return True
-        elif not all(_counts(node) for node in bound[name]):
+        elif not all(_counts(node, frame) for node in bound[name]):
             return True
     return False
 
@@ -143,8 +143,9 @@ def _bound_in(loop: ast.For | ast.While) -> dict[str, list[ast.AST]]:
     return out
 
 
-def _counts(node: ast.AST) -> bool:
-    """``step += 1``, ``step = step + 1``, ``step = 0``: a counter's binding."""
+def _counts(node: ast.AST, frame: FrameType) -> bool:
+    """``step += 1``, ``step = step + 1``, ``step = 0``, or a whole number made of the frame's
+    values now (``global_step = epoch * len(loader) + i``): a counter's binding."""
     if isinstance(node, ast.AugAssign):
         return isinstance(node.op, ast.Add) and isinstance(node.value, ast.Constant) and type(
             node.value.value) is int
@@ -152,9 +153,15 @@ def _counts(node: ast.AST) -> bool:
         value = node.value
         if isinstance(value, ast.Constant):
             return type(value.value) is int
-        return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and any(
-            isinstance(side, ast.Constant) and type(side.value) is int
-            for side in (value.left, value.right))
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and any(
+                isinstance(side, ast.Constant) and type(side.value) is int
+                for side in (value.left, value.right)):
+            return True
+        try:
+            made = Evaluator(frame).value(value)
+        except Exception:  # noqa: BLE001 - Unknown, or the program's objects when read
+            return False
+        return isinstance(made, numbers.Integral) and not isinstance(made, bool)
     return False
 
 

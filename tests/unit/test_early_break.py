@@ -206,7 +206,8 @@ def test_a_break_on_the_kl_ends_each_epochs_policy_steps_sooner(tmp_path: Any) -
     ("args.dry_run", None), ("i >= 5", None), ("later > N", None), ("k > N", None),
     # CleanRL's PPO: its target_kl is None by default - the break can never come
     ("args.target_kl is not None and loss > args.target_kl", None),
-    ("args.kl is not None and loss > args.kl", 1)])
+    ("args.kl is not None and loss > args.kl", 1),
+    ("global_step >= 150", None)])  # made of the loops' indices after the step: a count
 def test_a_break_on_a_value_the_loop_computes_is_an_early_end_and_a_count_is_not(
         tmp_path: Any, test: str, soonest: int | None) -> None:
     """A value the loop computes: a name its body binds holding no whole number - now, or
@@ -226,6 +227,7 @@ def test_a_break_on_a_value_the_loop_computes_is_an_early_end_and_a_count_is_not
                 break
             later = 0
             later += 1
+            global_step = epoch * 10 + i
             if {test}:
                 break
             break
