@@ -31,6 +31,7 @@ class GoingOn:
     until: str | None
     earliest_epochs: int | None
     earliest_steps: int | None
+    earliest_pass: int | None
     total_steps: int
     steps_per_epoch: int
     boundaries: int
@@ -143,10 +144,22 @@ class GoingOn:
             to_soonest = max(0, steps[0] - self.total_steps) * self.policy.series.mean()
             if to_soonest > most:
                 return False
+            if self.earliest_pass and not self._seen_whole_within(steps[1], most):
+                return False  # a break that shortens each epoch's loop never ends training
+                # early: going on is worth it only where the run may be seen to its end
         return self._go_on("early", lambda budget: most,
                            f"an early stop can end training from {unit} {soonest} of {planned}: "
                            "going on up to {:.0f} s in case it does", "; went on for an early "
                            "stop, which did not come")
+
+    def _seen_whole_within(self, planned: int, seconds: float) -> bool:
+        """The rest of ``planned`` steps, at the pace so far (boundaries and the program's work
+        between loops included), may end within ``seconds``."""
+        began = self.policy.began  # (monotonic)
+        if began is None or self.total_steps <= 0:
+            return False
+        pace = max(0.0, time.monotonic() - began) / self.total_steps
+        return max(0, planned - self.total_steps) * pace <= seconds
 
     def _go_on(self, what: str, seconds: Callable[[float], float], said: str,
                gave_up: str) -> bool:

@@ -44,6 +44,7 @@ class Phases:
     until: str | None
     earliest_epochs: int | None
     earliest_steps: int | None
+    earliest_pass: int | None
     planned_steps: int | None
     planned_epochs: int | None
     going_on: dict[str, float]
@@ -109,7 +110,7 @@ class Phases:
         self.stop_requested = self.waiting_for_boundary = self._periodic_said = False
         self.every = self.planned_steps = self.planned_epochs = self.until = None
         self.every_epochs = None
-        self.earliest_epochs = self.earliest_steps = None
+        self.earliest_epochs = self.earliest_steps = self.earliest_pass = None
         self.going_on = {}  # what it goes on for is its own (going_on.py)
         policy = self.policy
         self.policy = StopPolicy(max_steps=policy.max_steps, max_seconds=policy.max_seconds,

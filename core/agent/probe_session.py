@@ -70,6 +70,7 @@ class ProbeSession(Phases, GoingOn):
         self.until: str | None = None  # the condition a loop trains until (the `plan`'s until)
         self.earliest_epochs: int | None = None  # the soonest an early stop can end training
         self.earliest_steps: int | None = None  # ... in steps (a job of one loop of steps)
+        self.earliest_pass: int | None = None  # a break ends each epoch's loop, not training
         self._periodic_said = False
         self.going_on: dict[str, float] = {}  # the first epoch's end, the program's own: until
         self._last_index = -1  # the last step's index in its epoch
@@ -254,6 +255,8 @@ class ProbeSession(Phases, GoingOn):
             self.earliest_epochs = fields["earliest_epochs"]
         if isinstance(fields.get("earliest_steps"), int):
             self.earliest_steps = fields["earliest_steps"]
+        if isinstance(fields.get("earliest_pass_steps"), int):
+            self.earliest_pass = fields["earliest_pass_steps"]
         if isinstance(n_it, int) and 0 < n_it != self.steps_per_epoch and self.started \
                 and self.phase == 1:  # start's N_it corrected (a later phase has its own):
             # the epoch waited for, and a total that was epochs x the old N_it, follow it

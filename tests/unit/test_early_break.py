@@ -251,6 +251,23 @@ def test_a_job_of_steps_whose_early_stop_is_within_reach_is_waited_for(
     assert isinstance(far[1], io.StringIO)
 
 
+def test_a_break_in_each_epochs_loop_is_waited_for_only_where_the_run_may_end_in_the_wait(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A break that shortens each epoch's loop (Spinning Up's PPO KL stop) never ends training
+    early: the probe goes on only where the whole planned run, at its pace so far, may end
+    within the wait (tensorflow/docs' optimizer guide: 6 000 steps of 1 ms), not for a run of
+    hours (2 000 epochs of up to 80)."""
+    s, out, clock = session(monkeypatch, budget=30.0, epochs=0, soonest=None, n_it=80)
+    s.plan(epochs=30, steps=2400, earliest_steps=30, earliest_pass_steps=1, source="x")
+    assert not any(run(s, clock, 200, dt=0.01))  # 24 s in all at this pace: waited for
+    assert any("going on up to 120 s" in m for m in said(out))
+    far = session(monkeypatch, budget=30.0, epochs=0, soonest=None, n_it=80)
+    far[0].plan(epochs=2000, steps=160000, earliest_steps=2000, earliest_pass_steps=1,
+                source="x")
+    assert run(far[0], far[2], 200, dt=0.01)[-1]  # 1 600 s at this pace: stopped at its steps
+    assert not any("going on up to" in m for m in said(far[1]))
+
+
 def _row(soonest: int, steps: int, status: str) -> Any:
     """The row of a job of one loop of 10 000 steps of 0.1 s whose own early stop can end it
     after ``soonest``: a probe of ``steps`` steps, ended with ``status``."""
