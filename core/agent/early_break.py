@@ -64,7 +64,8 @@ def early_break(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] 
 def computed(test: ast.expr, loop: ast.For | ast.While, frame: FrameType) -> bool:
     """``test`` reads a value ``loop`` computes each pass (a loss, a parameter, a flag set from
     them), not a count: a name the loop's body binds, holding anything but a whole number now
-    (unbound yet: bound by anything but a count's ``+= 1``); not a guard of divergence only."""
+    (unbound yet: bound by anything but a count - ``_counts``); not a guard of divergence only,
+    nor a test that can never hold (``_never``)."""
     if _divergence_guard(test):
         return False
     bound = _bound_in(loop)
