@@ -48,6 +48,8 @@ LOG_CODES: dict[str, str] = {
     "hook-failed": "a framework could not be hooked: that process is not timed",
     "backward-step": "PyTorch without an optimizer: each backward pass is a step",
     "gradient-step": "TensorFlow without a Keras optimizer: each tape's gradient is a step",
+    "alternating-optimizers": "two optimizers step in turn, each in a loop of its own: "
+                              "the length read counts the first loop only",
     "no-tf-data": "a TensorFlow custom loop that iterated no tf.data dataset: nothing to stall",
     "endless-loader": "a DataLoader's length is not an epoch (a sampler far past its data)",
     "out-of-memory": "the program ran out of memory (the batch size does not fit)",

@@ -191,6 +191,8 @@ def test_a_break_on_the_kl_ends_each_epochs_policy_steps_and_the_bounds_reach_th
     assert any(isinstance(e, Log) and e.code == "early-stop" and "kl > 1.5 * target_kl" in e.msg
                for e in events)
     assert next(e for e in events if isinstance(e, Done)).status == "complete"
+    # its value loop's optimizer leads in turn: the length read counts the policy loop only
+    assert any(isinstance(e, Log) and e.code == "alternating-optimizers" for e in events)
     state = load_probe(log).state
     est = measured_run(state, estimate_runtime(state, 30))  # a run seen whole: its own answer
     assert "a break can end each epoch's loop sooner" in " ".join(est.notes)

@@ -100,3 +100,26 @@ def test_an_optimizer_first_stepping_after_a_whole_pass_is_a_phase_of_its_own() 
     events = events_told([D, G] * 6, steps_per_epoch=1)
     assert not [e for e in events if e["ev"] == "phase"]
     assert len([e for e in events if e["ev"] == "step"]) == 6
+
+
+def alternating(sequence: list[Optimizer]) -> bool:
+    lead = LeadOptimizer()
+    for optimizer in sequence:
+        lead.leads(id(optimizer), False, lambda: False)
+    return lead.alternating
+
+
+def test_two_loops_of_steps_an_epoch_each_its_own_optimizer_alternate() -> None:
+    """Spinning Up's PPO: a policy loop, then a value loop, each epoch - the lead goes to the
+    value optimizer and comes back: the warning's case. A GAN's two a batch, a critic's five
+    before its generator's one, and a pretraining then a fine-tuning optimizer do not."""
+    assert alternating(([A] * 6 + [B] * 80) * 3)
+    assert not alternating([D, G] * 10)
+    assert not alternating(([D] * 5 + [G]) * 3)
+    assert not alternating([A] * 5 + [B] * 5)
+    said: list[tuple[str, str]] = []
+    lead = LeadOptimizer()
+    for optimizer in ([A] * 6 + [B] * 80) * 3:
+        lead.leads(id(optimizer), False, lambda: False)
+        lead.warn(lambda level, msg, code="": said.append((level, code)))
+    assert said == [("warning", "alternating-optimizers")]  # once

@@ -83,6 +83,7 @@ class KerasLoopsAdapter:
         if optimizer is not None and not self.lead.leads(
                 optimizer, self.stopped, lambda: self.elsewhere is not None):
             return
+        self.lead.warn(s.log)
         if (self.stopped or self.elsewhere is not None) and not self._next_phase():
             return
         if not s.started:

@@ -20,6 +20,11 @@ class LeadOptimizer:
         self.key: int | None = None  # id() of the optimizer whose steps are the steps
         self.steps = 0  # its steps so far
         self.others: dict[int, int] = {}  # another optimizer: the lead's steps at its last step
+        self.led: set[int] = set()  # the optimizers that have led
+        # the lead came back to one that led before, each stepping alone in turn: two loops of
+        # steps an epoch, each its own optimizer (Spinning Up's PPO: a policy loop, a value loop)
+        self.alternating = False
+        self._said = False
 
     def leads(self, key: int, stopped: bool, another_phase: Callable[[], bool]) -> bool:
         """Whether this optimizer's step (``key``: its id()) ends a training step. ``stopped``:
@@ -27,14 +32,27 @@ class LeadOptimizer:
         only for another optimizer's first step, or after a stop - it walks frames)."""
         if self.key is None or key == self.key:
             self.key = key
+            self.led.add(key)
             self.steps += 1
             return True
         previous = self.others.get(key)
         self.others[key] = self.steps
-        alone = previous is not None and previous == self.steps
+        alone = in_turn = previous is not None and previous == self.steps
         if not alone and (previous is None or stopped) and another_phase():
             alone = True  # in another phase: the lead's training is over
         if not alone:
             return False
+        self.alternating = self.alternating or (in_turn and key in self.led)
         self.key, self.steps, self.others = key, 1, {}
+        self.led.add(key)
         return True
+
+    def warn(self, log: Callable[..., None]) -> None:
+        """Once the lead has alternated: the job's length as read counts the first loop only."""
+        if self.alternating and not self._said:
+            self._said = True
+            log("warning", "two optimizers step in turn, each in a loop of its own (a policy loop "
+                "then a value loop: PPO's shape): the steps of both are timed, but the length "
+                "read counts the first loop's steps and its epochs by them - the estimate may "
+                "fall short (a PPO-shaped job of 2 000 epochs: -51 %)",
+                code="alternating-optimizers")

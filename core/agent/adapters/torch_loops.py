@@ -202,6 +202,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         if not self.lead.leads(key, self.stopped,
                                lambda: recur or self.fresh or self._another_phase()):
             return  # another optimizer's step inside the lead's iteration (a GAN's generator)
+        self.lead.warn(self.session.log)
         self._after_step(optimizer, "optimizer")
 
     def _another_phase(self) -> bool:
