@@ -220,8 +220,9 @@ class ProbeState:
         return out
 
     def left_files(self) -> list[str]:
-        """The agent's warnings of what the stopped program left in its folder (leftovers.py)."""
-        return [msg for _, msg, code in self.logs if code == "left-files"]
+        """The agent's warnings of what the stopped program left in its folder (leftovers.py),
+        and that the length it read counts one of two alternating loops (lead.py)."""
+        return [msg for _, msg, code in self.logs if code in ("left-files", "alternating-optimizers")]
 
     @property
     def probe_id(self) -> str:

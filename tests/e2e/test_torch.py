@@ -194,7 +194,9 @@ def test_a_break_on_the_kl_ends_each_epochs_policy_steps_and_the_bounds_reach_th
     # its value loop's optimizer leads in turn: the length read counts the policy loop only
     assert any(isinstance(e, Log) and e.code == "alternating-optimizers" for e in events)
     state = load_probe(log).state
-    est = measured_run(state, estimate_runtime(state, 30))  # a run seen whole: its own answer
+    read = estimate_runtime(state, 30)  # from the length read: said to the user there
+    assert any(n.startswith("two optimizers step in turn") for n in read.notes)
+    est = measured_run(state, read)  # a run seen whole: its own answer (the warning moot)
     assert "a break can end each epoch's loop sooner" in " ".join(est.notes)
     assert 0.3 * est.runtime_s < est.low_s < est.runtime_s < est.high_s
 
