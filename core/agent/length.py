@@ -181,8 +181,11 @@ def _early_stop(found: Length) -> None:
     if not loops:
         return
     at = _epoch_loop(loops)
+    beside = _beside(loops, at)
     for i in (at + 1, at):
         stop = loops[i].stop if i < len(loops) else None
+        if i == at and stop is None:  # a break in a loop beside the step's (PPO's value loop)
+            stop = next((lp.stop for lp in beside if lp.stop is not None), None)
         if stop is None or (i == at and loops[at].over_loader):
             continue  # a break in a pass over the data ends the epoch early, not training
         passes, where = stop
@@ -195,6 +198,8 @@ def _early_stop(found: Length) -> None:
             # Spinning Up's PPO: up to 80 policy steps an epoch, fewer once the KL is too far)
             inner = math.prod(lp.count or 0 for lp in loops[:at])
             per = inner * math.prod(lp.count or 0 for lp in loops[at + 1:])
+            if beside:  # each loop of the pass at its soonest (a break), else at its count
+                passes = sum(lp.stop[0] if lp.stop else lp.count or 0 for lp in [loops[0], *beside])
             if per and passes * per < found.steps:
                 found.earliest_steps = passes * per
                 found.earliest_pass = passes * inner if found.epochs else None
@@ -203,6 +208,13 @@ def _early_stop(found: Length) -> None:
         elif found.earliest_epochs or found.earliest_steps:
             found.early = f"the program's early stop at {where}"
         return
+
+
+def _beside(loops: list[Loop], at: int) -> list[Loop]:
+    """The loops of steps beside the step's own in each epoch (siblings.py: PPO's value loop
+    beside its policy loop), where the step's loop is the epoch and a loop runs around it."""
+    own = loops[0]
+    return own.beside if at == 0 and len(loops) > 1 and not own.over_loader else []
 
 
 def _epoch_loop(loops: list[Loop]) -> int:
@@ -266,6 +278,13 @@ def _totals_from_loops(found: Length) -> None:
     for lp in loops[: at + 1]:
         per_epoch = None if per_epoch is None or lp.count is None else per_epoch * lp.count
     outer = loops[at + 1:]
+    beside = _beside(loops, at)
+    texts = [lp.text for lp in reversed(loops[: at + 1] + outer)]
+    if beside:  # each epoch runs them all: their steps add up
+        counts = [lp.count for lp in beside]
+        per_epoch = None if per_epoch is None or None in counts else per_epoch + sum(
+            c or 0 for c in counts)
+        texts[-1] = f"({' + '.join(lp.text for lp in [loops[0], *beside])})"
     if per_epoch is not None and (not loops[at].over_loader or loops[at].leaves):
         found.steps_per_epoch = per_epoch  # (a loader's loop left early: fewer than its length)
     if per_epoch is None or any(lp.count is None for lp in outer):
@@ -275,7 +294,7 @@ def _totals_from_loops(found: Length) -> None:
     found.steps = round(per_epoch * math.prod(lp.weight or lp.count or 1 for lp in outer))
     if outer or loops[at].over_loader:
         found.epochs = epochs
-    found.source = " x ".join(lp.text for lp in reversed(loops[: at + 1] + outer))
+    found.source = " x ".join(texts)
     if outer and outer[0].work_every:  # `if epoch % K == 0: evaluate()` in the epochs' loop
         work = outer[0].work_every
         found.every_epochs, found.every_epochs_at = work.k, work.at

@@ -12,7 +12,7 @@ import ast
 import linecache
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
@@ -21,6 +21,7 @@ from .generators import arguments, function_of, suspended, yields_once
 from .guards import EveryK, guarded_count
 from .index_break import index_break
 from .own_code import user_code
+from .siblings import beside_loops
 from .periodic import outside_loops as _outside_loops, periodic_if as _periodic_if, \
     periodic_in_loop as _periodic, periodic_outside
 from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, file_weight,
@@ -45,6 +46,7 @@ class Loop:
     work_every: EveryK | None = None  # work after some of its iterations (guards.EveryK) ...
     work_source: str = ""  # ... where it is written
     weight: float | None = None  # its passes by its files' sizes (values.file_weight), not count
+    beside: list[Loop] = field(default_factory=list)  # the step's: loops of steps beside it
 
 
 _TREES: dict[str, ast.Module | None] = {}
@@ -93,6 +95,7 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
                 node.target) if isinstance(n, ast.Name)), "") if isinstance(node, ast.For) else ""
             loop.stop = early_break(node, user)
             if not loops:  # the step's own loop: an `if step % K` there counts steps
+                loop.beside = beside_loops(node, _tree(user.f_code.co_filename), user, _count)
                 every = _periodic(node, user)
                 if every is not None and _once_a_pass(node, user, every[0], loop.count):
                     every = None

@@ -15,6 +15,7 @@ from sshd import free_port
 
 from probecast.core.agent.policy import DEFAULT_MAX_STEPS, STEADY_STEP_CAP
 from probecast.core.model.estimate.runtime import estimate_runtime, measured_run
+from probecast.core.model.estimate.length import resolve
 from probecast.core.model.events import Done, End, Log, Plan, Start, Step, Val, read_log
 from probecast.core.model.logstore import load_probe
 
@@ -178,27 +179,55 @@ def test_a_generator_of_minibatches_makes_the_epoch(tmp_path: Path) -> None:
 
 def test_a_break_on_the_kl_ends_each_epochs_policy_steps_and_the_bounds_reach_that(
         tmp_path: Path) -> None:
-    """Spinning Up's PPO shape: the plan's 30 x 80 policy steps are an upper bound (each
-    epoch's loop breaks once the KL is too far), the probe goes on for that and sees the run
-    whole; a repeat may take from one policy step an epoch to 80, at the steady step's time -
-    the low bound is that run's, not 0 s (an epoch's rollout runs whatever the break: before,
-    each step was priced as the whole run over its steps and the low bound fell to 0)."""
+    """Spinning Up's PPO shape: each epoch up to 80 policy steps (a loop that breaks once the
+    KL is too far), then 80 value steps - an epoch is 160 steps at most, 81 at the soonest (the
+    value loop's are counted: before, 80, and a 2 000-epoch job came out at -51 %). The probe
+    goes on for the break and sees the run whole; a repeat may take from 81 steps an epoch to
+    160, at the steady step's time - the low bound is that run's, not 0 s (an epoch's rollout
+    runs whatever the break)."""
     log, _ = agent(tmp_path, PY, str(SCRIPTS / "kl_break.py"), extra=GOES_ON)
     events, _ = read_log(log)
     plan = next(e for e in events if isinstance(e, Plan) and e.steps)
     assert (plan.epochs, plan.steps, plan.earliest_steps, plan.earliest_pass_steps) == (
-        30, 2400, 30, 1)
+        30, 30 * 160, 30 * 81, 81)
+    assert "range(train_v_iters)" in plan.source
     assert any(isinstance(e, Log) and e.code == "early-stop" and "kl > 1.5 * target_kl" in e.msg
                for e in events)
     assert next(e for e in events if isinstance(e, Done)).status == "complete"
-    # its value loop's optimizer leads in turn: the length read counts the policy loop only
-    assert any(isinstance(e, Log) and e.code == "alternating-optimizers" for e in events)
+    # both loops' steps are in the length read: no warning that they are not
+    assert not any(isinstance(e, Log) and e.code == "alternating-optimizers" for e in events)
+    # the epochs are the program's: the loop around the steps marks them, however many steps
+    # its break leaves an epoch - and every step of both loops is told
+    steps = [e for e in events if isinstance(e, Step)]
+    assert {e.epoch for e in steps} == set(range(30))
+    assert all(81 <= sum(e.epoch == k for e in steps) <= 160 for k in range(30))
     state = load_probe(log).state
-    read = estimate_runtime(state, 30)  # from the length read: said to the user there
-    assert any(n.startswith("two optimizers step in turn") for n in read.notes)
-    est = measured_run(state, read)  # a run seen whole: its own answer (the warning moot)
+    est = measured_run(state, estimate_runtime(state, 30))  # a run seen whole: its own answer
     assert "a break can end each epoch's loop sooner" in " ".join(est.notes)
     assert 0.3 * est.runtime_s < est.low_s < est.runtime_s < est.high_s
+
+
+def test_a_ppo_shaped_job_stopped_early_is_estimated_at_the_steps_its_epochs_took(
+        tmp_path: Path) -> None:
+    """The same shape at 20 000 epochs (hours: no wait sees it whole): the probe stops it after a
+    few. Its epochs in the log are the program's (it prints each one it ends), and the estimate
+    takes the steps an epoch the probe saw its epochs take, the high bound reaching the planned
+    160 and the low the soonest 81 (before: 80 steps an epoch by count, epochs out of step with
+    the program's)."""
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "kl_break.py"), "20000")
+    events, _ = read_log(log)
+    assert next(e for e in events if isinstance(e, Done)).status == "probe-done"
+    steps = [e for e in events if isinstance(e, Step)]
+    printed = [int(line.split()[1]) for line in output.splitlines() if line.startswith("epoch ")]
+    assert printed and max(e.epoch for e in steps) in (printed[-1], printed[-1] + 1)
+    state = load_probe(log).state
+    length = resolve(state)
+    whole = [sum(e.epoch == k for e in steps) for k in range(max(e.epoch for e in steps))]
+    assert length.n_it == min(160, round(sum(whole) / len(whole)))
+    assert length.n_ep == 20000
+    est = estimate_runtime(state, length.n_ep, n_it=length.n_it)
+    planned = estimate_runtime(state, 20000, n_it=160)
+    assert est.high_s >= planned.high_s and est.low_s <= est.runtime_s <= planned.runtime_s
 
 
 def test_a_hydra_style_configs_settings_are_the_length(tmp_path: Path) -> None:

@@ -294,3 +294,73 @@ def test_a_job_of_steps_an_early_stop_ended_is_measured_reaching_other_stops() -
     assert any("an early stop ended this run after 240 of 10000 steps; a repeat may stop at "
                "another, from 101 to 10000 (100.0 ms a step)" in n for n in row.notes)
     assert row.runtime_low_s < 2.0 + 0.1 * 150 and row.runtime_high_s > 2.0 + 0.1 * 5000
+
+
+PPO = """
+    import torch
+    epochs, train_pi_iters, train_v_iters, target_kl = 50, 80, {v_iters}, 0.01
+    pi, v = torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)
+    pi_optimizer = torch.optim.Adam(pi.parameters())
+    vf_optimizer = torch.optim.Adam(v.parameters())
+    class Env:
+        def step(self, action):
+            return action
+    env = Env()
+    def update():
+        for i in range(train_pi_iters):
+            kl = 0.001 * i
+            if kl > 1.5 * target_kl:
+                break
+            step()
+            return
+        for i in range(train_v_iters):
+            {value_step}
+        for t in range(1000):  # an environment's steps: no optimizer's
+            env.step(t)
+    for epoch in range(epochs):
+        update()
+        break
+"""
+
+
+def mkdir(path: Any) -> Any:  # a file of its own for each program (the reader caches its tree)
+    path.mkdir()
+    return path
+
+
+def test_a_loop_of_value_steps_beside_the_policy_loop_adds_its_steps_to_each_epoch(
+        tmp_path: Any) -> None:
+    """Spinning Up's PPO trains up to 80 policy steps, then 80 value steps, each epoch, each
+    loop its own optimizer: an epoch is 160 steps (before: 80 - the value loop's steps were
+    timed but not in the length, a 2 000-epoch job estimated at -51 %), at the soonest one
+    policy step and the 80 value steps. An environment's ``env.step()`` loop is no optimizer's."""
+    pytest.importorskip("torch")
+    (found,) = run_program(tmp_path, PPO.format(v_iters=80, value_step="vf_optimizer.step()"))
+    assert (found.epochs, found.steps, found.steps_per_epoch) == (50, 50 * 160, 160)
+    assert (found.earliest_pass, found.earliest_steps) == (81, 50 * 81)
+    assert "range(train_pi_iters)" in found.source and "range(train_v_iters)" in found.source
+    # the value loop calls a function of the program that steps (keras.io's PPO shape)
+    (found,) = run_program(mkdir(tmp_path / "b"), PPO.format(v_iters=40, value_step="train_value()").replace(
+        "def update():", "def train_value():\n        vf_optimizer.step()\n    def update():"))
+    assert (found.steps_per_epoch, found.earliest_pass) == (120, 41)
+    # a loop that steps no optimizer (an evaluation, an environment): not the epoch's steps
+    (found,) = run_program(mkdir(tmp_path / "c"), PPO.format(v_iters=80, value_step="v(torch.zeros(2))"))
+    assert (found.steps_per_epoch, found.earliest_pass) == (80, 1)
+
+
+def test_two_loops_one_after_the_other_with_no_loop_around_them_are_no_epoch(
+        tmp_path: Any) -> None:
+    """Pretraining then fine-tuning at the program's top level: phases (phases.py), not the
+    steps of one epoch."""
+    pytest.importorskip("torch")
+    (found,) = run_program(tmp_path, """
+        import torch
+        net = torch.nn.Linear(2, 2)
+        pre, fine = torch.optim.SGD(net.parameters(), 0.1), torch.optim.Adam(net.parameters())
+        for i in range(300):
+            step()
+            break
+        for i in range(200):
+            fine.step()
+    """)
+    assert (found.steps, found.steps_per_epoch) == (300, 300)

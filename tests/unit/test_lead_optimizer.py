@@ -50,14 +50,16 @@ def test_one_optimizer_every_step_counts() -> None:
 
 def test_a_critic_stepped_five_times_a_generator_step_leads() -> None:
     assert steps_told(([D] * 5 + [G]) * 3) == 15
-    # the generator stepped first: the critic, stepping again before it, leads from then on
-    assert steps_told([G] + ([D] * 5 + [G]) * 3) == 1 + 14
+    # the generator stepped first: the critic, stepping again before it, leads from then on -
+    # its first step, alone too, counted once its second says so
+    assert steps_told([G] + ([D] * 5 + [G]) * 3) == 1 + 15
 
 
 def test_a_later_phase_with_its_own_optimizer_is_timed() -> None:
     """Pretraining with one optimizer, fine-tuning with another: the second leads from its
-    second step (its first might have been a GAN's other half)."""
-    assert steps_told([A] * 5 + [B] * 5) == 5 + 4
+    second step (its first might have been a GAN's other half) - and its first is counted then,
+    at the time it ended (before: 5 + 4, a step of the run's never told)."""
+    assert steps_told([A] * 5 + [B] * 5) == 5 + 5
 
 
 def test_another_optimizers_first_step_in_another_phase_leads_at_once() -> None:
@@ -92,10 +94,10 @@ def test_an_optimizer_first_stepping_after_a_whole_pass_is_a_phase_of_its_own() 
     assert len(phases) == 1 and phases[0]["previous"] == "complete"
     steps = [e for e in events if e["ev"] == "step"]
     assert len(steps) == 8 + 6 and [e.get("phase", 1) for e in steps] == [1] * 8 + [2] * 6
-    # B inside A's pass: no phase, and B leads only from its second step (5 + 4)
+    # B inside A's pass: no phase; B leads from its second step, its first counted then
     events = events_told([A] * 5 + [B] * 5, steps_per_epoch=8)
     assert not [e for e in events if e["ev"] == "phase"]
-    assert len([e for e in events if e["ev"] == "step"]) == 5 + 4
+    assert len([e for e in events if e["ev"] == "step"]) == 5 + 5
     # a GAN: D then G each batch, one step a batch, however short the pass
     events = events_told([D, G] * 6, steps_per_epoch=1)
     assert not [e for e in events if e["ev"] == "phase"]
@@ -123,3 +125,23 @@ def test_two_loops_of_steps_an_epoch_each_its_own_optimizer_alternate() -> None:
         lead.leads(id(optimizer), False, lambda: False)
         lead.warn(lambda level, msg, code="": said.append((level, code)))
     assert said == [("warning", "alternating-optimizers")]  # once
+
+
+def test_a_new_leads_first_step_is_told_at_the_time_it_ended() -> None:
+    """PPO's value loop: its optimizer's first step is no step yet (a GAN's other half?); its
+    second, alone, makes it the lead - and the first is told then, at the time it ended, so
+    each loop's steps are all counted (158 of 160 an epoch before) and each step's dt is its
+    own (not two steps in one)."""
+    out = io.StringIO()
+    session = ProbeSession(Emitter(out=out, t0=time.monotonic()), StopPolicy(full=True),
+                           ProbeMeta(probe="t"), sample_interval=None)
+    adapter = TorchLoopsAdapter(session, steps_per_epoch=1000)
+    adapter.sync_cuda = False
+    for optimizer in [A] * 4 + [B] * 3:
+        time.sleep(0.02)
+        adapter._after_optimizer_step(optimizer, (), {})
+    steps = [json.loads(line) for line in out.getvalue().splitlines()
+             if json.loads(line)["ev"] == "step"]
+    assert len(steps) == 4 + 3
+    assert [e["step"] for e in steps] == list(range(7))
+    assert all(0.015 < e["dt"] < 0.2 for e in steps[1:])  # one step's time each, none doubled

@@ -68,6 +68,7 @@ class KerasLoopsAdapter:
         self.optimizers = 0  # Keras optimizers the program made: with none, a gradient is a step
         self.counted = False  # this adapter timed the steps (not fit()'s callback): its at-exit
         self.lead = LeadOptimizer()  # whose steps are the steps, with several optimizers
+        self.beside = False  # the length read counts loops of steps beside the step's own
         self._installed = False
 
     # ---- the step clock ----------------------------------------------------------------------
@@ -83,7 +84,8 @@ class KerasLoopsAdapter:
         if optimizer is not None and not self.lead.leads(
                 optimizer, self.stopped, lambda: self.elsewhere is not None):
             return
-        self.lead.warn(s.log)
+        if not self.beside:  # (the length read counts a loop of steps beside the first)
+            self.lead.warn(s.log)
         if (self.stopped or self.elsewhere is not None) and not self._next_phase():
             return
         if not s.started:
@@ -182,6 +184,7 @@ class KerasLoopsAdapter:
         if found is None or not found.loops:  # a traced step's stack has no program frames
             found = read_length(sys._getframe(), loader_loop)
         self.session.plan(**found.fields())
+        self.beside = bool(found.loops and found.loops[0].beside)
         if found.early:
             self.session.log("warning", f"{found.early} may end training before its planned "
                              "length: the estimate for that is an upper bound", code="early-stop")

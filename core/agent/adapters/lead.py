@@ -24,12 +24,19 @@ class LeadOptimizer:
         # the lead came back to one that led before, each stepping alone in turn: two loops of
         # steps an epoch, each its own optimizer (Spinning Up's PPO: a policy loop, a value loop)
         self.alternating = False
+        # the lead moved in turn: the new lead's step before this one was a training step
+        # alone too (the first of its loop), not counted then - the adapter counts it now
+        self.missed_at: float | None = None
+        self._other_at: dict[int, float] = {}  # another optimizer's last step: when it ended
         self._said = False
 
-    def leads(self, key: int, stopped: bool, another_phase: Callable[[], bool]) -> bool:
+    def leads(self, key: int, stopped: bool, another_phase: Callable[[], bool],
+              now: float | None = None) -> bool:
         """Whether this optimizer's step (``key``: its id()) ends a training step. ``stopped``:
         the probe stopped the lead's loop; ``another_phase()``: this step is outside it (asked
-        only for another optimizer's first step, or after a stop - it walks frames)."""
+        only for another optimizer's first step, or after a stop - it walks frames). ``now``:
+        when this step ended (time.monotonic), for ``missed_at``."""
+        self.missed_at = None
         if self.key is None or key == self.key:
             self.key = key
             self.led.add(key)
@@ -41,9 +48,12 @@ class LeadOptimizer:
         if not alone and (previous is None or stopped) and another_phase():
             alone = True  # in another phase: the lead's training is over
         if not alone:
+            if now is not None:
+                self._other_at[key] = now
             return False
         self.alternating = self.alternating or (in_turn and key in self.led)
-        self.key, self.steps, self.others = key, 1, {}
+        self.missed_at = self._other_at.get(key) if in_turn else None
+        self.key, self.steps, self.others, self._other_at = key, 1, {}, {}
         self.led.add(key)
         return True
 

@@ -200,10 +200,12 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         self.fresh = self.fresh and not recur
         self.stepped.add(key)
         if not self.lead.leads(key, self.stopped,
-                               lambda: recur or self.fresh or self._another_phase()):
+                               lambda: recur or self.fresh or self._another_phase(),
+                               time.monotonic()):
             return  # another optimizer's step inside the lead's iteration (a GAN's generator)
-        self.lead.warn(self.session.log)
-        self._after_step(optimizer, "optimizer")
+        if not (self.found is not None and self.found.loops and self.found.loops[0].beside):
+            self.lead.warn(self.session.log)  # (where the length read counts both: no warning)
+        self._after_step(optimizer, "optimizer", self.lead.missed_at)
 
     def _another_phase(self) -> bool:
         """A step outside the lead's loop: the probe stopped that loop and this one is
@@ -220,7 +222,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         runs from the same line of the program (fastai's fine_tune: two fit()s)."""
         return self.session.phases_enabled and len(self.trainers.made) > self.trainers_at_begin
 
-    def _after_step(self, optimizer: Any, kind: str) -> None:
+    def _after_step(self, optimizer: Any, kind: str, missed: float | None = None) -> None:
         s = self.session
         if s.started and not self.began:  # another loop times these steps: Keras' fit() on
             return  # the torch backend (its backward passes), a StepTimer - one step, not two
@@ -240,7 +242,8 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
                 self.clock.anchor()  # T_init and T_it1 meet where the device has caught up
         if self.sync_cuda and self.clock is None:
             self._synchronize()  # no device events: the host's clock, after the device's work
-        if not s.started or self.phase_pending:
+        begins = not s.started or self.phase_pending
+        if begins:
             self._begin()
         if self.val is not None:  # (asked here: a call less at every step)
             if not self._adopt_side():  # training's next pass over its loader (torch_data.py)
@@ -249,9 +252,12 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
         if s.total_steps == 1 and self.per_pass:
             self._check_batches_per_step(self.batches_since_step, *self.per_pass)
         self.batches_since_step = 0
-        if self.loop_epoch and self.index >= self.loop_epoch:  # the program's loop ran a pass
+        if self.loop_epoch and self._loop_passed():  # the program's loop ran a pass
             self.epoch += 1
             self.index = 0
+        if missed is not None and self.clock is None and not begins:
+            s.step(self.epoch, self.index, at=missed)  # the new lead's first step, alone then
+            self.index += 1  # (lead.py: PPO's value loop's first step)
         stop = self._timed("step", self.epoch, self.index)
         self.index += 1
         stop = agree(stop)
@@ -328,6 +334,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
               code="torch-loop")
         self.found = found
         self.began_at = self._loop_values()
+        self.mark = self._marker(found)
         s.plan(**(one_pass(found, self.part_depth) if self.per_pass_phase else found).fields())
         if found.early:
             s.log("warning", f"{found.early} may end training before its planned length: the "

@@ -55,6 +55,8 @@ class TorchPhases:
     found: Length | None
     stepped: set[int]
     began_at: list[Any]  # _loop_values() at the phase's first step
+    marked: Any  # the loop around the steps' loop that marks each epoch (_marker), or None
+    mark: Any  # ... what its `for` bound at the latest step
     steps_per_epoch: int | None
     optimizers: int
     lead: LeadOptimizer
@@ -70,6 +72,7 @@ class TorchPhases:
         self.part_depth = 1  # ... of the loops this many out from its step (_part_depth)
         self.found = None  # the length read at this phase's first step
         self.began_at = []
+        self.marked, self.mark = None, _UNREAD
 
     def _drain(self) -> None:
         raise NotImplementedError  # the adapter's
@@ -176,6 +179,29 @@ class TorchPhases:
             out.append(at.f_locals.get(lp.target, _UNREAD) if at is not None and lp.target
                        else _UNREAD)
         return out
+
+    def _marker(self, found: Length) -> Any:
+        """Where the steps' loop is the epoch (no loader's pass makes it) but its steps a pass
+        are no fixed count - a break in it (PPO's KL stop), loops of steps beside it (PPO's
+        value loop) - the loop around it marks each epoch: what its ``for`` binds now (read at
+        each step, ``_loop_passed``). _UNREAD: none to read - the count marks them."""
+        loops = found.loops
+        if len(loops) < 2 or loops[0].over_loader or not (found.earliest_pass or loops[0].beside):
+            self.marked = None
+            return _UNREAD
+        self.marked = loops[1]
+        return self._loop_values()[0]
+
+    def _loop_passed(self) -> bool:
+        """The program's loop of steps ran a pass: the loop around it moved on (_marker), else
+        its steps a pass (loop_epoch) were counted."""
+        if self.marked is not None and self.mark is not _UNREAD:
+            now, was = self._loop_values()[0], self.mark
+            if now is not _UNREAD:
+                self.mark = now
+                return self.index > 0 and not (now is was or (isinstance(now, (int, str))
+                                                               and now == was))
+        return self.index >= self.loop_epoch
 
     def _part_depth(self) -> int:
         """The loops a part runs in: those inside the innermost loop whose ``for`` moved on

@@ -32,11 +32,26 @@ def upper_bound_note(state: ProbeState, n_ep: float, n_it: int) -> str:
         # third of six fit() calls has the first), not this one's
     if plan is None:
         return _note(f"{n_ep:g} epochs")
+    longest = longest_pass(state, n_it)
+    if longest:
+        return (f"a break can end each epoch's loop sooner: the estimate takes {n_it} steps an "
+                f"epoch, as the probe saw its epochs take; the bounds reach from "
+                f"{plan.earliest_pass_steps} to the planned {longest}")
     if (plan.earliest_epochs and plan.earliest_epochs >= n_ep) or (
             plan.earliest_steps and n_it and plan.earliest_steps >= n_ep * n_it):
         return ""
     return _note(f"{plan.steps} steps" if plan.earliest_steps and plan.steps
                  else f"{n_ep:g} epochs")
+
+
+def longest_pass(state: ProbeState, n_it: int | None) -> int | None:
+    """The planned steps an epoch where the estimate takes fewer, as the probe saw them
+    (length.passes_seen: a break ends each epoch's loop sooner); None otherwise."""
+    plan = state.plan
+    if plan is None or not (plan.earliest_pass_steps and plan.steps and plan.epochs and n_it):
+        return None
+    planned = plan.steps // plan.epochs
+    return planned if n_it < planned else None
 
 
 def _note(length: str) -> str:

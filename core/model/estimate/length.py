@@ -45,6 +45,19 @@ def steps_per_epoch(state: ProbeState) -> tuple[int, str]:
     return n_it, ""
 
 
+def passes_seen(state: ProbeState) -> tuple[float, int] | None:
+    """Where a break can end each epoch's loop of steps sooner (the plan's
+    ``earliest_pass_steps``: Spinning Up's PPO stops its policy steps once the KL is too far),
+    the steps the epochs the probe saw whole took - on average - and how many it saw (every one
+    but the last it stepped in); None: none seen whole, or no such break."""
+    plan = state.plan
+    if plan is None or not plan.earliest_pass_steps or state.phases:
+        return None
+    epochs = sorted(state.steps_by_epoch)
+    whole = [state.steps_by_epoch[e] for e in epochs[:-1]]
+    return (sum(whole) / len(whole), len(whole)) if whole else None
+
+
 def ended_by_itself(state: ProbeState) -> bool:
     """The probe saw the whole run: training ended and the program exited 0, unstopped."""
     end = state.end
@@ -79,6 +92,13 @@ def resolve(state: ProbeState, epochs: float | None = None, steps: int | None = 
         n_ep, source = planned
     elif plan is not None and plan.steps:
         total, source = plan.steps, f"the program: {plan.source}" if plan.source else "the program"
+        passes = passes_seen(state)
+        if passes is not None and plan.epochs and n_it and passes[0] < n_it:
+            # a break ends each epoch's loop sooner: its epochs as long as those the probe saw
+            n_it = max(1, round(passes[0]))
+            total = n_it * plan.epochs
+            source += (f"; {n_it} steps an epoch, as the {passes[1]} it saw whole took (a "
+                       "break ends each one's loop sooner)")
     elif plan is not None and plan.epochs:
         n_ep, source = float(plan.epochs), f"the program: {plan.source}" if plan.source else "the program"
     elif "fit-loop" in state.codes:  # each fit() call plans its own epochs: the total is unknown

@@ -9,7 +9,8 @@ import math
 from dataclasses import dataclass, replace
 
 from .bounds import Calibration, Uncertainty, interval
-from .early_stop import early_stopped, soonest_stop, stopped_after, upper_bound_note
+from .early_stop import (early_stopped, longest_pass, soonest_stop, stopped_after,
+                         upper_bound_note)
 from .epoch_work import boundary_work
 from .length import ended_by_itself
 from .phases import estimate_phase, stop_note, stop_reach, with_phases
@@ -60,6 +61,8 @@ def estimate_runtime(
             est = replace(est, low_s=least.low_s, notes=(
                 *est.notes, f"an early stop can end training after {said} at the soonest (its "
                             "patience, or what the probe saw pass): the low bound is that run's"))
+    if longest := longest_pass(state, n_it or est.terms.n_it):  # the point takes the epochs'
+        est = replace(est, high_s=max(est.high_s, whole(n_ep, longest).high_s))  # steps seen
     if state.hook_s:
         est = replace(est, notes=(*est.notes, f"the agent's own {1000 * state.hook_s:.3f} ms "
                                   "inside each step is taken off the step time (the plain "

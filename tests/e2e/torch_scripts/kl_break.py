@@ -1,13 +1,15 @@
 """Spinning Up's PPO update shape: each epoch a rollout (numpy work standing in for an
 environment), then up to train_pi_iters policy steps that stop once the KL passes 1.5 x
 target_kl, then train_v_iters value steps. Some epochs break off early (lr 1e-3), most do not."""
+import sys
+
 import numpy as np
 import torch
 from torch import nn
 
 torch.manual_seed(0)
 torch.set_num_threads(1)
-epochs, steps_per_epoch = 30, 1000
+epochs, steps_per_epoch = int(sys.argv[1]) if len(sys.argv) > 1 else 30, 1000
 train_pi_iters, train_v_iters, target_kl = 80, 80, 0.01
 obs_dim, act_dim = 16, 4
 pi = nn.Sequential(nn.Linear(obs_dim, 64), nn.Tanh(), nn.Linear(64, act_dim))
