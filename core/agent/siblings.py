@@ -119,6 +119,8 @@ def beside_loops(step_loop: Loops, tree: ast.Module | None, frame: FrameType,
     out = []
     for node in beside(step_loop, tree, frame):
         loop = count(node, frame, None)
+        if loop.count == 1:  # one step a pass: its optimizer never steps alone twice, never
+            continue  # leads (lead.py) - a generator's step after its critic's loop
         loop.node, loop.stop = node, early_break(node, frame)
         out.append(loop)
     return out

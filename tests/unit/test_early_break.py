@@ -364,3 +364,24 @@ def test_two_loops_one_after_the_other_with_no_loop_around_them_are_no_epoch(
             fine.step()
     """)
     assert (found.steps, found.steps_per_epoch) == (300, 300)
+
+
+def test_a_loop_beside_of_one_step_a_pass_is_not_counted(tmp_path: Any) -> None:
+    """A critic's loop of five steps, then its generator's loop of one, each iteration: the
+    generator never steps twice alone, never leads (lead.py), its steps are never told - so
+    they are not in the length either (5 an iteration, not 6)."""
+    pytest.importorskip("torch")
+    (found,) = run_program(tmp_path, """
+        import torch
+        d, g = torch.nn.Linear(2, 1), torch.nn.Linear(2, 2)
+        d_opt, g_opt = torch.optim.Adam(d.parameters()), torch.optim.Adam(g.parameters())
+        n_critic, g_iters = 5, 1
+        for it in range(100):
+            for _ in range(n_critic):
+                step()
+                break
+            for _ in range(g_iters):
+                g_opt.step()
+            break
+    """)
+    assert (found.steps_per_epoch, found.steps) == (5, 500)

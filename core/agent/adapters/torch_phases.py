@@ -186,7 +186,8 @@ class TorchPhases:
         value loop) - the loop around it marks each epoch: what its ``for`` binds now (read at
         each step, ``_loop_passed``). _UNREAD: none to read - the count marks them."""
         loops = found.loops
-        if len(loops) < 2 or loops[0].over_loader or not (found.earliest_pass or loops[0].beside):
+        if len(loops) < 2 or loops[0].over_loader or loops[0].turns \
+                or not (found.earliest_pass or loops[0].beside):
             self.marked = None
             return _UNREAD
         self.marked = loops[1]
