@@ -190,14 +190,24 @@ class TorchPhases:
                 or not (found.earliest_pass or loops[0].beside):
             self.marked = None
             return _UNREAD
-        self.marked = loops[1]
-        return self._loop_values()[0]
+        self.marked = loops[1] if loops[1].target else None
+        return self._marker_now()
+
+    def _marker_now(self) -> Any:
+        """What the marking loop's ``for`` binds now (read at every step: its frame only)."""
+        lp = self.marked
+        frame: FrameType | None = sys._getframe(1)
+        while lp is not None and frame is not None:
+            if frame.f_code is lp.code:
+                return frame.f_locals.get(lp.target, _UNREAD)
+            frame = frame.f_back
+        return _UNREAD
 
     def _loop_passed(self) -> bool:
         """The program's loop of steps ran a pass: the loop around it moved on (_marker), else
         its steps a pass (loop_epoch) were counted."""
         if self.marked is not None and self.mark is not _UNREAD:
-            now, was = self._loop_values()[0], self.mark
+            now, was = self._marker_now(), self.mark
             if now is not _UNREAD:
                 self.mark = now
                 return self.index > 0 and not (now is was or (isinstance(now, (int, str))
