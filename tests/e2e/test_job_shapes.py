@@ -8,6 +8,8 @@ says why - never a failure or an absurd number. Real PyTorch and TensorFlow (CPU
 
 from __future__ import annotations
 
+from collections import Counter
+
 import json
 import subprocess
 import sys
@@ -398,6 +400,64 @@ def test_weights_updated_by_hand_in_tensorflow_step_at_each_gradient(tmp_path: P
     assert any(isinstance(e, Log) and e.code == "gradient-step" for e in events)
     done = next(e for e in events if isinstance(e, Done))
     assert done.status == "probe-done"  # stopped long before its 19 200 steps
+
+
+@pytest.mark.tensorflow
+def test_keras_ppo_shape_counts_its_value_loop_and_marks_its_epochs(tmp_path: Path) -> None:
+    """keras.io's PPO shape, eager: each epoch a rollout, up to 40 policy steps that stop once
+    the KL is too far, then 40 value steps, each its own Keras optimizer, and no tf.data
+    dataset. The plan counts both loops (80 an epoch, 41 at the soonest); the loop of epochs
+    marks each epoch, however many steps its break left; the estimate takes the steps the
+    epochs seen whole took. (Before: 40 an epoch, every step in epoch 0, the probe going on 2
+    minutes for a stop that never comes - a 300-epoch job estimated at -43 % and -46 %.)"""
+    pytest.importorskip("tensorflow")
+    row, log, _ = probe(tmp_path, """
+        import keras
+        epochs, pi_iters, v_iters, target_kl, act_dim = 20000, 40, 40, 0.01, 4
+        actor = keras.Sequential([keras.Input((8,)), keras.layers.Dense(32, "tanh"),
+                                  keras.layers.Dense(act_dim)])
+        critic = keras.Sequential([keras.Input((8,)), keras.layers.Dense(32, "tanh"),
+                                   keras.layers.Dense(1)])
+        policy_optimizer, value_optimizer = keras.optimizers.Adam(1e-3), keras.optimizers.Adam(1e-3)
+
+        def train_policy(obs, act, logp_old, adv):
+            with tf.GradientTape() as tape:
+                logp = tf.reduce_sum(tf.one_hot(act, act_dim) * tf.nn.log_softmax(actor(obs)), 1)
+                ratio = tf.exp(logp - logp_old)
+                loss = -tf.reduce_mean(tf.minimum(ratio * adv, tf.clip_by_value(ratio, 0.8, 1.2) * adv))
+            grads = tape.gradient(loss, actor.trainable_variables)
+            policy_optimizer.apply_gradients(zip(grads, actor.trainable_variables))
+            return float(tf.reduce_mean(logp_old - logp))
+
+        def train_value_function(obs, ret):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((ret - tf.squeeze(critic(obs), -1)) ** 2)
+            grads = tape.gradient(loss, critic.trainable_variables)
+            value_optimizer.apply_gradients(zip(grads, critic.trainable_variables))
+
+        for epoch in range(epochs):
+            obs = x[rng.integers(0, len(x), 512)]
+            logits = actor(obs)
+            act = tf.squeeze(tf.random.categorical(logits, 1), -1)
+            logp_old = tf.reduce_sum(tf.one_hot(act, act_dim) * tf.nn.log_softmax(logits), 1)
+            adv, ret = tf.random.normal((512,)), tf.random.normal((512,))
+            for _ in range(pi_iters):
+                kl = train_policy(obs, act, logp_old, adv)
+                if kl > 1.5 * target_kl:
+                    break
+            for _ in range(v_iters):
+                train_value_function(obs, ret)
+    """, header=TF_HEADER)
+    events = events_of(log)
+    plan = next(e for e in events if isinstance(e, Plan) and e.steps)
+    assert (plan.epochs, plan.steps, plan.earliest_pass_steps) == (20000, 20000 * 80, 41)
+    assert not any(isinstance(e, Log) and e.code == "alternating-optimizers" for e in events)
+    by_epoch = Counter(e.epoch for e in events if isinstance(e, Step))
+    whole = [by_epoch[k] for k in sorted(by_epoch)[:-1]]
+    assert whole and all(41 <= n <= 80 for n in whole), by_epoch
+    mean = round(sum(whole) / len(whole))
+    if mean < 80:  # a break came: the estimate's epochs are as long as those seen
+        assert f"{mean} steps an epoch, as the {len(whole)}" in row["epochs_source"], row
 
 
 @pytest.mark.tensorflow

@@ -35,6 +35,7 @@ from typing import Any
 
 from .. import compat
 from ..anchors import LoopAnchor, inside, loop_anchor
+from ..epoch_marker import EpochMarker
 from ..probe_session import ProbeSession, ProbeStop
 from .lead import LeadOptimizer
 
@@ -69,6 +70,7 @@ class KerasLoopsAdapter:
         self.counted = False  # this adapter timed the steps (not fit()'s callback): its at-exit
         self.lead = LeadOptimizer()  # whose steps are the steps, with several optimizers
         self.beside = False  # the length read counts loops of steps beside the step's own
+        self.marker = EpochMarker()  # where no dataset's pass makes the epoch: that loop's
         self._installed = False
 
     # ---- the step clock ----------------------------------------------------------------------
@@ -105,6 +107,8 @@ class KerasLoopsAdapter:
                 s.log("info", "the loop iterated no tf.data dataset before its first step: no "
                       "iterator teardown to stall at its boundaries", code="no-tf-data")
             self._plan(n)
+        elif self.marker.moved() and self.index > 0:  # no dataset's pass: the loop around
+            self.epoch, self.index = self.epoch + 1, 0  # the steps' loop (epoch_marker.py)
         self.counted = True
         if s.step(self.epoch, self.index):
             if s.phases_enabled and s.anchor is not None:
@@ -185,6 +189,7 @@ class KerasLoopsAdapter:
             found = read_length(sys._getframe(), loader_loop)
         self.session.plan(**found.fields())
         self.beside = bool(found.loops and found.loops[0].beside)
+        self.marker.start(found)
         if found.early:
             self.session.log("warning", f"{found.early} may end training before its planned "
                              "length: the estimate for that is an upper bound", code="early-stop")

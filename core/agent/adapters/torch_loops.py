@@ -334,7 +334,7 @@ class TorchLoopsAdapter(TorchData, TorchPhases):
               code="torch-loop")
         self.found = found
         self.began_at = self._loop_values()
-        self.mark = self._marker(found)
+        self.marker.start(found)
         s.plan(**(one_pass(found, self.part_depth) if self.per_pass_phase else found).fields())
         if found.early:
             s.log("warning", f"{found.early} may end training before its planned length: the "

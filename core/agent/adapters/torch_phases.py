@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Any
 
 from ..anchors import inside, inside_caller, loop_anchor
+from ..epoch_marker import EpochMarker
 from ..length import Length, one_pass
 from ..loop_exit import epochs_exit, leave_epochs, leave_loops
 from ..probe_session import ProbeSession, ProbeStop
@@ -55,8 +56,7 @@ class TorchPhases:
     found: Length | None
     stepped: set[int]
     began_at: list[Any]  # _loop_values() at the phase's first step
-    marked: Any  # the loop around the steps' loop that marks each epoch (_marker), or None
-    mark: Any  # ... what its `for` bound at the latest step
+    marker: EpochMarker  # the loop around the steps' loop, where it marks each epoch
     steps_per_epoch: int | None
     optimizers: int
     lead: LeadOptimizer
@@ -72,7 +72,7 @@ class TorchPhases:
         self.part_depth = 1  # ... of the loops this many out from its step (_part_depth)
         self.found = None  # the length read at this phase's first step
         self.began_at = []
-        self.marked, self.mark = None, _UNREAD
+        self.marker = EpochMarker()
 
     def _drain(self) -> None:
         raise NotImplementedError  # the adapter's
@@ -180,39 +180,11 @@ class TorchPhases:
                        else _UNREAD)
         return out
 
-    def _marker(self, found: Length) -> Any:
-        """Where the steps' loop is the epoch (no loader's pass makes it) but its steps a pass
-        are no fixed count - a break in it (PPO's KL stop), loops of steps beside it (PPO's
-        value loop) - the loop around it marks each epoch: what its ``for`` binds now (read at
-        each step, ``_loop_passed``). _UNREAD: none to read - the count marks them."""
-        loops = found.loops
-        if len(loops) < 2 or loops[0].over_loader or loops[0].turns \
-                or not (found.earliest_pass or loops[0].beside):
-            self.marked = None
-            return _UNREAD
-        self.marked = loops[1] if loops[1].target else None
-        return self._marker_now()
-
-    def _marker_now(self) -> Any:
-        """What the marking loop's ``for`` binds now (read at every step: its frame only)."""
-        lp = self.marked
-        frame: FrameType | None = sys._getframe(1)
-        while lp is not None and frame is not None:
-            if frame.f_code is lp.code:
-                return frame.f_locals.get(lp.target, _UNREAD)
-            frame = frame.f_back
-        return _UNREAD
-
     def _loop_passed(self) -> bool:
-        """The program's loop of steps ran a pass: the loop around it moved on (_marker), else
-        its steps a pass (loop_epoch) were counted."""
-        if self.marked is not None and self.mark is not _UNREAD:
-            now, was = self._marker_now(), self.mark
-            if now is not _UNREAD:
-                self.mark = now
-                return self.index > 0 and not (now is was or (isinstance(now, (int, str))
-                                                               and now == was))
-        return self.index >= self.loop_epoch
+        """The program's loop of steps ran a pass: the loop around it moved on (epoch_marker.py),
+        else its steps a pass (loop_epoch) were counted."""
+        moved = self.marker.moved()
+        return self.index >= self.loop_epoch if moved is None else moved and self.index > 0
 
     def _part_depth(self) -> int:
         """The loops a part runs in: those inside the innermost loop whose ``for`` moved on

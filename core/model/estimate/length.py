@@ -93,7 +93,7 @@ def resolve(state: ProbeState, epochs: float | None = None, steps: int | None = 
     elif plan is not None and plan.steps:
         total, source = plan.steps, f"the program: {plan.source}" if plan.source else "the program"
         passes = passes_seen(state)
-        if passes is not None and plan.epochs and n_it and passes[0] < n_it:
+        if passes is not None and plan.epochs and passes[0] < plan.steps / plan.epochs:
             # a break ends each epoch's loop sooner: its epochs as long as those the probe saw
             n_it = max(1, round(passes[0]))
             total = n_it * plan.epochs
