@@ -9,6 +9,7 @@ loop, a step traced away from the program's frames), the count does. Stdlib only
 from __future__ import annotations
 
 import sys
+import threading
 from types import FrameType
 from typing import Any
 
@@ -23,7 +24,7 @@ class EpochMarker:
         self.loop: Loop | None = None  # the loop whose passes are the epochs
         self.mark: Any = _UNREAD  # what its `for` bound at the latest step
 
-    def start(self, found: Length) -> None:
+    def start(self, found: Length, frame: FrameType | None = None) -> None:
         """At a phase's first step, with the length read there: a marker where the steps' own
         loop is the epoch and its steps a pass no fixed count (a break in it, loops of steps
         beside it: length.py's earliest_pass, siblings.py)."""
@@ -34,25 +35,35 @@ class EpochMarker:
             self.loop, self.mark = None, _UNREAD
             return
         self.loop = loops[1]
-        self.mark = self._now()
+        self.mark = self._now(frame)
 
-    def moved(self) -> bool | None:
+    def moved(self, frame: FrameType | None = None) -> bool | None:
         """Whether the marking loop moved on since the latest step; None: no marker to read
-        (the count marks the epochs)."""
+        (the count marks the epochs). ``frame``: where the program runs (by default: here)."""
         if self.loop is None or self.mark is _UNREAD:
             return None
-        now, was = self._now(), self.mark
+        now, was = self._now(frame), self.mark
         if now is _UNREAD:
             return None
         self.mark = now
         return not (now is was or (isinstance(now, (int, str)) and now == was))
 
-    def _now(self) -> Any:
-        """What the marking loop's ``for`` binds now: its frame found walking up from here."""
+    def _now(self, frame: FrameType | None = None) -> Any:
+        """What the marking loop's ``for`` binds now: its frame found walking up from ``frame``
+        (by default, here)."""
         lp = self.loop
-        frame: FrameType | None = sys._getframe(1)
+        frame = frame or sys._getframe(1)
         while lp is not None and frame is not None:
             if frame.f_code is lp.code:
                 return frame.f_locals.get(lp.target, _UNREAD)
             frame = frame.f_back
         return _UNREAD
+
+
+def program_frame(caller: int | None) -> FrameType | None:
+    """Where the program runs, seen from a hook: its caller's frame, or - a traced step's
+    py_function runs on a thread of TensorFlow's - the frame of the thread that traced it
+    (``caller``), blocked in the tf.function's call: its loops are the program's."""
+    if caller is None or caller == threading.get_ident():
+        return sys._getframe(2)
+    return sys._current_frames().get(caller)

@@ -403,23 +403,30 @@ def test_weights_updated_by_hand_in_tensorflow_step_at_each_gradient(tmp_path: P
 
 
 @pytest.mark.tensorflow
-def test_keras_ppo_shape_counts_its_value_loop_and_marks_its_epochs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("traced", [False, True])
+def test_keras_ppo_shape_counts_its_value_loop_and_marks_its_epochs(tmp_path: Path,
+                                                                   traced: bool) -> None:
     """keras.io's PPO shape, eager: each epoch a rollout, up to 40 policy steps that stop once
     the KL is too far, then 40 value steps, each its own Keras optimizer, and no tf.data
     dataset. The plan counts both loops (80 an epoch, 41 at the soonest); the loop of epochs
     marks each epoch, however many steps its break left; the estimate takes the steps the
     epochs seen whole took. (Before: 40 an epoch, every step in epoch 0, the probe going on 2
-    minutes for a stop that never comes - a 300-epoch job estimated at -43 % and -46 %.)"""
+    minutes for a stop that never comes - a 300-epoch job estimated at -43 % and -46 %.)
+    Traced (keras.io's own, its steps in tf.function), each step is told on a thread of
+    TensorFlow's: the program's loops are read in the thread that called the function (before:
+    no loop read at all, the length unknown, every step in epoch 0, and the stop took 10 s)."""
     pytest.importorskip("tensorflow")
     row, log, _ = probe(tmp_path, """
         import keras
         epochs, pi_iters, v_iters, target_kl, act_dim = 20000, 40, 40, 0.01, 4
+        maybe_traced = tf.function if TRACED else (lambda f: f)
         actor = keras.Sequential([keras.Input((8,)), keras.layers.Dense(32, "tanh"),
                                   keras.layers.Dense(act_dim)])
         critic = keras.Sequential([keras.Input((8,)), keras.layers.Dense(32, "tanh"),
                                    keras.layers.Dense(1)])
         policy_optimizer, value_optimizer = keras.optimizers.Adam(1e-3), keras.optimizers.Adam(1e-3)
 
+        @maybe_traced
         def train_policy(obs, act, logp_old, adv):
             with tf.GradientTape() as tape:
                 logp = tf.reduce_sum(tf.one_hot(act, act_dim) * tf.nn.log_softmax(actor(obs)), 1)
@@ -427,8 +434,9 @@ def test_keras_ppo_shape_counts_its_value_loop_and_marks_its_epochs(tmp_path: Pa
                 loss = -tf.reduce_mean(tf.minimum(ratio * adv, tf.clip_by_value(ratio, 0.8, 1.2) * adv))
             grads = tape.gradient(loss, actor.trainable_variables)
             policy_optimizer.apply_gradients(zip(grads, actor.trainable_variables))
-            return float(tf.reduce_mean(logp_old - logp))
+            return tf.reduce_mean(logp_old - logp)
 
+        @maybe_traced
         def train_value_function(obs, ret):
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean((ret - tf.squeeze(critic(obs), -1)) ** 2)
@@ -447,10 +455,12 @@ def test_keras_ppo_shape_counts_its_value_loop_and_marks_its_epochs(tmp_path: Pa
                     break
             for _ in range(v_iters):
                 train_value_function(obs, ret)
-    """, header=TF_HEADER)
+    """, header=TF_HEADER + f"TRACED = {traced}\n")
     events = events_of(log)
     plan = next(e for e in events if isinstance(e, Plan) and e.steps)
     assert (plan.epochs, plan.steps, plan.earliest_pass_steps) == (20000, 20000 * 80, 41)
+    done, end = (next(e for e in events if isinstance(e, kind)) for kind in (Done, End))
+    assert end.t - done.t < 8  # stopped without waiting out a 10 s watchdog
     assert not any(isinstance(e, Log) and e.code == "alternating-optimizers" for e in events)
     by_epoch = Counter(e.epoch for e in events if isinstance(e, Step))
     whole = [by_epoch[k] for k in sorted(by_epoch)[:-1]]

@@ -35,7 +35,7 @@ from typing import Any
 
 from .. import compat
 from ..anchors import LoopAnchor, inside, loop_anchor
-from ..epoch_marker import EpochMarker
+from ..epoch_marker import EpochMarker, program_frame
 from ..probe_session import ProbeSession, ProbeStop
 from .lead import LeadOptimizer
 
@@ -71,6 +71,7 @@ class KerasLoopsAdapter:
         self.lead = LeadOptimizer()  # whose steps are the steps, with several optimizers
         self.beside = False  # the length read counts loops of steps beside the step's own
         self.marker = EpochMarker()  # where no dataset's pass makes the epoch: that loop's
+        self.caller: int | None = None  # the thread that traced an optimizer step
         self._installed = False
 
     # ---- the step clock ----------------------------------------------------------------------
@@ -107,8 +108,8 @@ class KerasLoopsAdapter:
                 s.log("info", "the loop iterated no tf.data dataset before its first step: no "
                       "iterator teardown to stall at its boundaries", code="no-tf-data")
             self._plan(n)
-        elif self.marker.moved() and self.index > 0:  # no dataset's pass: the loop around
-            self.epoch, self.index = self.epoch + 1, 0  # the steps' loop (epoch_marker.py)
+        elif self.marker.moved(program_frame(self.caller)) and self.index > 0:  # no dataset:
+            self.epoch, self.index = self.epoch + 1, 0  # the loop around (epoch_marker.py)
         self.counted = True
         if s.step(self.epoch, self.index):
             if s.phases_enabled and s.anchor is not None:
@@ -177,19 +178,17 @@ class KerasLoopsAdapter:
     def _plan(self, per_pass: int) -> None:
         """The job's length from the loops around this step (length.py): a loop over the
         training dataset makes an epoch of ``per_pass`` steps, the loops outside it epochs."""
-        import sys
-
         from ..length import read_length
 
         def loader_loop(obj: Any) -> int | None:
             return per_pass if per_pass > 0 and id(obj) == self.train_dataset else None
 
         found, self.length_at_pass = self.length_at_pass, None
-        if found is None or not found.loops:  # a traced step's stack has no program frames
-            found = read_length(sys._getframe(), loader_loop)
+        if found is None or not found.loops:  # (a traced step: the calling thread's frames)
+            found = read_length(program_frame(self.caller), loader_loop)
         self.session.plan(**found.fields())
         self.beside = bool(found.loops and found.loops[0].beside)
-        self.marker.start(found)
+        self.marker.start(found, program_frame(self.caller))
         if found.early:
             self.session.log("warning", f"{found.early} may end training before its planned "
                              "length: the estimate for that is an upper bound", code="early-stop")
@@ -224,20 +223,18 @@ class KerasLoopsAdapter:
         self.length_at_pass = self._read[1]
 
     def _leave_loops(self) -> None:
-        """The stopped loop draws from no dataset (NumPy slices, a full batch, a loop over
-        ``range``): the program leaves it at its next line, as a ``break`` would (loop_exit.py),
-        and goes on to its post-training work or its next phase. Nothing is armed where the step
-        ran on a thread of TensorFlow's own (a traced step's call back): no program frame
-        loops there - its next step unwinds it."""
+        """The stopped loop draws from no dataset (NumPy slices, a full batch, ``range``): it is
+        left at its next line, as a ``break`` would (loop_exit.py). Not from a traced step's call
+        back (a thread of TensorFlow's: nothing to arm there): its next step unwinds it."""
         from ..loop_exit import leave_loops
 
         s = self.session
         leave_loops(s, sys._getframe(), lambda: ProbeStop(s.policy.reason or "the probe stopped"))
 
-    def _watchdog(self, wait: float = 10.0) -> None:
-        """A loop with no Python-level point to stop at (graph mode over NumPy slices): after
-        ``wait`` seconds, interrupt the main thread."""
-        time.sleep(wait)
+    def _watchdog(self) -> None:
+        """A loop with no Python-level point to stop at (graph mode over NumPy slices): after 10
+        s, interrupt the main thread; at once where traced steps iterate no dataset (PPO's)."""
+        time.sleep(0.5 if self.caller is not None and self.train_dataset is None else 10.0)
         if self.stop_pending:
             import _thread
 
@@ -278,7 +275,8 @@ class KerasLoopsAdapter:
             if executing_eagerly():
                 hook.step(optimizer=id(optimizer))
                 hook.own(t1 - t0, t2)
-            else:  # (func, inp, Tout)
+            else:  # (func, inp, Tout); run on a thread of TensorFlow's: this one calls it
+                hook.caller = threading.get_ident()
                 hook.py_function(_graph_step(hook, optimizer=id(optimizer)), [], [])
             return out
 
@@ -317,6 +315,7 @@ class KerasLoopsAdapter:
                 hook.step(gradient=True)
                 hook.own(t1 - t0, t2)
             else:  # traced: a call back into Python at each run of the function
+                hook.caller = threading.get_ident()
                 py_function(_graph_step(hook, gradient=True), [], [])
             return out
 
@@ -390,9 +389,11 @@ def _in_a_for_loop(frame: Any) -> bool:
 
 def _graph_step(hook: KerasLoopsAdapter, gradient: bool = False,
                 optimizer: int | None = None) -> Any:
-    def run() -> list[Any]:
+    def run() -> list[Any]:  # the graph waits for it: its time is the hook's (hook_ms)
+        t0 = time.perf_counter()
         if not (gradient and hook.optimizers):  # (one made since the function was traced)
             hook.step(gradient=gradient, optimizer=optimizer)
+        hook.own(0.0, t0)
         return []
 
     return run
