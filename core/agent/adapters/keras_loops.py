@@ -108,8 +108,8 @@ class KerasLoopsAdapter:
                 s.log("info", "the loop iterated no tf.data dataset before its first step: no "
                       "iterator teardown to stall at its boundaries", code="no-tf-data")
             self._plan(n)
-        elif self.marker.moved(program_frame(self.caller)) and self.index > 0:  # no dataset:
-            self.epoch, self.index = self.epoch + 1, 0  # the loop around (epoch_marker.py)
+        elif self.marker.loop and self.marker.moved(program_frame(self.caller)) and self.index:
+            self.epoch, self.index = self.epoch + 1, 0  # no dataset: the loop around marks it
         self.counted = True
         if s.step(self.epoch, self.index):
             if s.phases_enabled and s.anchor is not None:
