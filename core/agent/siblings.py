@@ -36,7 +36,7 @@ def beside(step_loop: Loops, tree: ast.Module, frame: FrameType) -> list[Loops]:
         if stmt is step_loop or not isinstance(stmt, (ast.For, ast.While)) \
                 or _contains(stmt, step_loop):
             continue
-        if _steps_an_optimizer(stmt, tree, frame):
+        if _body_steps(stmt.body, tree, frame):
             out.append(stmt)
     return out
 
@@ -73,12 +73,8 @@ def _calls(body: list[ast.stmt]) -> Iterator[ast.Call]:
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _steps_an_optimizer(loop: Loops, tree: ast.Module, frame: FrameType,
-                        depth: int = 1) -> bool:
-    return _body_steps(loop.body, tree, frame, depth)
-
-
-def _body_steps(body: list[ast.stmt], tree: ast.Module, frame: FrameType, depth: int) -> bool:
+def _body_steps(body: list[ast.stmt], tree: ast.Module, frame: FrameType, depth: int = 1) -> bool:
+    """``body`` steps an optimizer: directly, or ``depth`` calls of the program's down."""
     ev = Evaluator(frame)
     for call in _calls(body):
         func = call.func
