@@ -63,11 +63,14 @@ TF_ITERATOR_NEXT = "tensorflow.python.data.ops.iterator_ops:OwnedIterator.__next
 TF_DATASET_CARDINALITY = "tensorflow.python.data.ops.dataset_ops:DatasetV2.cardinality"  # N_it
 TF_EXECUTING_EAGERLY = "tensorflow:executing_eagerly"
 TF_PY_FUNCTION = "tensorflow:py_function"  # the traced step's call back into Python
+# the hop into Python a traced step's call back costs, measured once (graph_hop.py)
+TF_INIT_SCOPE, TF_FUNCTION, TF_CONSTANT = "tensorflow:init_scope", "tensorflow:function", \
+    "tensorflow:constant"
 # the step of a loop with no Keras optimizer (hand-written updates: ``v.assign_sub(lr * g)``)
 TF_TAPE_GRADIENT = "tensorflow.python.eager.backprop:GradientTape.gradient"
 
 TENSORFLOW = (TF_DATASET_ITER, TF_ITERATOR_NEXT, TF_DATASET_CARDINALITY, TF_EXECUTING_EAGERLY,
-              TF_PY_FUNCTION, TF_TAPE_GRADIENT)
+              TF_PY_FUNCTION, TF_TAPE_GRADIENT, TF_INIT_SCOPE, TF_FUNCTION, TF_CONSTANT)
 
 # ---- PyTorch (adapters/torch_loops.py) ----------------------------------------------------------
 TORCH_MODULE = "torch"  # the PyTorch adapter installs when the program imports it

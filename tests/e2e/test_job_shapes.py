@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -400,6 +401,12 @@ def test_weights_updated_by_hand_in_tensorflow_step_at_each_gradient(tmp_path: P
     assert any(isinstance(e, Log) and e.code == "gradient-step" for e in events)
     done = next(e for e in events if isinstance(e, Done))
     assert done.status == "probe-done"  # stopped long before its 19 200 steps
+    # the hop into Python each traced step's call back costs (graph_hop.py), measured once in
+    # the program's process: in the agent's own time of every step it told
+    said = [e.msg for e in events if isinstance(e, Log) and "call back into the agent" in e.msg]
+    assert len(said) == 1, said
+    hop_ms = float(re.search(r"costs ([0-9.]+) ms", said[0]).group(1))
+    assert hop_ms > 0 and done.hook_ms is not None and done.hook_ms >= hop_ms
 
 
 @pytest.mark.tensorflow

@@ -33,7 +33,7 @@ import threading
 import time
 from typing import Any
 
-from .. import compat
+from .. import compat, graph_hop
 from ..anchors import LoopAnchor, inside, loop_anchor
 from ..epoch_marker import EpochMarker, program_frame
 from ..probe_session import ProbeSession, ProbeStop
@@ -58,7 +58,6 @@ class KerasLoopsAdapter:
         self.train_dataset: int | None = None  # id() of the dataset the loop trains on
         self.last_iterated: tuple[int, int] | None = None  # (id, cardinality) of the latest
         self.framework = "custom loop"  # "keras 3.x (custom loop)" once installed
-        self.py_function: Any = None  # TensorFlow's, for a step inside a traced function
         self.stopped = False  # the probe ended the current phase's loop (phases: see above)
         self.generation = 0  # probe stops so far: an iterator made before the latest one ends
         self.latest: LoopAnchor | None = None  # the loop of the latest dataset pass or apply
@@ -124,17 +123,22 @@ class KerasLoopsAdapter:
                 threading.Thread(target=self._watchdog, daemon=True).start()
         self.index += 1
 
+    def traced(self, run: Any) -> None:
+        """A step in a tf.function being traced: ``run`` is called back at each run, on a thread
+        of TensorFlow's (this one calls it: program_frame); its hop's cost: graph_hop.py."""
+        self.caller = threading.get_ident()
+        graph_hop.measure_once(self.session)
+        compat.resolve(compat.TF_PY_FUNCTION)(run, [], [])  # (func, inp, Tout)
+
     def own(self, before: float, since: float) -> None:
-        """The hook's own seconds around an eager step - ``before`` it, and since ``since``
-        (perf_counter) after it - that the plain program does not spend (ProbeSession.own)."""
+        """The hook's own seconds in a step: ``before`` it, since ``since`` after (.own)."""
         self.session.own += before + time.perf_counter() - since
 
     def _at_exit(self) -> None:
-        """A custom loop that trained to its end (or whose last phase did): training was over at
-        its last step, what came after is post-training work - the timed `done` (with the
-        agent's own time a step) that makes the run one the probe saw whole. Before, only the
-        agent's `end` said so: tensorflow/docs' optimizer guide, seen whole, took the agent's
-        0.1 ms in each of its 11 248 steps as the program's."""
+        """A custom loop that trained to its end (or whose last phase did): what came after its
+        last step is post-training work - the timed `done` (with the agent's own time a step)
+        that makes the run one the probe saw whole (tensorflow/docs' optimizer guide, seen
+        whole, had taken the agent's 0.1 ms in each of its 11 248 steps as the program's)."""
         s = self.session
         if not self.counted or s.ended or self.stop_pending:
             return
@@ -271,13 +275,11 @@ class KerasLoopsAdapter:
             t2 = time.perf_counter()
             if executing_eagerly is None:
                 executing_eagerly = compat.resolve(compat.TF_EXECUTING_EAGERLY)
-                hook.py_function = compat.resolve(compat.TF_PY_FUNCTION)
             if executing_eagerly():
                 hook.step(optimizer=id(optimizer))
                 hook.own(t1 - t0, t2)
-            else:  # (func, inp, Tout); run on a thread of TensorFlow's: this one calls it
-                hook.caller = threading.get_ident()
-                hook.py_function(_graph_step(hook, optimizer=id(optimizer)), [], [])
+            else:
+                hook.traced(_graph_step(hook, optimizer=id(optimizer)))
             return out
 
         setattr(optimizer_class, apply_name, apply)
@@ -293,7 +295,6 @@ class KerasLoopsAdapter:
         original_init = getattr(init_class, init_name)
         original_gradient = getattr(tape_class, gradient_name)
         executing_eagerly = compat.resolve(compat.TF_EXECUTING_EAGERLY)
-        py_function = compat.resolve(compat.TF_PY_FUNCTION)
         hook = self
 
         @functools.wraps(original_init)
@@ -314,9 +315,8 @@ class KerasLoopsAdapter:
                 t2 = time.perf_counter()
                 hook.step(gradient=True)
                 hook.own(t1 - t0, t2)
-            else:  # traced: a call back into Python at each run of the function
-                hook.caller = threading.get_ident()
-                py_function(_graph_step(hook, gradient=True), [], [])
+            else:
+                hook.traced(_graph_step(hook, gradient=True))
             return out
 
         setattr(init_class, init_name, init)
@@ -393,7 +393,7 @@ def _graph_step(hook: KerasLoopsAdapter, gradient: bool = False,
         t0 = time.perf_counter()
         if not (gradient and hook.optimizers):  # (one made since the function was traced)
             hook.step(gradient=gradient, optimizer=optimizer)
-        hook.own(0.0, t0)
+        hook.own(graph_hop.hop_s(), t0)  # (the hop around this call too)
         return []
 
     return run
