@@ -23,12 +23,62 @@ STEP_BATCH = 0.05  # s a step event may wait to be sent with others (live views 
 STEP_LINES = 256  # ... or until this many wait
 
 
+CHANNEL_PREFIX = "probecast-events-"  # the channel's private directory: + its agent's pid
+
+
+def sweep_stale(parent: str) -> None:
+    """Remove the channel directories agents that were killed left (SIGKILL, a host's session
+    torn down: no exit path of theirs ran) - those of this user whose agent is gone: its pid
+    does not run here, and nothing listens on its socket (a pid namespace of its own)."""
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(CHANNEL_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        pid, path = name[len(CHANNEL_PREFIX):].partition("-")[0], os.path.join(parent, name)
+        try:
+            if not pid.isdigit() or os.lstat(path).st_uid != os.getuid() or _runs(int(pid)):
+                continue
+            sock = os.path.join(path, "events.sock")
+            if os.path.exists(sock) and _listened(sock):
+                continue
+            for entry in os.listdir(path):
+                os.unlink(os.path.join(path, entry))
+            os.rmdir(path)
+        except OSError:
+            continue
+
+
+def _runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _listened(path: str) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+        return True
+    except OSError:  # refused: no agent listens there any more
+        return False
+    finally:
+        probe.close()
+
+
 class EventServer:
     """The agent's end: accepts any number of processes, hands each line to ``on_line``."""
 
     def __init__(self, on_line: Callable[[int, str], None],
                  on_close: Callable[[int], None] | None = None) -> None:
-        self.dir = tempfile.mkdtemp(prefix="probecast-")  # 0700: nobody else can connect
+        parent = tempfile.gettempdir()
+        sweep_stale(parent)
+        # 0700: nobody else can connect; its pid in the name for the sweep
+        self.dir = tempfile.mkdtemp(prefix=f"{CHANNEL_PREFIX}{os.getpid()}-", dir=parent)
         self.path = os.path.join(self.dir, "events.sock")
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.bind(self.path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -98,6 +99,7 @@ adaptive_budget = 0
     def stop(self) -> None:
         for s in self.servers:
             s.stop()
+        shutil.rmtree(self.base, ignore_errors=True)
 
 
 async def pick_types(pilot) -> None:  # type: ignore[no-untyped-def]
@@ -219,4 +221,5 @@ async def test_cancelling_the_confirm_launches_nothing(moto_url, tmp_path, monke
         assert not app.session.board.entries
         await app.workers.wait_for_complete()
         await pilot.press("q")
+    cloud.stop()
     assert our_instances(cloud.ec2, cloud.before) == []

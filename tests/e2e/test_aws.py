@@ -4,9 +4,11 @@ lacks, through botocore's Stubber with real get_products response shapes."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import datetime as dt
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -109,7 +111,7 @@ def test_spend_cap_is_refused_before_anything_launches(moto_url) -> None:  # typ
 
 @pytest.mark.faults('failure after launch (moto)',
                     checks='every launched instance terminated')
-def test_failure_in_the_middle_terminates_every_launched_instance(moto_url) -> None:  # type: ignore[no-untyped-def]
+def test_failure_in_the_middle_terminates_every_launched_instance(moto_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
     ec2 = ec2_client(moto_url)
     settings = AwsSettings(ami=an_ami(ec2), instance_types=["g5.xlarge", "g4dn.xlarge"],
                                max_spend=50)
@@ -121,7 +123,7 @@ def test_failure_in_the_middle_terminates_every_launched_instance(moto_url) -> N
     with pytest.raises(aws_client.AwsError, match="simulated"):
         asyncio.run(aws_job(Session(board, settings=ProbeSettings()), AwsProvider(
             settings, Catalog.embedded(), address_for=no_route, ec2_client=ec2),
-            Path(tempfile.mkdtemp())).run())
+            tmp_path).run())
     mine = [i for i in provision.find_leftovers(ec2) if i["type"] in ("g5.xlarge", "g4dn.xlarge")]
     assert mine == []  # both were launched and both are terminated
 
@@ -170,6 +172,7 @@ def _instance_world(sshd_mod):  # type: ignore[no-untyped-def]
     if sshd_mod.available():
         pytest.skip(sshd_mod.available())
     base = Path(tempfile.mkdtemp(prefix="probecast-aws-", dir="/tmp"))
+    atexit.register(shutil.rmtree, base, True)  # (its servers are stopped by each test)
     os.chmod(base, 0o755)
     key = sshd_mod.keygen(base / "client")
     trainer = base / "trainer.py"

@@ -279,6 +279,7 @@ def sshd_host():  # type: ignore[no-untyped-def]
     known.write_text(server.known_hosts_line())
     yield base, server, client, known
     server.stop()
+    shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.mark.torch

@@ -271,6 +271,7 @@ def loopback(sky_home, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     yield state
     for server in state["servers"].values():
         server.stop()
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def _offers(s: SkyPilotSettings) -> dict[str, Any]:

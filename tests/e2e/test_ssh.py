@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -70,6 +71,7 @@ def world():  # type: ignore[no-untyped-def]
            "trainer": trainer}
     a.stop()
     b.stop()
+    shutil.rmtree(base, ignore_errors=True)
     print("\nfault detection times (s):", {k: round(v, 2) for k, v in DETECTION.items()})
 
 
@@ -466,3 +468,4 @@ async def test_a_full_tmp_on_the_host_falls_back_to_another_directory(world, tmp
         assert ours and not [d for d in ours if Path(d).exists()], ours
     finally:
         server.stop()
+        shutil.rmtree(base, ignore_errors=True)
