@@ -35,6 +35,7 @@ from typing import Any
 from .early_break import own_statements
 from .loops import Loop, loops_around
 from .own_code import trainer_library
+from .step_counters import read_step_counters
 
 # Settings by name (lowercase, as written); the first found wins, in this order.
 STEP_NAMES = ("max_iters", "max_steps", "total_steps", "num_steps", "train_steps",
@@ -138,6 +139,7 @@ def read_length(frame: FrameType | None, loader_loop: Callable[[Any], int | None
         return found
     try:
         loops, every = loops_around(frame, loader_loop)
+        read_step_counters(loops)  # (a `while step < N` around the loader's loop: N steps)
         found.loops = loops
         if every is not None:
             found.every, found.every_source = every

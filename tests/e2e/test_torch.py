@@ -153,6 +153,19 @@ def test_a_loop_with_no_dataloader_is_read_from_its_loops_and_left(tmp_path: Pat
     assert isinstance(events[-1], End) and events[-1].status == "probe-done"
 
 
+def test_a_while_whose_counter_each_step_advances_is_the_jobs_steps(tmp_path: Path) -> None:
+    """`while step < train_num_steps:` around the loader's loop, `step += 1` at each step: its
+    bound is 20 000 steps (313 passes of 64, the last cut short), not 20 000 passes - 1.28
+    million steps before (step_counters.py)."""
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "while_steps.py"))
+    events, _ = read_log(log)
+    plan = next(e for e in events if isinstance(e, Plan) and e.steps)
+    assert (plan.steps, plan.epochs) == (20000, 313), plan
+    assert "while step < train_num_steps" in plan.source and "20000 steps" in plan.source
+    assert isinstance(events[-1], End) and events[-1].status == "probe-done"
+    assert "post-training code ran" in output  # the while left at its next pass, as a break
+
+
 def test_a_hand_written_batch_iterator_makes_the_epoch(tmp_path: Path) -> None:
     """Before: no DataLoader and an iterable of the program's own - 'steps per epoch unknown',
     the job ranked per 1 000 steps though it says 40 epochs of len(loader) batches."""

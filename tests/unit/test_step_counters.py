@@ -1,0 +1,109 @@
+"""A `while` around the loader's loop whose counter each step advances counts steps, not passes
+(core/agent/step_counters.py), on real frames (test_length.run_program). Before, each of these
+read its bound as passes of the loader: `while step < 3000` around 32 batches a pass was planned
+at 96 000 steps (a probe of it: +1 057 %)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_length import run_program
+
+pytestmark = pytest.mark.unit
+
+LOADER = list(range(32))
+
+
+def per_pass(obj: object) -> int | None:
+    return 32 if obj is LOADER else None
+
+
+def test_a_while_whose_counter_the_steps_advance_counts_steps(tmp_path: Path) -> None:
+    (found,) = run_program(tmp_path, """
+        train_num_steps, global_step = 3000, 0
+        while global_step < train_num_steps:
+            for batch in loader:
+                step(per_pass)
+                global_step += 1
+                if global_step >= train_num_steps:
+                    break
+                break
+            break
+    """, loader=LOADER, per_pass=per_pass)
+    assert (found.steps, found.epochs, found.steps_per_epoch) == (3000, 94, None)
+    assert "while global_step < train_num_steps (train.py:3): 3000 steps" in found.source
+
+
+def test_while_true_with_a_break_on_the_steps_counter_counts_steps(tmp_path: Path) -> None:
+    (found,) = run_program(tmp_path, """
+        max_iters, it, done = 1000, 0, False
+        while True:
+            for batch in loader:
+                step(per_pass)
+                it = it + 1
+                if it >= max_iters:
+                    done = True
+                    break
+                break
+            if done or True:
+                break
+    """, loader=LOADER, per_pass=per_pass)
+    assert (found.steps, found.epochs) == (1000, 32)  # 31 passes and a cut one
+
+
+def test_a_counter_advanced_by_a_written_number_counts_iterations_of_that_size(
+        tmp_path: Path) -> None:
+    (found,) = run_program(tmp_path, """
+        total, seen = 6400, 0
+        while seen < total:
+            for batch in loader:
+                step(per_pass)
+                seen += 2
+                break
+            break
+    """, loader=LOADER, per_pass=per_pass)
+    assert (found.steps, found.epochs) == (3200, 100)
+
+
+def test_a_counter_advanced_once_a_pass_counts_passes(tmp_path: Path) -> None:
+    (found,) = run_program(tmp_path, """
+        max_epochs, epoch, global_step = 60, 0, 0
+        while epoch < max_epochs:
+            for batch in loader:
+                step(per_pass)
+                global_step += 1  # (not the counter the while tests)
+                break
+            epoch += 1
+            break
+    """, loader=LOADER, per_pass=per_pass)
+    assert (found.steps, found.epochs) == (60 * 32, 60)
+    assert "steps" not in found.source
+
+
+def test_a_counter_of_samples_is_no_step_count(tmp_path: Path) -> None:
+    """`seen += len(batch)` counts samples, not iterations: not rescaled."""
+    (found,) = run_program(tmp_path, """
+        total, seen = 3000, 0
+        while seen < total:
+            for batch in loader:
+                step(per_pass)
+                seen += len([batch])
+                break
+            break
+    """, loader=LOADER, per_pass=per_pass)
+    assert found.steps != 3000 and ": 3000" not in found.source
+
+
+def test_a_counter_advanced_in_the_whiles_own_body_too_is_no_step_count(tmp_path: Path) -> None:
+    (found,) = run_program(tmp_path, """
+        total, n = 3000, 0
+        while n < total:
+            for batch in loader:
+                step(per_pass)
+                n += 1
+                break
+            n += 1
+            break
+    """, loader=LOADER, per_pass=per_pass)
+    assert found.steps != 3000 and ": 3000" not in found.source
