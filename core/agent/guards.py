@@ -63,12 +63,12 @@ _BARS = ("tqdm", "progress_bar", "track")
 
 
 def _range_loop(loop: ast.For, frame: FrameType) -> tuple[str | None, tuple[int, int] | None]:
-    """``for i in range(a, b)`` (step 1; under a progress bar, or ``trange(a, b)``): i's name
-    and [a, b)."""
+    """``for i in range(a, b)`` (step 1; under a progress bar, ``trange(a, b)``,
+    ``np.arange(a, b)``): i's name and [a, b)."""
     it = loop.iter
     while isinstance(it, ast.Call) and call_name(it) in _BARS and it.args:
         it = it.args[0]
-    if not (isinstance(it, ast.Call) and call_name(it) in ("range", "trange")
+    if not (isinstance(it, ast.Call) and call_name(it) in ("range", "trange", "arange")
             and isinstance(loop.target, ast.Name)) or not 1 <= len(it.args) <= 3:
         return None, None
     try:

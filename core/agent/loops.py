@@ -278,9 +278,9 @@ def _for_count(expr: ast.expr, frame: FrameType) -> int:
             return n
         if name == "zip" and expr.args:
             return min(_for_count(a, frame) for a in expr.args)
-        if name in ("range", "trange"):  # tqdm's trange(a, b): a bar over range(a, b)
+        if name in ("range", "trange", "arange"):  # trange(a, b), np.arange(a, b): range(a, b)
             ev = _Evaluator(frame)
-            return len(range(*(ev.value(a) for a in expr.args))) if name == "trange" \
+            return len(range(*(ev.value(a) for a in expr.args))) if name != "range" \
                 else len(ev.value(expr))
         if name == "islice" and len(expr.args) >= 2:  # islice(loader, stop) / (start, stop, step)
             ev = _Evaluator(frame)

@@ -247,11 +247,14 @@ def epochs_loop(test: str, loop: str = "range(40)", first: str = "") -> str:
     ("range(5, 45)", "epoch % 10 == 0 and rank == 0", 5),  # resumed at 5: its 6th, 16th, ...
     ("tqdm(range(40), desc='epochs')", "(epoch + 1) % 10 == 0", 9),  # under a progress bar
     ("trange(1, 41)", "epoch % 10 == 0", 9),
+    ("np.arange(1, 41)", "epoch % 10 == 0", 9),  # NumPy's (was unread: no length at all)
 ])
 def test_the_epochs_a_periodic_evaluation_follows_are_read(tmp_path: Path, loop: str, test: str,
                                                            at: int) -> None:
+    import numpy as np
+
     (found,) = run_program(tmp_path, epochs_loop(test, loop), evaluate=lambda: None,
-                           tqdm=lambda it, **_: it, trange=lambda *a: range(*a))
+                           tqdm=lambda it, **_: it, trange=lambda *a: range(*a), np=np)
     assert (found.epochs, found.every_epochs, found.every_epochs_at) == (40, 10, at)
 
 
