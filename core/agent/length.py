@@ -40,7 +40,9 @@ from .step_counters import read_step_counters
 # Settings by name (lowercase, as written); the first found wins, in this order.
 STEP_NAMES = ("max_iters", "max_steps", "total_steps", "num_steps", "train_steps",
               "training_steps", "num_train_steps", "max_iter", "num_iterations", "n_steps",
-              "iterations", "max_train_steps", "num_training_steps", "steps")
+              "iterations", "max_train_steps", "num_training_steps", "train_num_steps",
+              "train_iters", "max_iterations", "total_iters", "total_iterations", "num_iters",
+              "n_iters", "max_updates", "total_training_steps", "steps")
 EPOCH_NAMES = ("epochs", "num_epochs", "n_epochs", "max_epochs", "num_train_epochs",
                "train_epochs", "nb_epoch", "nb_epochs", "total_epochs", "epoch_num")
 EVERY_NAMES = ("eval_interval", "eval_every", "eval_steps", "val_interval", "val_every",

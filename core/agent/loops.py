@@ -326,7 +326,7 @@ def _while_count(node: ast.While, frame: FrameType) -> tuple[int, str]:
     if not (isinstance(test, ast.Constant) and test.value is True):
         return _bound(test, ev, leave=False), ""
     for stmt in ast.walk(ast.Module(body=node.body, type_ignores=[])):
-        if isinstance(stmt, ast.If) and any(isinstance(s, ast.Break) for s in stmt.body):
+        if isinstance(stmt, ast.If) and any(isinstance(s, (ast.Break, ast.Return)) for s in stmt.body):
             try:
                 return _bound(stmt.test, ev, leave=True), ast.unparse(stmt.test)
             except Unknown:

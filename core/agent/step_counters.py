@@ -50,11 +50,13 @@ def read_step_counters(loops: list[Loop]) -> None:
 
 
 def _counter_names(node: ast.While) -> set[str]:
-    """The names the loop's test compares (``while True``: its first comparing break's)."""
+    """The names the loop's test compares (``while True``: those of its first comparing
+    ``if ...: break`` or ``return``)."""
     test: ast.expr | None = node.test
     if isinstance(test, ast.Constant) and test.value is True:
+        ends = (ast.Break, ast.Return)
         test = next((s.test for s in ast.walk(ast.Module(body=node.body, type_ignores=[]))
-                     if isinstance(s, ast.If) and any(isinstance(b, ast.Break) for b in s.body)
+                     if isinstance(s, ast.If) and any(isinstance(b, ends) for b in s.body)
                      and any(isinstance(c, ast.Compare) for c in ast.walk(s.test))), None)
     if test is None:
         return set()
@@ -94,7 +96,8 @@ def _advances(stmt: ast.AugAssign | ast.Assign, names: set[str]) -> int | None:
             return None
         return _whole(stmt.value)
     value = stmt.value
-    if len(stmt.targets) != 1 or not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+    if len(stmt.targets) != 1 or not (isinstance(value, ast.BinOp)
+                                      and isinstance(value.op, ast.Add)):
         return None
     target = ast.unparse(stmt.targets[0])
     if target not in names:

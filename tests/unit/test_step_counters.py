@@ -107,3 +107,21 @@ def test_a_counter_advanced_in_the_whiles_own_body_too_is_no_step_count(tmp_path
             break
     """, loader=LOADER, per_pass=per_pass)
     assert found.steps != 3000 and ": 3000" not in found.source
+
+
+def test_while_true_left_by_a_return_on_the_steps_counter_counts_steps(tmp_path: Path) -> None:
+    """A trainer's `train()` that returns once its steps are done (before: a `while True` of no
+    readable end - the length unknown where no setting's name said it)."""
+    (found,) = run_program(tmp_path, """
+        def train(train_num_steps):
+            n = 0
+            while True:
+                for batch in loader:
+                    step(per_pass)
+                    n += 1
+                    if n >= train_num_steps:
+                        return n
+                    return n
+        train(3000)
+    """, loader=LOADER, per_pass=per_pass)
+    assert (found.steps, found.epochs) == (3000, 94)
