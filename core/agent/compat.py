@@ -52,6 +52,7 @@ KERAS_PARAMS_EPOCHS = "epochs"
 KERAS_MODEL_STOP = "stop_training"  # set on a Model (Trainer.__init__): fit ends after the batch
 KERAS_HISTORY_RECORDS = ("history", "epoch")  # set on a History (on_train_begin): its records
 
+KERAS_OWN = ("keras", "tf_keras")  # the packages whose own dataset passes are no program loop's
 ARRAY_SHAPE = "shape"  # arrays' (NumPy's, any tensor's): fit()'s x given whole, not in batches
 
 KERAS = (KERAS_VERSION, KERAS_BACKEND, KERAS_FIT, KERAS_EVALUATE, KERAS_CALLBACK, KERAS_HISTORY,

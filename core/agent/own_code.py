@@ -45,6 +45,16 @@ def _installed_on_path(entries: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(found)
 
 
+def in_packages(filename: str, names: tuple[str, ...]) -> bool:
+    """The file is one of these top-level packages', as this process imported them (Keras's
+    own ``predict()`` iterating a dataset of its own: not the program's loop)."""
+    for name in names:
+        init = getattr(sys.modules.get(name), "__file__", None)
+        if init and filename.startswith(os.path.dirname(init) + os.sep):
+            return True
+    return False
+
+
 # Packages whose own loops are never the job's: the frameworks the adapters read (their trainers
 # say the length), and what they call on the way to a step
 FRAMEWORKS = frozenset({"torch", "keras", "tensorflow", "tf_keras", "lightning", "pytorch_lightning",

@@ -33,7 +33,7 @@ import threading
 import time
 from typing import Any
 
-from .. import compat, graph_hop
+from .. import compat, graph_hop, own_code
 from ..anchors import LoopAnchor, inside, loop_anchor
 from ..epoch_marker import EpochMarker, program_frame
 from ..probe_session import ProbeSession, ProbeStop
@@ -334,9 +334,9 @@ class KerasLoopsAdapter:
         original_next = getattr(iterator_class, next_name)
 
         def dataset_iter(ds: Any) -> Any:
-            if hook.in_fit:
+            frame = sys._getframe(1)  # (Keras's own passes - predict(), train_on_batch() - no)
+            if hook.in_fit or own_code.in_packages(frame.f_code.co_filename, compat.KERAS_OWN):
                 return original_iter(ds)
-            frame = sys._getframe(1)
             anchor = hook.session.anchor
             if hook.stopped and anchor is not None and inside(anchor, frame):
                 hook.session.loop_left()  # the stopped loop's next pass: it gets nothing
