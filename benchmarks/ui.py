@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
 import pty
 import select
+import shutil
 import statistics
 import subprocess
 import sys
@@ -193,8 +195,9 @@ def main() -> int:
     # compiles at every start: measured apart.
     warm = {k: v for k, v in env.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     first_frame(warm)  # writes the cache; not counted
-    cold = {**env, "PYTHONDONTWRITEBYTECODE": "1",  # a cache folder of its own, kept empty
-            "PYTHONPYCACHEPREFIX": tempfile.mkdtemp(prefix="probecast-nocache-")}
+    nocache = tempfile.mkdtemp(prefix="probecast-nocache-")  # a cache folder of its own, empty
+    atexit.register(shutil.rmtree, nocache, True)
+    cold = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": nocache}
     for label, e in (("", warm), (", no bytecode cache", cold)):
         frames = [f for f in (first_frame(e) for _ in range(ns.repeat)) if f is not None]
         if frames:
