@@ -24,6 +24,7 @@ from .own_code import user_code
 from .siblings import beside_loops
 from .periodic import outside_loops as _outside_loops, periodic_if as _periodic_if, \
     periodic_in_loop as _periodic, periodic_outside
+from .while_bounds import while_count as _while_count
 from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, file_weight,
                      folds as _folds, maybe_int as _maybe_int, optimizer, sized as _sized)
 
@@ -317,52 +318,6 @@ def _generator_count(call: ast.Call, frame: FrameType) -> int:
     if total <= 0:
         raise Unknown("a generator's loop")
     return total
-
-
-def _while_count(node: ast.While, frame: FrameType) -> tuple[int, str]:
-    """``while x < N`` / ``<= N``, or ``while True`` with ``if x >= N: break`` (and its test)."""
-    ev = _Evaluator(frame)
-    test = node.test
-    if not (isinstance(test, ast.Constant) and test.value is True):
-        return _bound(test, ev, leave=False), ""
-    for stmt in ast.walk(ast.Module(body=node.body, type_ignores=[])):
-        if isinstance(stmt, ast.If) and any(isinstance(s, (ast.Break, ast.Return)) for s in stmt.body):
-            try:
-                return _bound(stmt.test, ev, leave=True), ast.unparse(stmt.test)
-            except Unknown:
-                continue
-    raise Unknown("while True without a readable break")
-
-
-def _bound(test: ast.expr, ev: _Evaluator, leave: bool) -> int:
-    """Iterations of a loop that goes on while ``test`` holds (``leave``: until it holds),
-    counting from 0 as such loops do."""
-    if isinstance(test, ast.BoolOp):
-        for value in test.values:  # `x >= N and master`: the comparison is the bound
-            try:
-                return _bound(value, ev, leave)
-            except Unknown:
-                continue
-        raise Unknown("no bound")
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-        raise Unknown("not a comparison")
-    op, right = test.ops[0], test.comparators[0]
-    # the counter is the side the evaluator reads as an int that changes; the bound the other
-    left_n, right_n = _maybe_int(test.left, ev), _maybe_int(right, ev)
-    if left_n is None or right_n is None:
-        raise Unknown("no number")
-    if leave:  # leave when x > N (N+1 iterations from 0) or x >= N (N)
-        table = {ast.Gt: (right_n, 1), ast.GtE: (right_n, 0), ast.Lt: (left_n, 1),
-                 ast.LtE: (left_n, 0), ast.Eq: (right_n, 0)}
-    else:  # go on while x < N (N iterations) or x <= N (N+1)
-        table = {ast.Lt: (right_n, 0), ast.LtE: (right_n, 1), ast.Gt: (left_n, 0),
-                 ast.GtE: (left_n, 1), ast.NotEq: (right_n, 0)}
-    for kind, (n, extra) in table.items():
-        if isinstance(op, kind):
-            if n <= 0:
-                raise Unknown("not a bound")
-            return n + extra
-    raise Unknown("not a bound")
 
 
 def _once_a_pass(loop: ast.For | ast.While, frame: FrameType, k: int, count: int | None) -> bool:

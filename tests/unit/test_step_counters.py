@@ -125,3 +125,31 @@ def test_while_true_left_by_a_return_on_the_steps_counter_counts_steps(tmp_path:
         train(3000)
     """, loader=LOADER, per_pass=per_pass)
     assert (found.steps, found.epochs) == (3000, 94)
+
+
+@pytest.mark.parametrize(("test", "steps"), [
+    ("it > 10 and total_training_time >= TIME_BUDGET", None),  # a budget of seconds
+    ("args.max_steps >= 0 and it >= args.max_steps", 500),  # makemore: a guard, then the bound
+    ("args.max_iters is not None and it >= args.max_iters", 400),  # minGPT's trainer
+    ("it >= args.max_steps and master", 500),  # a flag is no bound
+    ("it >= args.max_steps or loss_now < 0.01", 500),  # either ends it: at most N
+])
+def test_the_parts_of_a_break_are_weighed_as_they_combine(tmp_path: Path, test: str,
+                                                          steps: int | None) -> None:
+    """`if it > 10 and total_training_time >= TIME_BUDGET: break` (a budget of seconds: the
+    loop ends on time, not on steps) was read as 11 steps; now its length is unknown and the
+    probe says what it trains until (while_bounds.py)."""
+    import argparse
+
+    (found,) = run_program(tmp_path, f"""
+        it, total_training_time, TIME_BUDGET, master, loss_now = 0, 0.0, 300, True, 1.0
+        while True:
+            step()
+            it += 1
+            if {test}:
+                break
+            break
+    """, args=argparse.Namespace(max_steps=500, max_iters=400))
+    assert found.steps == steps
+    if steps is None:
+        assert "TIME_BUDGET" in found.until
