@@ -135,12 +135,18 @@ def test_while_true_left_by_a_return_on_the_steps_counter_counts_steps(tmp_path:
     ("it >= args.max_steps or loss_now < 0.01", 500),  # either ends it: at most N
 ])
 def test_the_parts_of_a_break_are_weighed_as_they_combine(tmp_path: Path, test: str,
-                                                          steps: int | None) -> None:
+                                                          steps: int | None,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """`if it > 10 and total_training_time >= TIME_BUDGET: break` (a budget of seconds: the
     loop ends on time, not on steps) was read as 11 steps; now its length is unknown and the
     probe says what it trains until (while_bounds.py)."""
     import argparse
 
+    from probecast.core.agent import length as agent_length
+
+    # no settings by name but the program's: argparse Namespaces other tests in this process
+    # parsed (length.watch_arguments keeps them) would say a length where the loop says none
+    monkeypatch.setattr(agent_length, "_NAMESPACES", [])
     (found,) = run_program(tmp_path, f"""
         it, total_training_time, TIME_BUDGET, master, loss_now = 0, 0.0, 300, True, 1.0
         while True:
