@@ -25,6 +25,7 @@ import ast
 import math
 
 from .loops import Loop
+from .while_bounds import ending_tests, endless
 
 
 def read_step_counters(loops: list[Loop]) -> None:
@@ -53,11 +54,9 @@ def _counter_names(node: ast.While) -> set[str]:
     """The names the loop's test compares (``while True``: those of its first comparing
     ``if ...: break`` or ``return``)."""
     test: ast.expr | None = node.test
-    if isinstance(test, ast.Constant) and test.value is True:
-        ends = (ast.Break, ast.Return)
-        test = next((s.test for s in ast.walk(ast.Module(body=node.body, type_ignores=[]))
-                     if isinstance(s, ast.If) and any(isinstance(b, ends) for b in s.body)
-                     and any(isinstance(c, ast.Compare) for c in ast.walk(s.test))), None)
+    if endless(node):
+        test = next((t for t in ending_tests(node)
+                     if any(isinstance(c, ast.Compare) for c in ast.walk(t))), None)
     if test is None:
         return set()
     return {ast.unparse(n) for c in ast.walk(test) if isinstance(c, ast.Compare)

@@ -11,6 +11,7 @@ not known from the loop (it was read as 11 steps).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from types import FrameType
 
 from .values import Evaluator, Unknown, maybe_int
@@ -26,17 +27,27 @@ class NoNumber(Unknown):
 def while_count(node: ast.While, frame: FrameType) -> tuple[int, str]:
     """``while x < N`` / ``<= N``, or ``while True`` with ``if x >= N: break`` (and its test)."""
     ev = Evaluator(frame)
-    test = node.test
-    if not (isinstance(test, ast.Constant) and test.value is True):
-        return bound(test, ev, leave=False), ""
-    ends = (ast.Break, ast.Return)
-    for stmt in ast.walk(ast.Module(body=node.body, type_ignores=[])):
-        if isinstance(stmt, ast.If) and any(isinstance(s, ends) for s in stmt.body):
-            try:
-                return bound(stmt.test, ev, leave=True), ast.unparse(stmt.test)
-            except Unknown:
-                continue
+    if not endless(node):
+        return bound(node.test, ev, leave=False), ""
+    for test in ending_tests(node):
+        try:
+            return bound(test, ev, leave=True), ast.unparse(test)
+        except Unknown:
+            continue
     raise Unknown("while True without a readable break")
+
+
+def endless(node: ast.While) -> bool:
+    """``while True``: only a ``break`` or ``return`` in its body ends it."""
+    return isinstance(node.test, ast.Constant) and node.test.value is True
+
+
+def ending_tests(node: ast.While) -> Iterator[ast.expr]:
+    """The tests of the ``if ...: break`` / ``return`` in the loop's body, outermost first."""
+    for stmt in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+        if isinstance(stmt, ast.If) and any(isinstance(s, (ast.Break, ast.Return))
+                                            for s in stmt.body):
+            yield stmt.test
 
 
 def bound(test: ast.expr, ev: Evaluator, leave: bool) -> int:
