@@ -175,3 +175,12 @@ def _agent_lines_checked_against_the_schema(monkeypatch: pytest.MonkeyPatch) -> 
     subprocesses - checks each line against core/agent/schema.py and fails loudly on a bad one
     (on a user's job it would write the line as made)."""
     monkeypatch.setenv("PROBECAST_STRICT_EVENTS", "1")
+
+
+@pytest.fixture(autouse=True)
+def _third_party_logs_in_the_test_folder(tmp_path_factory: pytest.TempPathFactory,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stable-Baselines3's logger makes a folder in /tmp for every learn() given none
+    (``SB3-<date>``, ~40 a suite run, never removed); its own variable puts them in pytest's
+    temporary folder, which pytest prunes."""
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path_factory.getbasetemp() / "sb3-logs"))
