@@ -305,7 +305,8 @@ def _totals_from_loops(found: Length) -> None:
         found.every_epochs_first, found.every_epochs_last = work.first, work.last
         found.every_epochs_from = work.start
         found.every_epochs_source = outer[0].work_source
-    if len(outer) >= 2 and not found.every and (outer[-1].count or 0) > 1:
+    repeating = [lp for lp in outer if (lp.count or 0) > 1]  # (a split loop's 'train': once)
+    if len(repeating) >= 2 and not found.every and (outer[-1].count or 0) > 1:
         # a loop around the epochs' loop: its own work each pass (an RL rollout before each
         # update's epochs) comes every K steps - periodic work the probe goes on to time
         found.every = per_epoch * math.prod(lp.count or 1 for lp in outer[:-1])

@@ -22,6 +22,7 @@ from .guards import EveryK, guarded_count
 from .index_break import index_break
 from .own_code import user_code
 from .siblings import beside_loops
+from .split_loops import training_splits
 from .periodic import outside_loops as _outside_loops, periodic_if as _periodic_if, \
     periodic_in_loop as _periodic, periodic_outside
 from .while_bounds import while_count as _while_count
@@ -103,6 +104,7 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
                 if every is not None and loop.iterations and loop.count:  # K iterations: in
                     every = (max(1, round(every[0] * loop.count / loop.iterations)), every[1])
             else:  # work between passes; beside work every K steps too (timm's train.py)
+                _splits(loop, loops[0], user)  # for phase in ["train", "val"]
                 _weigh(loop, node, user)  # a loop over data files, a loader each
                 outside, loop.work_every = periodic_outside(node, user)
                 loop.work_source = outside[1] if outside and loop.work_every else ""
@@ -111,6 +113,14 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
     if every is None and loops:
         every = _periodic_in_callbacks(files)
     return loops, every
+
+
+def _splits(loop: Loop, step_loop: Loop, frame: FrameType) -> None:
+    """A loop over the data's splits with an ``if`` on its name around the step (split_loops.py:
+    ``for phase in ["train", "val"]``): its items that train, not all of them."""
+    if loop.code is step_loop.code and (split := training_splits(loop.node, frame)) is not None:
+        loop.count = split[0]
+        loop.text += f", stepping in {', '.join(map(repr, split[1]))} only"
 
 
 # A counter of steps, as a callback reads it off its trainer: `trainer.iter_num % 500`
@@ -210,6 +220,8 @@ def _count(node: ast.For | ast.While, frame: FrameType,
                 per_pass = loader_loop(obj) if obj is not None else None
                 if per_pass is not None:  # steps a pass (fewer than batches: accumulation)
                     loop, batches = Loop(per_pass, where, over_loader=True), _length_of(obj)
+                elif obj is None:  # a generator of the program's own over the loader
+                    loop = _loader_generator(node.iter, frame, loader_loop, where)
             loop = loop or Loop(_for_count(node.iter, frame), where)
             if not loop.over_loader and loop.count:
                 guarded = guarded_count(node, frame, frame.f_lineno)
@@ -262,7 +274,7 @@ def _iterated_object(expr: ast.expr, frame: FrameType) -> Any:
     """The object a ``for`` iterates, through enumerate()/tqdm() and the like (never called)."""
     while isinstance(expr, ast.Call) and _call_name(expr) in _TRANSPARENT and expr.args:
         expr = expr.args[0]
-    if isinstance(expr, (ast.Name, ast.Attribute)):
+    if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):  # dataloaders[phase] too
         try:
             return _Evaluator(frame).value(expr)
         except Unknown:
@@ -304,6 +316,13 @@ def _for_count(expr: ast.expr, frame: FrameType) -> int:
 def _generator_count(call: ast.Call, frame: FrameType) -> int:
     """The items of a generator of the program's own the ``for`` iterates (generators.py): the
     loops around its ``yield``, read in its own frame, the innermost yielding once a turn."""
+    return _generator_loop(call, frame, None)[0]
+
+
+def _generator_loop(call: ast.Call, frame: FrameType,
+                    loader_loop: Callable[[Any], int | None] | None) -> tuple[int, bool]:
+    """``_generator_count``, and whether the generator's one loop iterates the training loader
+    (``loader_loop`` says: its steps a pass) - then a ``for`` over the generator makes a pass."""
     value = _Evaluator(frame).value
     func = function_of(call, value)
     gen = suspended(func, arguments(call, func, value))
@@ -312,12 +331,29 @@ def _generator_count(call: ast.Call, frame: FrameType) -> int:
     loops = _enclosing_loops(tree, own.f_lineno, own.f_code) if tree and own else []
     if not loops or not yields_once(loops[0]):
         raise Unknown("a call")
+    counted = [_count(loop, own, loader_loop) for loop in loops]  # type: ignore[arg-type]
     total = 1
-    for loop in loops:
-        total *= _count(loop, own, None).count or 0  # type: ignore[arg-type]
+    for loop in counted:
+        total *= loop.count or 0
     if total <= 0:
         raise Unknown("a generator's loop")
-    return total
+    return total, len(counted) == 1 and counted[0].over_loader
+
+
+def _loader_generator(expr: ast.expr, frame: FrameType,
+                      loader_loop: Callable[[Any], int | None], where: str) -> Loop | None:
+    """A ``for`` over a generator of the program's own that yields the training loader's
+    batches one by one (torchvision's and timm's ``metric_logger.log_every(data_loader, ...)``):
+    the loader's pass, its steps counted as the loader's own loop would count them."""
+    while isinstance(expr, ast.Call) and _call_name(expr) in _TRANSPARENT and expr.args:
+        expr = expr.args[0]
+    if not isinstance(expr, ast.Call):
+        return None
+    try:
+        count, over = _generator_loop(expr, frame, loader_loop)
+    except Exception:  # noqa: BLE001 - no generator of its own, or not one it can read
+        return None
+    return Loop(count, where, over_loader=over)
 
 
 def _once_a_pass(loop: ast.For | ast.While, frame: FrameType, k: int, count: int | None) -> bool:

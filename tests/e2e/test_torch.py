@@ -190,6 +190,33 @@ def test_a_generator_of_minibatches_makes_the_epoch(tmp_path: Path) -> None:
     assert "post-training code ran" in output
 
 
+def test_a_generator_yielding_the_loaders_batches_makes_the_epoch(tmp_path: Path) -> None:
+    """torchvision's references: ``for x, y in metric_logger.log_every(data_loader, ...)`` in
+    ``train_one_epoch``, called once an epoch from ``main``'s loop. Before: the generator's
+    loop over the loader was not counted (a DataLoader has no length of its own to the reader)
+    - no length at all, ranked per 1 000 steps (loops._loader_generator)."""
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "metric_logger.py"), extra=GOES_ON)
+    events, _ = read_log(log)
+    plan = next(e for e in events if isinstance(e, Plan) and e.steps)
+    assert (plan.epochs, plan.steps) == (40, 40 * 128) and "log_every" in plan.source
+    assert {e.epoch for e in events if isinstance(e, Step)} >= {0, 1}  # a boundary timed
+    assert "post-training code ran" in output
+
+
+def test_a_train_and_val_phase_loop_steps_once_an_epoch(tmp_path: Path) -> None:
+    """The transfer-learning tutorial's ``for phase in ["train", "val"]`` around
+    ``dataloaders[phase]``. Before: no length (a loader picked from a dict was not the
+    training loader to the reader), ranked per 1 000 steps; the phase loop counted twice an
+    epoch where a name was iterated (split_loops.py)."""
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "train_val_phases.py"), extra=GOES_ON)
+    events, _ = read_log(log)
+    plan = next(e for e in events if isinstance(e, Plan) and e.steps)
+    assert (plan.epochs, plan.steps) == (30, 30 * 128) and not plan.every
+    assert "stepping in 'train' only" in plan.source
+    assert {e.epoch for e in events if isinstance(e, Step)} >= {0, 1}  # a boundary timed
+    assert "post-training code ran" in output
+
+
 def test_a_break_on_the_kl_ends_each_epochs_policy_steps_and_the_bounds_reach_that(
         tmp_path: Path) -> None:
     """Spinning Up's PPO shape: each epoch up to 80 policy steps (a loop that breaks once the
