@@ -50,6 +50,9 @@ KERAS_CALLBACK_MODEL = "model"  # set on a Callback by fit(): the Model it train
 KERAS_PARAMS_STEPS = "steps"
 KERAS_PARAMS_EPOCHS = "epochs"
 KERAS_MODEL_STOP = "stop_training"  # set on a Model (Trainer.__init__): fit ends after the batch
+# compile(steps_per_execution=N): batches a call runs (callbacks see its last batch's index);
+# Keras 3's int, tf.keras 2's tf.Variable
+KERAS_STEPS_PER_EXECUTION = ("steps_per_execution", "_steps_per_execution")
 KERAS_HISTORY_RECORDS = ("history", "epoch")  # set on a History (on_train_begin): its records
 
 KERAS_OWN = ("keras", "tf_keras")  # the packages whose own dataset passes are no program loop's
@@ -314,6 +317,20 @@ def keras_framework(extra: str = "") -> str:
     words = ", ".join(w for w in (extra, f"{backend} backend" if backend != "tensorflow" else "")
                       if w)
     return f"keras {resolve(KERAS_VERSION)}" + (f" ({words})" if words else "")
+
+
+def keras_steps_per_execution(model: Any) -> int:
+    """The batches one call of the model's train function runs (compile's steps_per_execution;
+    1 where it is not set or not a number, as tf.keras' ``"auto"`` tuning is not)."""
+    for name in KERAS_STEPS_PER_EXECUTION:
+        value = getattr(model, name, None)
+        try:
+            n = int(value.numpy() if hasattr(value, "numpy") else value)  # type: ignore[union-attr]
+        except (TypeError, ValueError):
+            continue
+        if n >= 1:
+            return n
+    return 1
 
 
 def owner(symbol: str) -> tuple[Any, str]:

@@ -57,6 +57,9 @@ def keras() -> list[str]:
                        "Callback")
     problems += _lacks(k.callbacks.EarlyStopping(), compat.KERAS_EARLY_STOPPING_WAIT,
                        "EarlyStopping")
+    model.compile("sgd", "mse", steps_per_execution=3)
+    if compat.keras_steps_per_execution(model) != 3:  # read off the model a callback holds
+        problems.append(f"compile(steps_per_execution=3) is not in {compat.KERAS_STEPS_PER_EXECUTION}")
     history = k.callbacks.History()
     history.on_train_begin()
     return problems + _lacks(history, compat.KERAS_HISTORY_RECORDS, "History")

@@ -109,6 +109,31 @@ def test_keras_validation_freq_is_counted_after_those_epochs_only(tmp_path: Path
 
 
 @pytest.mark.tensorflow
+def test_keras_steps_per_execution_makes_a_call_of_n_batches_one_step(tmp_path: Path) -> None:
+    """compile(steps_per_execution=4): Keras runs 4 batches a call and tells its callbacks the
+    call's last batch (3, 7, ...). Before: each call's time was taken for one batch's and the
+    epoch kept its 20 batches - a job planned at 4 times its steps' time (+403 % on a 16-batch
+    call), and each validation pass scaled by its batches over its calls."""
+    s = script(tmp_path, """
+        model.compile("adam", "sparse_categorical_crossentropy", steps_per_execution=4)
+        model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0)
+    """)
+    log = tmp_path / "probe.jsonl"
+    r = agent("run", "--max-steps", "3", "--val-batches", "2", "--boundary-budget", "600",
+              "--out", str(log), "--", sys.executable, str(s), "30", str(tmp_path / "m"),
+              cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    events, _ = read_log(log)
+    start = next(e for e in events if isinstance(e, Start))
+    assert start.steps_per_epoch == 5 and start.val_steps == 5  # 20 batches, 4 a call
+    assert [e.step for e in events if isinstance(e, Step) and e.epoch == 0] == [0, 1, 2, 3, 4]
+    assert [v.steps for v in events if isinstance(v, Val)][0] == 5  # Keras' own: all 5 batches
+    assert any(isinstance(e, Log) and "steps_per_execution" in e.msg for e in events)
+    est = estimate_runtime(load_probe(log).state, 30)
+    assert est.terms.n_it == 5
+
+
+@pytest.mark.tensorflow
 def test_probe_goes_on_to_time_epoch_boundaries_when_cheap(tmp_path: Path) -> None:
     s = script(tmp_path, "model.fit(x, y, batch_size=32, epochs=EPOCHS, validation_data=(xv, yv), verbose=0)")
     log = tmp_path / "probe.jsonl"

@@ -28,6 +28,7 @@ class _ProbeCallbackMethods:
         self.fit_info = fit_info or {}
         self._epoch = 0
         self._test_batches = 0
+        self._per_call = 1  # compile(steps_per_execution=N): a step is one call of N batches
         self._in_fit = False
         # fit() called in a loop: epochs are counted across calls
         self._base = int(self.fit_info.get("epoch_base", 0))
@@ -36,9 +37,15 @@ class _ProbeCallbackMethods:
     def on_train_begin(self, logs: Any = None) -> None:
         self._in_fit = True
         p = self._params()
+        batches = int(p.get(compat.KERAS_PARAMS_STEPS) or self.fit_info.get("steps_per_epoch") or 0)
+        self._per_call = compat.keras_steps_per_execution(
+            getattr(self, compat.KERAS_CALLBACK_MODEL, None))
+        if self._per_call > 1 and not self.session.started:
+            self.session.log("info", f"Keras runs {self._per_call} batches a call "
+                             f"(steps_per_execution): a step is a call of {self._per_call} batches, "
+                             f"{-(-batches // self._per_call)} an epoch")
         self.session.begin(
-            steps_per_epoch=int(p.get(compat.KERAS_PARAMS_STEPS)
-                                or self.fit_info.get("steps_per_epoch") or 0),
+            steps_per_epoch=-(-batches // self._per_call),  # (the last call: what is left)
             val_steps=int(self.fit_info.get("val_steps") or 0),
             epochs=p.get(compat.KERAS_PARAMS_EPOCHS) or self.fit_info.get("epochs"),
             batch_size=self.fit_info.get("batch_size"),
@@ -54,7 +61,7 @@ class _ProbeCallbackMethods:
     def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
         if self.session.ended:
             return
-        if self.session.step(self._epoch, batch):
+        if self.session.step(self._epoch, batch // self._per_call):  # (batch: the call's last)
             # the metrics so far, for the History fit() returns (a program plots its "loss")
             self.session.last_metrics.update(clean_metrics(logs))
             if self.raise_on_stop:
@@ -65,11 +72,12 @@ class _ProbeCallbackMethods:
         self._test_batches = 0
 
     def on_test_batch_end(self, batch: int, logs: Any = None) -> None:
-        self._test_batches += 1
+        self._test_batches = max(self._test_batches + 1, batch + 1)  # a call's last batch's index
 
     def on_test_end(self, logs: Any = None) -> None:
         if self._in_fit and not self.session.ended:
-            self.session.val(self._epoch, self._test_batches, logs)
+            full = int(self.fit_info.get("val_steps") or 0)  # (a call's last index may pass it)
+            self.session.val(self._epoch, min(self._test_batches, full or self._test_batches), logs)
 
     def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
         if not self.session.ended:
