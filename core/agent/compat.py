@@ -323,9 +323,9 @@ def keras_steps_per_execution(model: Any) -> int:
     """The batches one call of the model's train function runs (compile's steps_per_execution;
     1 where it is not set or not a number, as tf.keras' ``"auto"`` tuning is not)."""
     for name in KERAS_STEPS_PER_EXECUTION:
-        value = getattr(model, name, None)
+        value: Any = getattr(model, name, None)
         try:
-            n = int(value.numpy() if hasattr(value, "numpy") else value)  # type: ignore[union-attr]
+            n = int(value.numpy() if hasattr(value, "numpy") else value)
         except (TypeError, ValueError):
             continue
         if n >= 1:
