@@ -76,6 +76,10 @@ TF_TAPE_GRADIENT = "tensorflow.python.eager.backprop:GradientTape.gradient"
 TENSORFLOW = (TF_DATASET_ITER, TF_ITERATOR_NEXT, TF_DATASET_CARDINALITY, TF_EXECUTING_EAGERLY,
               TF_PY_FUNCTION, TF_TAPE_GRADIENT, TF_INIT_SCOPE, TF_FUNCTION, TF_CONSTANT)
 
+# ---- JAX (Keras 3 on its jax backend: a custom loop's step is traced in jax.jit) --------------
+JAX_TRACER = "jax.core:Tracer"  # an optimizer's apply given these runs inside a trace
+JAX_DEBUG_CALLBACK = "jax.debug:callback"  # the traced step's call back into Python, each run
+
 # ---- PyTorch (adapters/torch_loops.py) ----------------------------------------------------------
 TORCH_MODULE = "torch"  # the PyTorch adapter installs when the program imports it
 TORCH_VERSION = "torch:__version__"

@@ -291,6 +291,7 @@ CHECKS: dict[str, Callable[[], list[str]]] = {
     "pytorch_lightning": lambda: _lightning("pytorch_lightning"),
     "transformers": transformers, "accelerate": accelerate, "fastai": fastai,
     "keras_tuner": keras_tuner, "optuna": optuna, "stable_baselines3": stable_baselines3,
+    "jax": lambda: missing((compat.JAX_TRACER, compat.JAX_DEBUG_CALLBACK)),  # Keras on jax
 }
 
 

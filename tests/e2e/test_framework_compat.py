@@ -90,7 +90,7 @@ def test_the_keras_callback_overrides_the_hooks_compat_lists() -> None:
 
 
 @pytest.mark.tensorflow
-@pytest.mark.parametrize("framework", ["keras", "tensorflow", "keras_tuner"])
+@pytest.mark.parametrize("framework", ["keras", "tensorflow", "keras_tuner", "jax"])
 def test_keras_and_tensorflow_have_every_name_the_agent_uses(framework: str) -> None:
     pytest.importorskip(framework)
     assert compat_checks.CHECKS[framework]() == []

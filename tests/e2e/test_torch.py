@@ -614,6 +614,23 @@ def test_keras_on_the_torch_backend_is_timed_once_by_keras(tmp_path: Path) -> No
     assert est.terms.p_stall in (None, 0.0) and not any("autotuner" in n for n in est.notes)
 
 
+def test_a_keras_custom_loop_on_the_torch_backend_runs_where_tensorflow_is_not(
+        tmp_path: Path) -> None:
+    """Keras' optimizer applied outside fit() on the torch backend, with no TensorFlow to
+    import: the hook asked TensorFlow whether the step ran eagerly and the program died of its
+    ImportError under the probe (as did a Keras custom loop on the jax backend) - it runs
+    plainly. Each apply is a step now, the loop's length read, the program goes on."""
+    pytest.importorskip("keras")
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "keras_torch_loop.py"),
+                        extra=("--max-steps", "30"))
+    events, _ = read_log(log)
+    assert isinstance(events[-1], End) and events[-1].status == "probe-done", events[-1]
+    plan = next(e for e in events if isinstance(e, Plan) and e.steps)
+    assert (plan.epochs, plan.steps) == (40, 40 * 64)
+    assert len([e for e in events if isinstance(e, Step)]) >= 30
+    assert "post-training code ran" in output
+
+
 BACKWARD_RESTORED = """
 import io, torch
 from probecast.core.agent.emit import Emitter

@@ -4,9 +4,9 @@ A training step is an optimizer step: every ``Optimizer.apply`` / ``apply_gradie
 ``fit``. A program that made no Keras optimizer updates its weights by hand (tensorflow/docs' Core
 API guides: ``v.assign_sub(learning_rate * g)``, or an optimizer class of its own): there each
 gradient a ``GradientTape`` computes is the step, as a backward pass is in PyTorch. In eager
-code the patched method reports it directly; inside a ``tf.function`` it adds a
-``tf.py_function`` op, which runs at every call of the traced step (after the variable updates:
-tf.function orders stateful ops as written). Epochs and steps per epoch come from the tf.data
+code the patched method reports it directly; inside a ``tf.function`` (or a ``jax.jit`` on
+Keras' jax backend) it adds a call back that runs at every run of the traced step
+(traced_steps.py). Epochs and steps per epoch come from the tf.data
 dataset the loop iterates (a new iterator over the same dataset is a new epoch; its cardinality,
 when known, is N_it). Once the probe has seen enough, the loop is stopped at its next Python-level
 point - the dataset iterator's ``__next__``, or the next eager optimizer step - with ProbeStop, a
@@ -33,10 +33,11 @@ import threading
 import time
 from typing import Any
 
-from .. import compat, graph_hop, own_code
+from .. import compat, own_code
 from ..anchors import LoopAnchor, inside, loop_anchor
 from ..epoch_marker import EpochMarker, program_frame
 from ..probe_session import ProbeSession, ProbeStop
+from . import traced_steps
 from .lead import LeadOptimizer
 
 
@@ -71,6 +72,7 @@ class KerasLoopsAdapter:
         self.beside = False  # the length read counts loops of steps beside the step's own
         self.marker = EpochMarker()  # where no dataset's pass makes the epoch: that loop's
         self.caller: int | None = None  # the thread that traced an optimizer step
+        self.backend = "tensorflow"  # Keras' backend: only TensorFlow's has tf.data epochs
         self._installed = False
 
     # ---- the step clock ----------------------------------------------------------------------
@@ -124,11 +126,10 @@ class KerasLoopsAdapter:
         self.index += 1
 
     def traced(self, run: Any) -> None:
-        """A step in a tf.function being traced: ``run`` is called back at each run, on a thread
-        of TensorFlow's (this one calls it: program_frame); its hop's cost: graph_hop.py."""
+        """A step in a tf.function (a jax.jit on jax's backend) being traced: ``run`` is called
+        back at each run, on a thread of the framework's (this one calls it: program_frame)."""
         self.caller = threading.get_ident()
-        graph_hop.measure_once(self.session)
-        compat.resolve(compat.TF_PY_FUNCTION)(run, [], [])  # (func, inp, Tout)
+        traced_steps.call_back(self.backend, run, self.session)
 
     def own(self, before: float, since: float) -> None:
         """The hook's own seconds in a step: ``before`` it, since ``since`` after (.own)."""
@@ -261,30 +262,31 @@ class KerasLoopsAdapter:
         self.framework = compat.keras_framework("custom loop")
         atexit.register(self._at_exit)
         hook = self
-        executing_eagerly: Any = None  # TensorFlow's, resolved at the first step outside fit()
+        traced: Any = None  # is this apply being traced? resolved at the first step outside fit()
 
         def apply(optimizer: Any, grads: Any, trainable_variables: Any = None) -> Any:
             if hook.in_fit:
                 return original_apply(optimizer, grads, trainable_variables)
-            nonlocal executing_eagerly
+            nonlocal traced
             t0 = time.perf_counter()
             hook._where(sys._getframe(1))
             hook.checkpoint()
             t1 = time.perf_counter()
             out = original_apply(optimizer, grads, trainable_variables)
             t2 = time.perf_counter()
-            if executing_eagerly is None:
-                executing_eagerly = compat.resolve(compat.TF_EXECUTING_EAGERLY)
-            if executing_eagerly():
+            if traced is None:
+                traced = traced_steps.tracing(hook.backend)
+            if not traced(grads):
                 hook.step(optimizer=id(optimizer))
                 hook.own(t1 - t0, t2)
             else:
-                hook.traced(_graph_step(hook, optimizer=id(optimizer)))
+                hook.traced(traced_steps.graph_step(hook, optimizer=id(optimizer)))
             return out
 
         setattr(optimizer_class, apply_name, apply)
         self._patch_datasets()
-        if str(compat.resolve(compat.KERAS_BACKEND)()) == "tensorflow":
+        self.backend = traced_steps.backend()
+        if self.backend == "tensorflow":
             self._patch_gradient()
 
     def _patch_gradient(self) -> None:
@@ -316,7 +318,7 @@ class KerasLoopsAdapter:
                 hook.step(gradient=True)
                 hook.own(t1 - t0, t2)
             else:
-                hook.traced(_graph_step(hook, gradient=True))
+                hook.traced(traced_steps.graph_step(hook, gradient=True))
             return out
 
         setattr(init_class, init_name, init)
@@ -385,16 +387,3 @@ def _in_a_for_loop(frame: Any) -> bool:
 
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
     return "for " in line or "for(" in line
-
-
-def _graph_step(hook: KerasLoopsAdapter, gradient: bool = False,
-                optimizer: int | None = None) -> Any:
-    def run() -> list[Any]:  # the graph waits for it: its time is the hook's (hook_ms)
-        t0 = time.perf_counter()
-        if not (gradient and hook.optimizers):  # (one made since the function was traced)
-            hook.step(gradient=gradient, optimizer=optimizer)
-        hook.own(graph_hop.hop_s(), t0)  # (the hop around this call too)
-        return []
-
-    return run
-
