@@ -129,6 +129,8 @@ LIGHTNING_ACCUMULATION = "accumulate_grad_batches"
 LIGHTNING_MAX_EPOCHS = "max_epochs"
 LIGHTNING_MAX_STEPS = "max_steps"
 LIGHTNING_VAL_INTERVAL = "val_check_interval"
+# batches between validations, set as fit starts (by __init__ too since 2.3: not checked on one)
+LIGHTNING_VAL_CHECK_BATCH = "val_check_batch"
 # its EarlyStopping callbacks (each a ``patience`` in validation checks), the epochs between
 # validations, and the fewest epochs it trains whatever a callback says
 LIGHTNING_EARLY_STOPPING = "early_stopping_callbacks"

@@ -85,6 +85,7 @@ class ProbeState:
     phases: list[PhaseTiming] = field(default_factory=list)
     first_phase_stopped: bool = False  # the probe ended the first phase's loop (a `phase` log)
     _every: int = 0
+    _val_every: int = 0  # the plan's K at any K: validation passes every K steps are its own
     _epoch: int | None = None
     _last_step_t: float = -1.0
     _done_pending: float = 0.0  # dt of `done` events since the last step
@@ -129,8 +130,8 @@ class ProbeState:
             self._fold_done(ev)
         elif isinstance(ev, Plan):
             self.plan = merge_plan(self.plan, ev, self.steps_per_epoch)
-            every = self.plan.every or 0  # work every few steps is part of a steady step
-            self._every = every if every >= MIN_EVERY else 0
+            every = self._val_every = self.plan.every or 0  # work every few steps is part of
+            self._every = every if every >= MIN_EVERY else 0  # a steady step (not validation)
         elif isinstance(ev, Memory):
             self.memory = merge(self.memory, ev, max_of=(
                 "device_peak_mb", "device_reserved_mb", "host_peak_mb", "host_vm_peak_mb"))
@@ -215,9 +216,7 @@ class ProbeState:
         if self.start is not None and self.start.v > SCHEMA_VERSION:
             out.append(f"written by a newer probecast (schema v{self.start.v}); read as "
                        f"v{SCHEMA_VERSION}: newer fields are ignored")
-        if self.disorder:
-            out.append(f"{self.disorder} step(s) out of order or repeated")
-        return out
+        return out + ([f"{self.disorder} step(s) out of order or repeated"] if self.disorder else [])
 
     def left_files(self) -> list[str]:
         """The agent's warnings of what the stopped program left in its folder (leftovers.py),
@@ -254,8 +253,8 @@ class ProbeState:
     @property
     def fit_end_time(self) -> float | None:
         """The teardown at the end of training (fit() returning; Keras waits on its input
-        pipeline there as at an epoch boundary): the dt of the last `done`."""
-        # only `done` events after the last step end training (earlier ones: fit() in a loop)
+        pipeline there as at an epoch boundary): the dt of the last `done` - only one after the
+        last step ends training (earlier ones: fit() in a loop)."""
         if self.done is None or self.done.t < self._last_step_t:
             return None
         return self._done_pending
@@ -333,8 +332,9 @@ class ProbeState:
 
     @property
     def vals_are_periodic(self) -> bool:
-        """Validation runs every K steps within a pass (a step-budgeted job), not per epoch."""
-        return bool(k := self._every) and (not self.steps_per_epoch or k < self.steps_per_epoch)
+        """Validation runs every K steps within a pass (a step-budgeted job, Lightning's
+        val_check_interval), not per epoch."""
+        return bool(k := self._val_every) and (not self.steps_per_epoch or k < self.steps_per_epoch)
 
     def periodic(self, t_it: float) -> Periodic | None:
         """The program's periodic work (the `plan`'s every K steps): each occurrence the probe
@@ -342,8 +342,8 @@ class ProbeState:
         long pass (a step-budgeted job evaluates on its own schedule, not per epoch). One seen
         with no slow step cost nothing; step 0's is left out where a later one was seen (the
         start is there too: DCGAN's 2nd step, 1.36 s of cuDNN autotuning; its step 101, 0.016 s)."""
-        k = self._every
-        if not k:
+        k = self._every or (self._val_every if self.vals_are_periodic else 0)
+        if not k:  # (K under MIN_EVERY: its validation passes only, no slow steps judged)
             return None
         extra: list[float] = []
         blocks = sorted({index // k for index, _ in self.periodic_steps})

@@ -90,7 +90,10 @@ def _lightning(package: str) -> list[str]:
         logger=False, enable_checkpointing=False, enable_progress_bar=False,
         enable_model_summary=False, accelerator="cpu", max_epochs=2)
     stop = compat.resolve(symbols[2])(monitor="val_loss")
-    return (_lacks(trainer, compat.LIGHTNING_INSTANCE, "Trainer")
+    fit_loop = importlib.import_module(symbols[0].split(".trainer.trainer")[0] + ".loops.fit_loop")
+    if f"trainer.{compat.LIGHTNING_VAL_CHECK_BATCH} =" not in inspect.getsource(fit_loop):
+        problems.append(f"the fit loop sets no Trainer.{compat.LIGHTNING_VAL_CHECK_BATCH}")
+    return (problems + _lacks(trainer, compat.LIGHTNING_INSTANCE, "Trainer")
             + _lacks(stop, (compat.LIGHTNING_PATIENCE,), "EarlyStopping"))
 
 

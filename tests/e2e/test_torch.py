@@ -457,6 +457,20 @@ def test_lightning_validation_every_fourth_epoch_is_counted_fifteen_times(tmp_pa
     assert est.equation == "5.3" and est.terms.n_val == 15
 
 
+def test_lightning_validation_twice_an_epoch_is_counted_twice(tmp_path: Path) -> None:
+    """Trainer(val_check_interval=0.5, accumulate_grad_batches=4): 112 batches an epoch, 28
+    steps, a validation after batches 56 and 112 - every 14 steps (the plan), both passes of
+    each epoch counted. Before: one an epoch (-11.7 % on such a run, 80 epochs)."""
+    pytest.importorskip("lightning")
+    log, _ = agent(tmp_path, PY, str(SCRIPTS / "lit.py"), "half", extra=GOES_ON)
+    events, _ = read_log(log)
+    plan = next(e for e in events if isinstance(e, Plan) and e.every)
+    assert plan.every == 14 and "val_check_interval=0.5" in plan.every_source
+    est = estimate_runtime(load_probe(log).state, 60)
+    assert est.terms.every == 14 and est.terms.n_per == (60 * 28 - 1) // 14
+    assert est.terms.t_per and est.terms.t_val is None
+
+
 def test_a_lightning_early_stop_within_reach_is_waited_for_and_seen_whole(tmp_path: Path) -> None:
     """Lightning's EarlyStopping (patience 2: its soonest end after 3 validations, one an
     epoch): the agent reads it from the Trainer, says the 40 epochs are an upper bound, and goes

@@ -56,9 +56,14 @@ class LightningAdapter:
         if isinstance(epochs, int) and epochs > 0:
             found.epochs = epochs
             found.source = "; ".join(filter(None, (found.source, f"Trainer(max_epochs={epochs})")))
-        interval = getattr(trainer, compat.LIGHTNING_VAL_INTERVAL, None)
-        if isinstance(interval, int) and not isinstance(interval, bool) and interval > 1:
-            found.every, found.every_source = interval, f"Trainer(val_check_interval={interval})"
+        between = _batches_between_validations(trainer)
+        if between is not None:  # (in optimizer steps: accumulated batches make one)
+            accumulated = getattr(trainer, compat.LIGHTNING_ACCUMULATION, 1)
+            per_step = accumulated if isinstance(accumulated, int) and accumulated > 1 else 1
+            found.every = max(1, round(between / per_step))
+            found.every_source = (f"Trainer(val_check_interval="
+                                  f"{getattr(trainer, compat.LIGHTNING_VAL_INTERVAL, '')}): "
+                                  f"every {between} batches")
         every = getattr(trainer, compat.LIGHTNING_VAL_EVERY_EPOCHS, None)
         if isinstance(every, int) and not isinstance(every, bool) and every > 1 and not found.every:
             # validation after the epochs j (from 0) where (j + 1) % every == 0 (epoch_work)
@@ -85,6 +90,23 @@ class LightningAdapter:
                 setattr(trainer, compat.LIGHTNING_STOP, True)  # fit() leaves through its exit
             except Exception:  # noqa: BLE001
                 pass
+
+
+def _batches_between_validations(trainer: Any) -> int | None:
+    """Where validation runs within epochs, every K training batches: an integer
+    ``val_check_interval`` K, or a fraction f of an epoch (fit sets ``val_check_batch`` to
+    int(f x its batches): 0.5 of 64 batches, after batch 32 and 64). None where it is once an
+    epoch (1.0), by time, or not known yet."""
+    interval = getattr(trainer, compat.LIGHTNING_VAL_INTERVAL, None)
+    if isinstance(interval, bool):
+        return None
+    if isinstance(interval, int):
+        return interval if interval > 1 else None
+    check = getattr(trainer, compat.LIGHTNING_VAL_CHECK_BATCH, None)
+    if isinstance(interval, float) and 0 < interval < 1 and isinstance(check, int) \
+            and not isinstance(check, bool) and check >= 1:
+        return check
+    return None
 
 
 def earliest_stop(trainer: Any) -> int | tuple[int] | None:

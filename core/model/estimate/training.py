@@ -290,7 +290,7 @@ def _iteration_based(state: ProbeState, t_init: float, n_it: int, n_ep: float,
     if want_val and t_val1 is None:
         if equation == "5.3":
             raise NoEstimate("Eq. 5.3 needs validation timings; the log has none")
-        if state.val_steps:
+        if state.val_steps and not state.vals_are_periodic:  # (those: periodic work)
             notes.append("no validation timed: estimate without validation (Eq. 5.4)")
         want_val = False
     n_val = None
