@@ -23,7 +23,7 @@ from .index_break import index_break
 from .own_code import user_code
 from .siblings import beside_loops
 from .split_loops import training_splits
-from .periodic import outside_loops as _outside_loops, periodic_if as _periodic_if, \
+from .periodic import periodic_in_callbacks, \
     periodic_in_loop as _periodic, periodic_outside
 from .while_bounds import while_count as _while_count
 from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, file_weight,
@@ -111,7 +111,7 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
                 every = outside if every is None else every
             loops.append(loop)
     if every is None and loops:
-        every = _periodic_in_callbacks(files)
+        every = periodic_in_callbacks(files, _tree)
     return loops, every
 
 
@@ -121,40 +121,6 @@ def _splits(loop: Loop, step_loop: Loop, frame: FrameType) -> None:
     if loop.code is step_loop.code and (split := training_splits(loop.node, frame)) is not None:
         loop.count = split[0]
         loop.text += f", stepping in {', '.join(map(repr, split[1]))} only"
-
-
-# A counter of steps, as a callback reads it off its trainer: `trainer.iter_num % 500`
-_COUNTER_WORDS = ("iter", "step")
-
-
-def _periodic_in_callbacks(frames: list[FrameType]) -> tuple[int, str] | None:
-    """Periodic work in a callback the loop calls each step (minGPT's ``add_callback``): an ``if
-    <...iter/step...> % K == 0:`` that evaluates, samples or saves, in the program's files on
-    the stack; only a counter named like one (``iter_num``) - the step's loop is ``_periodic``'s."""
-    best: tuple[int, str] | None = None
-    seen: set[str] = set()
-    for frame in frames:
-        filename = frame.f_code.co_filename
-        tree = _tree(filename) if filename not in seen else None
-        seen.add(filename)
-        if tree is None:
-            continue
-        ev = _Evaluator(frame)
-        for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            for node in _outside_loops(fn.body):
-                if isinstance(node, ast.If) and _counts_steps(node.test):
-                    hit = _periodic_if(node, ev, frame)
-                    if hit is not None and (best is None or hit[0] < best[0]):
-                        best = hit
-    return best
-
-
-def _counts_steps(test: ast.expr) -> bool:
-    names = [n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(test)
-             if isinstance(n, (ast.Attribute, ast.Name))]
-    return any(w in name.lower() for name in names for w in _COUNTER_WORDS)
 
 
 def _enclosing_loops(tree: ast.Module, line: int, code: Any,
@@ -220,8 +186,9 @@ def _count(node: ast.For | ast.While, frame: FrameType,
                 per_pass = loader_loop(obj) if obj is not None else None
                 if per_pass is not None:  # steps a pass (fewer than batches: accumulation)
                     loop, batches = Loop(per_pass, where, over_loader=True), _length_of(obj)
-                elif obj is None:  # a generator of the program's own over the loader
-                    loop = _loader_generator(node.iter, frame, loader_loop, where)
+                elif obj is None:  # a generator of the program's own over the loader, or
+                    loop = _loader_generator(node.iter, frame, loader_loop, where) \
+                        or _zipped_loaders(node.iter, frame, loader_loop, where)  # zip(a, b)
             loop = loop or Loop(_for_count(node.iter, frame), where)
             if not loop.over_loader and loop.count:
                 guarded = guarded_count(node, frame, frame.f_lineno)
@@ -354,6 +321,47 @@ def _loader_generator(expr: ast.expr, frame: FrameType,
     except Exception:  # noqa: BLE001 - no generator of its own, or not one it can read
         return None
     return Loop(count, where, over_loader=over)
+
+
+def _zipped_loaders(expr: ast.expr, frame: FrameType,
+                    loader_loop: Callable[[Any], int | None], where: str) -> Loop | None:
+    """``zip(source_loader, target_loader)`` with the training loader among them (domain
+    adaptation, semi-supervised learning, CycleGAN): a pass ends with the shortest, each
+    other loader's batches counted at the training loader's batches a step; one under
+    ``cycle()`` never ends. None where any other's length is not known."""
+    while isinstance(expr, ast.Call) and _call_name(expr) in _TRANSPARENT and expr.args:
+        expr = expr.args[0]
+    if not (isinstance(expr, ast.Call) and _call_name(expr) == "zip" and expr.args):
+        return None
+    objects = [_iterated_object(a, frame) for a in expr.args]
+    train = next((o for o in objects if o is not None and loader_loop(o) is not None), None)
+    steps = loader_loop(train) if train is not None else None
+    if not steps:
+        return None
+    per_step = (_batches(train) or steps) / steps
+    counts = [steps]
+    for arg, obj in zip(expr.args, objects):
+        if obj is train or isinstance(arg, ast.Call) and _call_name(arg) == "cycle":
+            continue
+        batches = _batches(obj) if obj is not None else None
+        if batches is None:
+            try:
+                batches = _for_count(arg, frame)
+            except Exception:  # noqa: BLE001 - one whose length is not known: nor the pass's
+                return None
+        counts.append(int(batches / per_step))
+    return Loop(max(1, min(counts)), where, over_loader=True)
+
+
+def _batches(obj: Any) -> int | None:
+    """A loader's batches a pass: its own length (a DataLoader's asks its sampler; nothing is
+    iterated), else what the reader sizes."""
+    if type(obj).__name__ == "DataLoader" and type(obj).__module__.startswith("torch.utils.data"):
+        try:
+            return len(obj)
+        except TypeError:  # an IterableDataset's, of no length
+            return None
+    return _length_of(obj)
 
 
 def _once_a_pass(loop: ast.For | ast.While, frame: FrameType, k: int, count: int | None) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 from .guards import EveryK, every_k_iterations
@@ -137,3 +137,39 @@ def outside_loops(body: list[ast.stmt]) -> Iterator[ast.AST]:
         node = todo.pop()
         yield node
         todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, skip))
+
+
+# A counter of steps, as a callback reads it off its trainer: `trainer.iter_num % 500`
+_COUNTER_WORDS = ("iter", "step")
+
+
+def periodic_in_callbacks(frames: list[FrameType], tree_of: Callable[[str], ast.Module | None],
+                          ) -> tuple[int, str] | None:
+    """Periodic work in a callback the loop calls each step (minGPT's ``add_callback``): an ``if
+    <...iter/step...> % K == 0:`` that evaluates, samples or saves, in the program's files on
+    the stack (``tree_of``: a file's parsed source); only a counter named like one
+    (``iter_num``) - the step's own loop is ``periodic_in_loop``'s."""
+    best: tuple[int, str] | None = None
+    seen: set[str] = set()
+    for frame in frames:
+        filename = frame.f_code.co_filename
+        tree = tree_of(filename) if filename not in seen else None
+        seen.add(filename)
+        if tree is None:
+            continue
+        ev = Evaluator(frame)
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in outside_loops(fn.body):
+                if isinstance(node, ast.If) and _counts_steps(node.test):
+                    hit = periodic_if(node, ev, frame)
+                    if hit is not None and (best is None or hit[0] < best[0]):
+                        best = hit
+    return best
+
+
+def _counts_steps(test: ast.expr) -> bool:
+    names = [n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(test)
+             if isinstance(n, (ast.Attribute, ast.Name))]
+    return any(w in name.lower() for name in names for w in _COUNTER_WORDS)
