@@ -91,9 +91,12 @@ def _declares_length(value: Any, asked: bool = False) -> bool:
     libraries' iterators) - the length ``len(loader)`` in the program itself would give, the
     one method of its own the reader calls (``asked``: any ``__len__`` the program's expression
     calls itself). Not an iterator (a generator: no length), a sampler subclass's own
-    ``__len__``, a DataLoader (torch_data counts its passes, and says where a pass is no
-    epoch: minGPT's endless sampler) nor a tf.data dataset (keras_loops reads its cardinality)."""
+    ``__len__``, a DataLoader the program does not ask (torch_data counts its passes, and says
+    where a pass is no epoch: minGPT's endless sampler) nor a tf.data dataset (keras_loops reads
+    its cardinality)."""
     kind = type(value)
+    if asked and _is_a(kind, "DataLoader", "torch.utils.data"):
+        return True  # `for i in range(len(loader))`: the count the program asked for
     if _is_a(kind, "Sampler", "torch.utils.data") or _is_a(kind, "DataLoader", "torch.utils.data") \
             or any(k.__module__.startswith("tensorflow.") for k in kind.__mro__):
         return False  # torch_data counts a DataLoader's passes, keras_loops a dataset's

@@ -57,3 +57,17 @@ def test_the_others_batches_count_at_the_training_loaders_batches_a_step(tmp_pat
 
 def test_a_zip_with_an_argument_of_unknown_length_reads_none(tmp_path: Path) -> None:
     assert zipped(tmp_path, "zip(train, (b for b in target))", each_batch).steps is None
+
+
+def test_a_range_over_a_loaders_length_counts_it(tmp_path: Path) -> None:
+    """``for i in range(len(loader)): x, y = next(it)``: the count the program asks for itself
+    (values.sized, asked) - a DataLoader was refused any length (none before)."""
+    (found,) = run_program(tmp_path, """
+        for epoch in range(10):
+            it = iter(train)
+            for i in range(len(train)):
+                step(per_pass)
+                break
+            break
+    """, train=TRAIN, per_pass=each_batch)
+    assert (found.steps, found.epochs) == (10 * 64, 10)
