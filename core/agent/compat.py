@@ -55,7 +55,8 @@ KERAS_MODEL_STOP = "stop_training"  # set on a Model (Trainer.__init__): fit end
 KERAS_STEPS_PER_EXECUTION = ("steps_per_execution", "_steps_per_execution")
 KERAS_HISTORY_RECORDS = ("history", "epoch")  # set on a History (on_train_begin): its records
 
-KERAS_OWN = ("keras", "tf_keras")  # the packages whose own dataset passes are no program loop's
+KERAS_OWN = ("keras", "tf_keras", "tensorflow")  # whose own dataset passes are no program loop's
+# (fit()'s, predict()'s; a tf.distribute dataset iterating the one it wraps)
 ARRAY_SHAPE = "shape"  # arrays' (NumPy's, any tensor's): fit()'s x given whole, not in batches
 
 KERAS = (KERAS_VERSION, KERAS_BACKEND, KERAS_FIT, KERAS_EVALUATE, KERAS_CALLBACK, KERAS_HISTORY,

@@ -15,6 +15,7 @@ from typing import Any
 
 from .length import Length
 from .loops import Loop
+from .own_code import user_code
 
 _UNREAD = object()
 
@@ -63,7 +64,19 @@ class EpochMarker:
 def program_frame(caller: int | None) -> FrameType | None:
     """Where the program runs, seen from a hook: its caller's frame, or - a traced step's
     py_function runs on a thread of TensorFlow's - the frame of the thread that traced it
-    (``caller``), blocked in the tf.function's call: its loops are the program's."""
+    (``caller``), blocked in the tf.function's call: its loops are the program's; where that
+    thread is gone (tf.distribute traces a replica's step on a thread of its own), the main
+    thread's, which calls the traced function."""
     if caller is None or caller == threading.get_ident():
         return sys._getframe(2)
-    return sys._current_frames().get(caller)
+    frames = sys._current_frames()
+    frame = frames.get(caller)
+    if frame is None or not any(user_code(f.f_code.co_filename) for f in _stack(frame)):
+        frame = frames.get(threading.main_thread().ident or -1)
+    return frame
+
+
+def _stack(frame: FrameType | None) -> Any:
+    while frame is not None:
+        yield frame
+        frame = frame.f_back

@@ -71,6 +71,10 @@ def sized(value: Any, asked: bool = False) -> int:
         return len(value)
     if _torch_sampler(value):  # a BatchSampler over the indexes (Lightning's PPO example)
         return len(value)
+    if _is_a(type(value), "DistributedDataset", "tensorflow.python.distribute"):
+        card: Any = getattr(value, "cardinality", None)  # the wrapped one's batches (numpy int;
+        if hasattr(card, "__index__") and int(card) >= 0:  # -1, -2: unknown, infinite)
+            return int(card)
     shape: Any = getattr(value, "shape", None)  # a tensor or array: its first dimension
     if isinstance(shape, tuple) or type(shape).__name__ == "Size":
         if len(shape) >= 1:
