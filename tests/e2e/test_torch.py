@@ -217,6 +217,21 @@ def test_a_train_and_val_phase_loop_steps_once_an_epoch(tmp_path: Path) -> None:
     assert "post-training code ran" in output
 
 
+def test_a_generator_wrapping_the_validation_loader_is_not_given_an_empty_pass(
+        tmp_path: Path) -> None:
+    """timm's PrefetchLoader shape: a generator one batch behind, which crashes on a pass with
+    no batches. Before: once the probe ended training, the validation pass left in that epoch
+    was emptied and the program died of an UnboundLocalError (timm's train.py, exit 1) -
+    its post-training code never ran. Such a pass runs whole now."""
+    log, output = agent(tmp_path, PY, str(SCRIPTS / "prefetch_wrapper.py"),
+                        extra=("--batch-size", "32", "--max-steps", "30",
+                               "--boundary-budget", "0"))
+    events, _ = read_log(log)
+    end = events[-1]
+    assert isinstance(end, End) and end.exit_code == 0 and end.status == "probe-done", end
+    assert "post-training code ran" in output
+
+
 def test_a_break_on_the_kl_ends_each_epochs_policy_steps_and_the_bounds_reach_that(
         tmp_path: Path) -> None:
     """Spinning Up's PPO shape: each epoch up to 80 policy steps (a loop that breaks once the

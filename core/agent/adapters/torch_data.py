@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import compat
 from ..probe_session import ProbeSession, ProbeStop
-from .torch_devices import in_a_for_loop
+from .torch_devices import asked_by_a_generator, in_a_for_loop
 
 if TYPE_CHECKING:
     from .base import Trainers
@@ -194,8 +194,9 @@ class TorchData:
                 and self._in_stopped_loop(key)):
             return False
         in_for = in_a_for_loop(up)
-        if not (in_for or key in self.loaders):
-            return False
+        if not (in_for or key in self.loaders) or (
+                key != self.train_loader and asked_by_a_generator(up)):
+            return False  # (a wrapper's generator over validation data: its pass runs whole)
         self.empty_passes += 1
         self.session.loop_left()
         # next(iter(loader)) is not a for loop that an empty pass ends: it would crash

@@ -116,6 +116,16 @@ def in_a_for_loop(up: int = 2) -> bool:
     return "for " in line or "for(" in line or _stored_then_iterated(frame)
 
 
+def asked_by_a_generator(up: int = 2) -> bool:
+    """Whether the code that asked for a new pass is a generator's (a wrapper yielding the
+    loader's batches: timm's PrefetchLoader, one batch behind) - one that may not survive a pass
+    with no batches at all (its last ``yield input, target`` after the loop). ``up`` as for
+    in_a_for_loop."""
+    import inspect
+
+    return bool(sys._getframe(up).f_code.co_flags & inspect.CO_GENERATOR)
+
+
 def _stored_then_iterated(frame: Any) -> bool:
     """``batches = iter(loader)`` and, in the same code, ``for b in batches:`` - a wrapper's
     generator (pytorch/tutorials' nn_tutorial: WrappedDataLoader.__iter__). Its empty pass
