@@ -36,7 +36,10 @@ def tracing(keras_backend: str) -> Callable[[Any], bool]:
 def call_back(keras_backend: str, run: Callable[[], Any], session: ProbeSession) -> None:
     """Put ``run`` in the step being traced, to be called at each of its runs."""
     if keras_backend == "jax":  # (no hop measured: its ~0.05 ms a step stays in the step)
-        compat.resolve(compat.JAX_DEBUG_CALLBACK)(lambda: run() and None)
+        def each_run() -> None:  # jax's callbacks return nothing
+            run()
+
+        compat.resolve(compat.JAX_DEBUG_CALLBACK)(each_run)
         return
     graph_hop.measure_once(session)
     compat.resolve(compat.TF_PY_FUNCTION)(run, [], [])  # (func, inp, Tout)
