@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import linecache
+import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -237,10 +238,16 @@ def _length_of(obj: Any) -> int | None:
         return None
 
 
-def _iterated_object(expr: ast.expr, frame: FrameType) -> Any:
-    """The object a ``for`` iterates, through enumerate()/tqdm() and the like (never called)."""
+def _unwrapped(expr: ast.expr) -> ast.expr:
+    """What ``enumerate(...)``, ``tqdm(...)`` and the like iterate: their first argument."""
     while isinstance(expr, ast.Call) and _call_name(expr) in _TRANSPARENT and expr.args:
         expr = expr.args[0]
+    return expr
+
+
+def _iterated_object(expr: ast.expr, frame: FrameType) -> Any:
+    """The object a ``for`` iterates, through enumerate()/tqdm() and the like (never called)."""
+    expr = _unwrapped(expr)
     if isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):  # dataloaders[phase] too
         try:
             return _Evaluator(frame).value(expr)
@@ -299,10 +306,7 @@ def _generator_loop(call: ast.Call, frame: FrameType,
     if not loops or not yields_once(loops[0]):
         raise Unknown("a call")
     counted = [_count(loop, own, loader_loop) for loop in loops]  # type: ignore[arg-type]
-    total = 1
-    for loop in counted:
-        total *= loop.count or 0
-    if total <= 0:
+    if (total := math.prod(loop.count or 0 for loop in counted)) <= 0:
         raise Unknown("a generator's loop")
     return total, len(counted) == 1 and counted[0].over_loader
 
@@ -312,8 +316,7 @@ def _loader_generator(expr: ast.expr, frame: FrameType,
     """A ``for`` over a generator of the program's own that yields the training loader's
     batches one by one (torchvision's and timm's ``metric_logger.log_every(data_loader, ...)``):
     the loader's pass, its steps counted as the loader's own loop would count them."""
-    while isinstance(expr, ast.Call) and _call_name(expr) in _TRANSPARENT and expr.args:
-        expr = expr.args[0]
+    expr = _unwrapped(expr)
     if not isinstance(expr, ast.Call):
         return None
     try:
@@ -329,8 +332,7 @@ def _zipped_loaders(expr: ast.expr, frame: FrameType,
     adaptation, semi-supervised learning, CycleGAN): a pass ends with the shortest, each
     other loader's batches counted at the training loader's batches a step; one under
     ``cycle()`` never ends. None where any other's length is not known."""
-    while isinstance(expr, ast.Call) and _call_name(expr) in _TRANSPARENT and expr.args:
-        expr = expr.args[0]
+    expr = _unwrapped(expr)
     if not (isinstance(expr, ast.Call) and _call_name(expr) == "zip" and expr.args):
         return None
     objects = [_iterated_object(a, frame) for a in expr.args]
@@ -354,8 +356,7 @@ def _zipped_loaders(expr: ast.expr, frame: FrameType,
 
 
 def _batches(obj: Any) -> int | None:
-    """A loader's batches a pass: its own length (a DataLoader's asks its sampler; nothing is
-    iterated), else what the reader sizes."""
+    """A loader's batches a pass: a DataLoader's len() (its sampler's; nothing iterated)."""
     if type(obj).__name__ == "DataLoader" and type(obj).__module__.startswith("torch.utils.data"):
         try:
             return len(obj)
