@@ -193,6 +193,16 @@ class GoingOn:
             budget = max(budget, self.policy.job_share * job)
         return budget
 
+    def _steps_left_in_epoch(self, step: int) -> int:
+        """Steps from ``step`` (this epoch's, from 0) to the epoch's end: its length's, else,
+        where the plan counts a loop of epochs over passes of at most so many steps (a break
+        may end one sooner: keras.io's PPO, whose rollout - the work between its epochs - a
+        probe stopped in the first epoch never timed), that most; -1 where nothing says."""
+        n, epochs = self.steps_per_epoch, self._plan_epochs or 0
+        if not n and self.planned_steps and epochs > 1 and self.planned_steps % epochs == 0:
+            n = self.planned_steps // epochs
+        return n - step - 1 if n else -1
+
     def _boundary_within(self, steps: int) -> None:
         """The boundary waited for comes after ``steps`` more steps; half an epoch past that, not."""
         self._boundary_by = self.total_steps + steps + max(2, steps // 2)

@@ -47,6 +47,7 @@ class Phases:
     earliest_pass: int | None
     planned_steps: int | None
     planned_epochs: int | None
+    _plan_epochs: int | None
     going_on: dict[str, float]
 
     def init_phases(self) -> None:
@@ -108,7 +109,8 @@ class Phases:
         self.epoch = None
         self.boundaries = 0
         self.stop_requested = self.waiting_for_boundary = self._periodic_said = False
-        self.every = self.planned_steps = self.planned_epochs = self.until = None
+        self.every = self.planned_steps = self.planned_epochs = self._plan_epochs = None
+        self.until = None
         self.every_epochs = None
         self.earliest_epochs = self.earliest_steps = self.earliest_pass = None
         self.going_on = {}  # what it goes on for is its own (going_on.py)

@@ -179,7 +179,7 @@ class ProbeSession(Phases, GoingOn):
                 and not self._wait_for_epoch_work() \
                 and not self._wait_for_epoch() and not self._wait_for_end() \
                 and not self._wait_for_early_end():
-            left = self.steps_per_epoch - step - 1 if self.steps_per_epoch else -1
+            left = self._steps_left_in_epoch(step)
             wanted = self.policy.boundaries_wanted
             if self.planned_steps and self.planned_steps <= self.steps_per_epoch:
                 wanted = 0  # the whole job is one pass: it has no epoch boundary to time

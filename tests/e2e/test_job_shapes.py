@@ -542,10 +542,15 @@ def test_keras_ppo_shape_counts_its_value_loop_and_marks_its_epochs(tmp_path: Pa
                     break
             for _ in range(v_iters):
                 train_value_function(obs, ret)
-    """, header=TF_HEADER + f"TRACED = {traced}\n")
+    """, "--max-steps", "30", header=TF_HEADER + f"TRACED = {traced}\n")
     events = events_of(log)
     plan = next(e for e in events if isinstance(e, Plan) and e.steps)
     assert (plan.epochs, plan.steps, plan.earliest_pass_steps) == (20000, 20000 * 80, 41)
+    # 30 steps end inside the first epoch, whatever the host's speed: the probe goes on to its
+    # end, at most 80 steps, to time the rollout between epochs. (Before: stopped at step 30 on
+    # a host whose steps took 45 ms, no boundary seen - the default's 1 s steady floor had
+    # carried faster hosts past one - the suite failing there.)
+    assert any(isinstance(e, Log) and "epoch boundar" in e.msg for e in events)
     done, end = (next(e for e in events if isinstance(e, kind)) for kind in (Done, End))
     assert end.t - done.t < 8  # stopped without waiting out a 10 s watchdog
     assert not any(isinstance(e, Log) and e.code == "alternating-optimizers" for e in events)
