@@ -271,6 +271,22 @@ SB3_TRAIN_FREQ_STEP = "stable_baselines3.common.type_aliases:TrainFrequencyUnit.
 STABLE_BASELINES3 = (*SB3_LEARN, *SB3_COLLECT, SB3_ROLLOUT_RETURN, SB3_TRAIN_FREQ_STEP,
                      *SB3_EARLY_ENDING)
 
+# ---- PyTorch Ignite (adapters/ignite_engine.py: Engine.run runs its own loop of epochs) --------
+# wrapped: a run begun while no other is under way is the trainer the PyTorch loops adapter asks
+IGNITE_RUN = "ignite.engine.engine:Engine.run"
+IGNITE_RUN_DATA = "data"  # run()'s first parameter, by position or name
+IGNITE_STATE = "state"  # set on an Engine: its State, which run() sets up before its loop ...
+IGNITE_LENGTH = ("max_epochs", "epoch_length")  # ... the run's length (epoch_length: len(data))
+IGNITE_MAX_ITERS = "max_iters"  # ... or its iterations (0.5 on; max_epochs then derived)
+IGNITE_COUNTERS = ("epoch", "iteration")  # ... and where it stands (a resumed run: not at 0)
+IGNITE_TERMINATE = "terminate"  # an Engine's: it ends the run after the iteration under way
+# constructor patched: an EarlyStopping made for a trainer (its `trainer`) may end that run after
+# `patience` evaluations without improvement (it calls the trainer's terminate())
+IGNITE_EARLY_STOPPING = "ignite.handlers.early_stopping:EarlyStopping"
+IGNITE_EARLY_STOPPING_SETTINGS = ("trainer", "patience")
+IGNITE = (IGNITE_RUN, "ignite.engine.engine:Engine.terminate", IGNITE_EARLY_STOPPING,
+          f"{IGNITE_EARLY_STOPPING}.{TRAINER_INIT}")
+
 # By distribution (what pip installs): every symbol the agent relies on in it.
 BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
     "keras": KERAS,
@@ -284,6 +300,7 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
     "keras_tuner": KERAS_TUNER,
     "optuna": OPTUNA,
     "stable_baselines3": STABLE_BASELINES3,
+    "ignite": IGNITE,
 }
 
 # The releases supported (pyproject's extras say the same): the oldest, and the newest checked.
@@ -294,7 +311,9 @@ BY_FRAMEWORK: dict[str, tuple[str, ...]] = {
 OLDEST = {"keras": "3.0.0", "tensorflow": "2.16.1", "torch": "2.1.0", "lightning": "2.2.0",
           "pytorch_lightning": "2.2.0", "transformers": "4.40.0", "accelerate": "0.30.0",
           "fastai": "2.7.0", "keras_tuner": "1.4.6", "optuna": "3.6.0",
-          "stable_baselines3": "2.0.0"}
+          "stable_baselines3": "2.0.0", "ignite": "0.4.9"}
+# Where pip's name for a distribution is not its import name
+DISTRIBUTION = {"ignite": "pytorch-ignite"}
 
 
 def module_of(symbol: str) -> str:

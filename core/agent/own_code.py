@@ -59,7 +59,7 @@ def in_packages(filename: str, names: tuple[str, ...]) -> bool:
 # say the length), and what they call on the way to a step
 FRAMEWORKS = frozenset({"torch", "keras", "tensorflow", "tf_keras", "lightning", "pytorch_lightning",
                         "lightning_fabric", "transformers", "accelerate", "fastai", "fastcore",
-                        "keras_tuner", "optuna", "numpy", "tqdm", "sklearn", "joblib"})
+                        "keras_tuner", "optuna", "ignite", "numpy", "tqdm", "sklearn", "joblib"})
 
 
 def trainer_library(frame: FrameType | None) -> Callable[[str], bool] | None:

@@ -288,12 +288,49 @@ def stable_baselines3() -> list[str]:
     return problems
 
 
+def ignite() -> list[str]:
+    """A real run of an Engine over 6 items for 3 epochs, terminated at its 8th iteration as the
+    probe terminates one: the state carries the length the adapter reads and the counters it
+    sets, terminate() ends the run after that iteration, and an EarlyStopping names its trainer
+    and patience."""
+    problems = missing(compat.IGNITE)
+    if problems:
+        return problems
+    if _parameters(compat.IGNITE_RUN)[1] != compat.IGNITE_RUN_DATA:
+        problems.append(f"Engine.run's first parameter is not {compat.IGNITE_RUN_DATA}")
+    engine_class = compat.resolve(compat.IGNITE_RUN.rpartition(".")[0])
+    events = importlib.import_module("ignite.engine").Events
+    engine = engine_class(lambda engine, batch: None)
+    seen: list[tuple[Any, ...]] = []
+
+    def at_iteration(engine: Any) -> None:
+        state = getattr(engine, compat.IGNITE_STATE)
+        if not seen:
+            seen.append(tuple(getattr(state, n, None) for n in compat.IGNITE_LENGTH))
+        if state.iteration == 8:
+            getattr(engine, compat.IGNITE_TERMINATE)()
+
+    engine.add_event_handler(events.ITERATION_COMPLETED, at_iteration)
+    engine.run(range(6), max_epochs=3)
+    state = getattr(engine, compat.IGNITE_STATE)
+    if seen != [(3, 6)]:
+        problems.append(f"the state's {compat.IGNITE_LENGTH} in a run: {seen}")
+    counters = tuple(getattr(state, n, None) for n in compat.IGNITE_COUNTERS)
+    if counters != (2, 8):
+        problems.append(f"terminate() at iteration 8 left {compat.IGNITE_COUNTERS} at {counters}")
+    stopper = compat.resolve(compat.IGNITE_EARLY_STOPPING)(
+        patience=2, score_function=lambda engine: 0.0, trainer=engine)
+    problems += _lacks(stopper, compat.IGNITE_EARLY_STOPPING_SETTINGS, "EarlyStopping")
+    return problems
+
+
 CHECKS: dict[str, Callable[[], list[str]]] = {
     "keras": keras, "tensorflow": tensorflow, "torch": torch,
     "lightning": lambda: _lightning("lightning"),
     "pytorch_lightning": lambda: _lightning("pytorch_lightning"),
     "transformers": transformers, "accelerate": accelerate, "fastai": fastai,
     "keras_tuner": keras_tuner, "optuna": optuna, "stable_baselines3": stable_baselines3,
+    "ignite": ignite,
     "jax": lambda: missing((compat.JAX_TRACER, compat.JAX_DEBUG_CALLBACK)),  # Keras on jax
 }
 

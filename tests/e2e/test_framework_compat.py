@@ -33,7 +33,7 @@ FRAMEWORKS = tuple(compat.BY_FRAMEWORK)
 # what they need that the test environment's newer releases do not satisfy (pinned: reproducible).
 # Keras runs on the torch backend (its TensorFlow backend would need TensorFlow 2.16).
 OLDEST = ("keras", "lightning", "pytorch_lightning", "transformers", "accelerate", "fastai",
-          "keras_tuner", "optuna", "stable_baselines3")
+          "keras_tuner", "optuna", "stable_baselines3", "ignite")
 OLDEST_NEEDS = ("dm-tree==0.1.10",  # Keras 3.0
                 "setuptools==80.10.2",  # Lightning 2.2: pkg_resources
                 "tokenizers==0.19.1", "huggingface-hub==0.23.0",  # Transformers 4.40
@@ -99,7 +99,7 @@ def test_keras_and_tensorflow_have_every_name_the_agent_uses(framework: str) -> 
 @pytest.mark.torch
 @pytest.mark.parametrize("framework", ["torch", "lightning", "pytorch_lightning", "transformers",
                                        "accelerate", "fastai", "optuna",
-                                       "stable_baselines3"])
+                                       "stable_baselines3", "ignite"])
 def test_the_pytorch_frameworks_have_every_name_the_agent_uses(framework: str) -> None:
     pytest.importorskip(framework)
     assert compat_checks.CHECKS[framework]() == []
@@ -107,7 +107,8 @@ def test_the_pytorch_frameworks_have_every_name_the_agent_uses(framework: str) -
 
 def _oldest_installed() -> Path:
     """The oldest releases, installed once into the user's cache."""
-    pins = [f"{f.replace('_', '-')}=={compat.OLDEST[f]}" for f in OLDEST] + list(OLDEST_NEEDS)
+    pins = [f"{compat.DISTRIBUTION.get(f, f.replace('_', '-'))}=={compat.OLDEST[f]}"
+            for f in OLDEST] + list(OLDEST_NEEDS)
     digest = hashlib.sha256(" ".join(pins).encode()).hexdigest()[:12]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "probecast"
     target = base / f"compat-oldest-{digest}"

@@ -301,6 +301,46 @@ def test_stable_baselines3_learn_is_its_rollouts_and_returns_when_stopped(
     assert "after learn: the policy acted 100 times" in output and "Traceback" not in output
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("mode", ["", "twice", "epoch_length", "iters", "early"])
+def test_an_ignite_run_is_its_epochs_and_returns_when_stopped(tmp_path: Path, mode: str) -> None:
+    """PyTorch Ignite's README shape: trainer.run(loader, max_epochs=40) runs a loop of its own
+    (an evaluator's run after each epoch, a test evaluation at COMPLETED), its length in no loop
+    of the program's. Blind (2026-12-01): the job ranked at 10 epochs assumed, and the probe's
+    stop emptied the evaluator's next pass - Ignite's Accuracy raised NotComputableError, exit 1.
+    Now the run's state gives the length (epochs; a split pass's or max_iters' steps), the
+    probe ends it through terminate(): its COMPLETED handler's evaluation runs whole and the
+    program goes on after run(). A second run is a second phase, planned as long as the plain
+    run's; an EarlyStopping made for the trainer makes the estimate an upper bound."""
+    pytest.importorskip("ignite")
+    row, events = probe(tmp_path, "ignite_engine.py", args=(mode,) if mode else ())
+    seen = phases_of(events)
+    plan = seen[1]["plan"]
+    # (an early stop within reach is waited for: this one never comes, the run is seen whole)
+    assert seen[1]["stopped"] == (mode != "early") and row["equation"] != "per-steps", seen
+    if mode in ("", "twice", "early"):
+        assert (plan.epochs, plan.source) == (40, "Ignite Engine.run(max_epochs=40) of 40 "
+                                                  "iterations"), plan
+    elif mode == "epoch_length":  # 120 epochs of 10 iterations, 4 to a pass of the loader
+        assert (plan.steps, plan.every) == (1200, 10), plan
+    else:
+        assert plan.steps == 1200 and "max_iters=1200" in plan.source, plan
+    start = next(ev for ev in events if isinstance(ev, Start))
+    assert "Ignite" in start.framework
+    output = next((tmp_path / "probe").glob("*.output")).read_text()
+    assert "Traceback" not in output
+    assert f"tested {2 if mode == 'twice' else 1} time(s)" in output, output[-2000:]
+    if mode == "twice":  # the second run from epoch 0, as plainly: not resumed where it was ended
+        assert sorted(seen) == [1, 2] and seen[2]["plan"].epochs == 20, seen
+    if mode == "early":
+        assert plan.earliest_epochs == 4 and any(
+            isinstance(ev, Log) and ev.code == "early-stop" and "patience=3" in ev.msg
+            for ev in events)
+    if mode == "":
+        _, full = probe(tmp_path, "ignite_engine.py", "--full")
+        assert sum(isinstance(ev, Step) for ev in full) == 40 * 40
+
+
 @pytest.mark.tensorflow
 def test_an_optuna_study_of_keras_fits_is_n_trials_times_one(tmp_path: Path) -> None:
     """Each trial's fit() is the objective's training: the study plans 3 trials x 4 epochs,

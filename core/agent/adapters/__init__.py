@@ -10,6 +10,7 @@
     hf_trainer.py    the Hugging Face Trainer   } steps are torch_loops.py's
     fastai_learner.py  fastai's Learner         } (fastai's DataLoader passes: torch_data.py's)
     sb3_learn.py     Stable-Baselines3's learn() } (its rollouts: epochs with no DataLoader)
+    ignite_engine.py PyTorch Ignite's Engine.run }
 
 Every framework name an adapter touches comes from compat.py. The hook (hook.py) makes the
 adapters for its process (``for_session``) and ``install``s them: each when the program imports
@@ -27,6 +28,7 @@ from ..probe_session import ProbeSession
 from .base import Adapter, TrainerAdapter, Trainers
 from .fastai_learner import FastaiAdapter
 from .hf_trainer import HfTrainerAdapter
+from .ignite_engine import IgniteAdapter
 from .keras_fit import KerasFitAdapter
 from .keras_loops import KerasLoopsAdapter
 from .keras_tuner import KerasTunerAdapter
@@ -51,7 +53,8 @@ def for_session(session: ProbeSession, config: dict[str, Any]) -> list[Adapter]:
     made = Trainers()  # the trainers the program makes: Lightning's, the Hugging Face one,
     torch = TorchLoopsAdapter(session, steps_per_epoch, trainers=made)  # fastai's fit()s
     trainers: tuple[TrainerAdapter, ...] = (LightningAdapter(made), HfTrainerAdapter(made),
-                                            FastaiAdapter(made, torch), Sb3Adapter(made))
+                                            FastaiAdapter(made, torch), Sb3Adapter(made),
+                                            IgniteAdapter(made))
     made.adapters = trainers
     return [fit, *([loops] if loops is not None else []), fit.searches, torch, *trainers,
             OptunaAdapter(session)]

@@ -191,8 +191,8 @@ class TorchData:
         own loops run out - unless a trainer was made since the stop (the next phase's fit()
         from the same line: fastai's fine_tune). ``up``: frames up to the line that asked."""
         if not (self.stopped and len(self.trainers.made) <= self.trainers_at_stop
-                and self._in_stopped_loop(key)):
-            return False
+                and self._in_stopped_loop(key)) or self.trainers.leaving():
+            return False  # (a trainer leaving its loop by itself: its handlers' passes run whole)
         in_for = in_a_for_loop(up)
         if not (in_for or key in self.loaders) or (
                 key != self.train_loader and asked_by_a_generator(up)):
