@@ -57,8 +57,8 @@ class _Run:
         """The terminated run's state as the run left it where it ran to its end: its last
         epoch and iteration. The program's code after run() reads what it would have, and the
         engine's next run() goes on (Ignite 0.5) or starts afresh (0.4) from where the plain
-        run's would - not from the epoch the probe ended, a fine-tune planned and run longer by
-        that much."""
+        run's would - not from the epoch the probe ended (a fine-tune's epochs planned and run
+        off by that many)."""
         state = getattr(self.engine, compat.IGNITE_STATE, None)
         epochs, length, iters = self.settings()
         last = iters or (epochs * length if epochs and length else None)
