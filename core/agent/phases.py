@@ -39,6 +39,7 @@ class Phases:
     stop_requested: bool
     waiting_for_boundary: bool
     _periodic_said: bool
+    _periodic_to: int | None
     every: int | None
     every_epochs: tuple[int, int] | None
     until: str | None
@@ -110,7 +111,7 @@ class Phases:
         self.boundaries = 0
         self.stop_requested = self.waiting_for_boundary = self._periodic_said = False
         self.every = self.planned_steps = self.planned_epochs = self._plan_epochs = None
-        self.until = None
+        self.until = self._periodic_to = None
         self.every_epochs = None
         self.earliest_epochs = self.earliest_steps = self.earliest_pass = None
         self.going_on = {}  # what it goes on for is its own (going_on.py)

@@ -72,6 +72,7 @@ class ProbeSession(Phases, GoingOn):
         self.earliest_steps: int | None = None  # ... in steps (a job of one loop of steps)
         self.earliest_pass: int | None = None  # a break ends each epoch's loop, not training
         self._periodic_said = False
+        self._periodic_to: int | None = None  # the steps it goes on to for it (going_on.py)
         self.going_on: dict[str, float] = {}  # the first epoch's end, the program's own: until
         self._last_index = -1  # the last step's index in its epoch
         self.planned_steps: int | None = None

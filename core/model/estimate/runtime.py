@@ -277,9 +277,9 @@ def per_steps_estimate(state: ProbeState, n: int, statistic: str = DEFAULT_STATI
     elif math.isinf(t_high):
         t_high = 2 * t_it
     periodic = state.periodic(t_it)
-    t_per = periodic.mean_s if periodic is not None else None
     every = periodic.every if periodic is not None else None
-    n_per = n // every if every and t_per else 0
+    n_per = n // every if periodic is not None and every and periodic.mean_s else 0
+    t_per = periodic.per_s(n_per) if periodic is not None else None
     total = n * t_it + n_per * (t_per or 0.0)
     cal = Calibration.for_state(state)
     # the step time's level over a run of unknown length: its wander, not a short run's noise

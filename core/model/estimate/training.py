@@ -344,7 +344,7 @@ def _periodic_term(state: ProbeState, t_it: float, total_steps: float, notes: li
         return None, None, None, (0.0, 0.0, 0.0)
     every = periodic.every
     n_per = max(0, int((total_steps - 1) // every))
-    t_per = periodic.mean_s
+    t_per = periodic.per_s(n_per)
     if t_per is None:
         where = f" ({periodic.source})" if periodic.source else ""
         notes.append(f"periodic work every {every} steps{where}: the probe did not reach one, "
