@@ -280,6 +280,13 @@ IGNITE_LENGTH = ("max_epochs", "epoch_length")  # ... the run's length (epoch_le
 IGNITE_MAX_ITERS = "max_iters"  # ... or its iterations (0.5 on; max_epochs then derived)
 IGNITE_COUNTERS = ("epoch", "iteration")  # ... and where it stands (a resumed run: not at 0)
 IGNITE_TERMINATE = "terminate"  # an Engine's: it ends the run after the iteration under way
+# read: an Engine's handlers by event, each (function, args, kwargs); one added for an event with
+# a filter (`Events.EPOCH_COMPLETED(every=3)`) is a wrapper whose closure holds the filter, whose
+# closure holds `every` (its handler: the wrapper's __wrapped__)
+IGNITE_HANDLERS = "_event_handlers"
+IGNITE_FILTER_CELLS = ("event_filter", "every")
+IGNITE_EVERY_EVENTS = ("iteration_completed", "epoch_completed")  # the events' values ...
+IGNITE_EVENT_VALUE = "value"  # ... (an event, filtered or not, is keyed by its own)
 # constructor patched: an EarlyStopping made for a trainer (its `trainer`) may end that run after
 # `patience` evaluations without improvement (it calls the trainer's terminate())
 IGNITE_EARLY_STOPPING = "ignite.handlers.early_stopping:EarlyStopping"

@@ -5,9 +5,11 @@ source (loops.py reads the loops around the step)."""
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from collections.abc import Callable, Iterator
-from types import FrameType
+from types import CodeType, FrameType
+from typing import Any
 
 from .guards import EveryK, every_k_iterations
 from .values import Evaluator, call_name, maybe_int
@@ -33,6 +35,25 @@ def _works(body: list[ast.stmt]) -> bool:
     calls = [c for b in body for c in ast.walk(b) if isinstance(c, ast.Call)]
     words = [call_name(c).lower() for c in calls] + [w for c in calls for w in _data_names(c)]
     return any(w in c for c in words for w in PERIODIC_WORDS)
+
+
+def handler_works(handler: Any) -> bool:
+    """Whether a handler the program hands its trainer to call every K iterations or epochs
+    (Ignite's ``Events.EPOCH_COMPLETED(every=K)``) evaluates, samples, saves or draws: named so
+    (``run_validation``, a ``ModelCheckpoint``), or its code names something so named - what it
+    calls, what it runs on (``evaluator.run(val_loader)``; a lambda's too, whose source line
+    is part of a call). A handler that only logs is not periodic work."""
+    target = getattr(handler, "__func__", handler)  # a bound method: its function
+    while isinstance(target, functools.partial):
+        target = target.func
+    names = [getattr(target, "__name__", ""), type(target).__name__]
+    code = getattr(target, "__code__", None)
+    todo = [code] if isinstance(code, CodeType) else []
+    while todo:  # its code's names, and its nested functions' and comprehensions'
+        code = todo.pop()
+        names += [*code.co_names, *code.co_freevars]
+        todo += [c for c in code.co_consts if isinstance(c, CodeType)]
+    return any(w in name.lower() for name in names for w in PERIODIC_WORDS)
 
 
 def _modulo(test: ast.expr, ev: Evaluator) -> int | None:

@@ -292,7 +292,7 @@ def ignite() -> list[str]:
     """A real run of an Engine over 6 items for 3 epochs, terminated at its 8th iteration as the
     probe terminates one: the state carries the length the adapter reads and the counters it
     sets, terminate() ends the run after that iteration, and an EarlyStopping names its trainer
-    and patience."""
+    and patience; handlers added every K epochs or iterations are read with their K."""
     problems = missing(compat.IGNITE)
     if problems:
         return problems
@@ -321,6 +321,16 @@ def ignite() -> list[str]:
     stopper = compat.resolve(compat.IGNITE_EARLY_STOPPING)(
         patience=2, score_function=lambda engine: 0.0, trainer=engine)
     problems += _lacks(stopper, compat.IGNITE_EARLY_STOPPING_SETTINGS, "EarlyStopping")
+    from probecast.core.agent.adapters.ignite_engine import filtered_work
+
+    def run_validation(engine: Any) -> None:
+        pass
+
+    engine.add_event_handler(events.EPOCH_COMPLETED(every=3) | events.COMPLETED, run_validation)
+    engine.add_event_handler(events.ITERATION_COMPLETED(every=100), run_validation)
+    work = {kind: every for kind, (every, _) in filtered_work(engine).items()}
+    if work != {"epoch_completed": 3, "iteration_completed": 100}:
+        problems.append(f"handlers added every=3 epochs and every=100 iterations read as {work}")
     return problems
 
 

@@ -18,11 +18,14 @@ without improvement: the estimate is then an upper bound, said.
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
+from types import FunctionType
 from typing import Any
 
 from .. import compat
 from ..length import Length
+from ..periodic import handler_works
 from .base import Trainers, patch_constructor
 
 
@@ -156,6 +159,7 @@ class IgniteAdapter:
             return None
         if done_epochs or done_iters:
             found.source += f", resumed after {done_iters} iterations"
+        _read_periodic(record.engine, found)
         for stopper in self.stoppers:  # one made for this trainer may end it sooner
             trainer_of, patience = (getattr(stopper, n, None)
                                     for n in compat.IGNITE_EARLY_STOPPING_SETTINGS)
@@ -181,6 +185,55 @@ class IgniteAdapter:
         run whole."""
         record: _Run = trainer
         return record.stopped and not record.returned
+
+
+def _read_periodic(engine: Any, found: Length) -> None:
+    """The work the trainer's handlers do every K iterations (``Events.ITERATION_COMPLETED(
+    every=K)``: periodic work every K steps - Ignite counts iterations over the whole run) or
+    after every K-th epoch (``Events.EPOCH_COMPLETED(every=K)``, Ignite's cifar10 example's
+    validation: after the epochs j, from 0, where j % K == K - 1), where it evaluates or saves
+    (periodic.handler_works). The probe goes on to time one, as for ``if step % K == 0:``."""
+    work = filtered_work(engine)
+    iterations, epochs = (work.get(kind) for kind in compat.IGNITE_EVERY_EVENTS)
+    if iterations and not found.every:  # (an epoch end every epoch_length steps: that first)
+        found.every, found.every_source = iterations
+    if epochs and found.epochs:
+        found.every_epochs, found.every_epochs_at = epochs[0], epochs[0] - 1
+        found.every_epochs_source = epochs[1]
+
+
+def filtered_work(engine: Any) -> dict[str, tuple[int, str]]:
+    """By event (of IGNITE_EVERY_EVENTS): the smallest K of the handlers added for it every K
+    that do work, and where it was read."""
+    out: dict[str, tuple[int, str]] = {}
+    handlers = getattr(engine, compat.IGNITE_HANDLERS, None)
+    for event, entries in (handlers.items() if isinstance(handlers, dict) else ()):
+        kind = str(getattr(event, compat.IGNITE_EVENT_VALUE, event))
+        if kind not in compat.IGNITE_EVERY_EVENTS:
+            continue
+        for entry in entries:
+            wrapper = entry[0] if isinstance(entry, tuple) and entry else None
+            every = _cell(_cell(wrapper, compat.IGNITE_FILTER_CELLS[0]),
+                          compat.IGNITE_FILTER_CELLS[1])
+            if not _count(every) or every < 2 or not isinstance(wrapper, FunctionType):
+                continue
+            handler = inspect.unwrap(wrapper)  # (functools.wraps: the program's own handler)
+            if handler_works(handler) and (kind not in out or every < out[kind][0]):
+                name = handler.__name__ if isinstance(handler, FunctionType) \
+                    else type(handler).__name__
+                out[kind] = (every, f"Ignite Events.{kind.upper()}(every={every}): {name}")
+    return out
+
+
+def _cell(fn: Any, name: str) -> Any:
+    """The value a function's closure holds under ``name`` (None: none, or empty)."""
+    if not isinstance(fn, FunctionType) or not fn.__closure__ or \
+            name not in fn.__code__.co_freevars:
+        return None
+    try:
+        return fn.__closure__[fn.__code__.co_freevars.index(name)].cell_contents
+    except ValueError:  # an empty cell
+        return None
 
 
 def _count(value: Any) -> bool:

@@ -5,7 +5,9 @@ max_epochs=40)`` - a loop of its own, which no loop of the program says - then t
 used. 40 batches a pass of 32. Modes (argv[1]): ``early`` adds an EarlyStopping(patience=3) on
 the validation loss (the loss never stops falling here: it never comes), ``epoch_length`` runs
 epochs of 10 iterations over the same loader (4 an epoch pass), ``iters`` runs max_iters=1200
-(Ignite 0.5), ``twice`` fine-tunes with a second run of 20 epochs at a lower rate."""
+(Ignite 0.5), ``twice`` fine-tunes with a second run of 20 epochs at a lower rate, ``every``
+validates after every 3rd epoch only (Ignite's cifar10 example: ``EPOCH_COMPLETED(every=3)``),
+saves a checkpoint every 100 iterations and prints the loss every 10."""
 import sys
 
 import torch
@@ -29,9 +31,16 @@ evaluator = create_supervised_evaluator(model, metrics={"loss": Loss(nn.MSELoss(
 tested = []
 
 
-@trainer.on(Events.EPOCH_COMPLETED)
+@trainer.on(Events.EPOCH_COMPLETED(every=3) if mode == "every" else Events.EPOCH_COMPLETED)
 def validate(engine):
     evaluator.run(val)
+
+
+if mode == "every":  # a checkpoint every 100 iterations, a loss logged every 10: not work
+    trainer.add_event_handler(Events.ITERATION_COMPLETED(every=100),
+                              lambda engine: torch.save(model.state_dict(), "checkpoint.pt"))
+    trainer.add_event_handler(Events.ITERATION_COMPLETED(every=10),
+                              lambda engine: print(engine.state.output, end="\r"))
 
 
 @trainer.on(Events.COMPLETED)
