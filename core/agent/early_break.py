@@ -73,8 +73,8 @@ def computed(test: ast.expr, loop: ast.For | ast.While, frame: FrameType) -> boo
         return False
     read = _read(test)
     for name in sorted(read & set(bound)):
-        if name in frame.f_locals:
-            value = frame.f_locals[name]
+        found, value = _now(name, frame)
+        if found:
             if not (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
                 return True
         elif not all(_counts(node, frame) for node in bound[name]):
@@ -83,7 +83,29 @@ def computed(test: ast.expr, loop: ast.For | ast.While, frame: FrameType) -> boo
 
 
 def _read(node: ast.expr) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    """The names and attribute paths (``self.iter_num``) ``node`` reads."""
+    return {d for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))
+            and isinstance(n.ctx, ast.Load) and (d := _dotted(n))}
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``name`` or ``name.attr.attr`` (None: an attribute of anything else)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _now(name: str, frame: FrameType) -> tuple[bool, Any]:
+    """Whether ``name`` (a local, or a plain attribute path of one) has a value now, and it."""
+    if "." not in name:
+        return name in frame.f_locals, frame.f_locals.get(name)
+    try:
+        return True, Evaluator(frame).value(ast.parse(name, mode="eval").body)
+    except Exception:  # noqa: BLE001 - Unknown, or the program's objects when read
+        return False, None
 
 
 def _never(test: ast.expr, bound: dict[str, list[ast.AST]], frame: FrameType) -> bool:
@@ -136,10 +158,14 @@ def _bound_in(loop: ast.For | ast.While) -> dict[str, list[ast.AST]]:
             targets = [node.target]
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             targets = [node.optional_vars]
-        for target in targets:
-            for name in ast.walk(target):
-                if isinstance(name, ast.Name):
-                    out.setdefault(name.id, []).append(node)
+        for target in targets:  # `self.iter_num += 1` binds self.iter_num, not self
+            for part in ast.walk(target):
+                if not isinstance(part, (ast.Name, ast.Attribute, ast.Subscript)) \
+                        or not isinstance(part.ctx, ast.Store):
+                    continue
+                bound = _dotted(part.value if isinstance(part, ast.Subscript) else part)
+                if bound:  # (`x[i] = v`: x changes)
+                    out.setdefault(bound, []).append(node)
         todo.extend(ast.iter_child_nodes(node))
     return out
 

@@ -227,6 +227,43 @@ def test_a_break_on_a_value_the_loop_computes_is_an_early_end_and_a_count_is_not
     assert found.earliest_epochs == soonest
 
 
+MINGPT = """
+    class Trainer:
+        def __init__(self, config):
+            self.config, self.converged = config, False
+
+        def run(self):
+            config = self.config
+            self.iter_num = 0
+            while True:
+                step()
+                self.iter_num += 1
+                self.converged = self.iter_num > 10 ** 9
+                if {test}:
+                    break
+                if {limit}:
+                    break
+                break
+    Trainer(config).run()
+"""
+LIMIT = "config.max_iters is not None and self.iter_num >= config.max_iters"
+
+
+@pytest.mark.parametrize(("test", "soonest"), [
+    ("self.config.max_iters is not None and self.iter_num >= self.config.max_iters", None),
+    ("self.iter_num > 10 ** 9", None), ("self.converged", 1)])
+def test_an_attribute_the_loop_counts_is_a_count_and_one_it_computes_an_early_end(
+        tmp_path: Any, test: str, soonest: int | None) -> None:
+    """minGPT's trainer (``self.iter_num += 1`` ... ``if config.max_iters is not None and
+    self.iter_num >= config.max_iters: break``): the count its length is read from, no early
+    stop. Blind (2026-12-01): ``self.iter_num += 1`` was read as binding ``self``, a Trainer -
+    a computed value - so the break could end training after step 1: the probe went on 120 s
+    for it and saw the whole run. An attribute the loop sets to a computed value still is one."""
+    (found,) = run_program(tmp_path, MINGPT.format(test=test, limit=LIMIT),
+                           config=argparse.Namespace(max_iters=3000))
+    assert found.steps == 3000 and found.earliest_steps == soonest, found
+
+
 def test_a_job_of_steps_whose_early_stop_is_within_reach_is_waited_for(
         monkeypatch: pytest.MonkeyPatch) -> None:
     s, out, clock = session(monkeypatch, budget=30.0, epochs=0, soonest=None, n_it=10000)
