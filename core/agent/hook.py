@@ -244,5 +244,22 @@ def _finish_quietly(code: int) -> None:
             _CLIENT.drain()  # os._exit runs no atexit: the waiting steps go now
         except OSError:
             pass
+    _end_daemonic_children()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _end_daemonic_children() -> None:
+    """What multiprocessing's own atexit does at a plain exit, which os._exit skips: the
+    process's daemonic children (DataLoader workers) terminated - not left to find their parent
+    gone (PyTorch's workers look every 5 s: a probe of minGPT's trainer, its 4 workers, ended
+    5.0 s after its loop, counted as the program's post-training work: +22 %)."""
+    mp = sys.modules.get("multiprocessing")
+    try:
+        children = [p for p in mp.active_children() if p.daemon] if mp is not None else []
+        for child in children:
+            child.terminate()
+        for child in children:
+            child.join(1.0)
+    except Exception:  # noqa: BLE001 - never let the hook turn an exit into a crash
+        pass
