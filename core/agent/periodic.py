@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 import os
+import textwrap
 from collections.abc import Callable, Iterator
 from types import CodeType, FrameType
 from typing import Any
@@ -63,13 +65,41 @@ def _modulo(test: ast.expr, ev: Evaluator) -> int | None:
             if k is not None:
                 return k
         return None
+    if isinstance(test, ast.Call):
+        return _divisible(test, ev)
+    inner = _modulo_of(test)
+    return maybe_int(inner.right, ev) if inner is not None else None
+
+
+def _divisible(call: ast.Call, ev: Evaluator) -> int | None:
+    """``divisible_by(self.step, self.save_and_sample_every)`` (lucidrains' trainers): a call
+    of a function of the program's whose body is one ``return a % b == 0`` - K, the argument
+    the call passes as ``b``. Its source is read, nothing of it called."""
+    try:
+        fn = ev.value(call.func)
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn))) \
+            if inspect.isfunction(fn) else None
+    except Exception:  # noqa: BLE001 - Unknown, no source, or the program's objects when read
+        return None
+    define = tree.body[0] if tree is not None and tree.body else None
+    if not isinstance(define, ast.FunctionDef) or not define.body or \
+            not isinstance(last := define.body[-1], ast.Return) or last.value is None:
+        return None
+    params = [a.arg for a in define.args.args]
+    passed = dict(zip(params, call.args)) | {k.arg: k.value for k in call.keywords if k.arg}
+    inner = _modulo_of(last.value)
+    if inner is None or not isinstance(inner.right, ast.Name) or inner.right.id not in passed:
+        return None
+    return maybe_int(passed[inner.right.id], ev)
+
+
+def _modulo_of(test: ast.expr) -> ast.BinOp | None:
+    """The ``a % b`` of ``a % b == c`` or ``not a % b``."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand  # `if not step % K:`
     elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
         test = test.left
-    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod):
-        return maybe_int(test.right, ev)
-    return None
+    return test if isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mod) else None
 
 
 def _data_names(call: ast.Call) -> list[str]:

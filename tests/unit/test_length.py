@@ -121,6 +121,37 @@ def test_while_loops_count_steps_and_an_if_every_k_is_periodic_work(tmp_path: Pa
     assert found[1].steps == 500
 
 
+def test_a_helper_that_tests_divisibility_is_read_as_every_k(tmp_path: Path) -> None:
+    """lucidrains' trainers (denoising-diffusion-pytorch): ``if self.step != 0 and
+    divisible_by(self.step, self.save_and_sample_every):`` sample and save, the helper's body
+    ``return (numer % denom) == 0``. Blind (2026-12-01): no periodic work read, -11.9 %; now
+    K is the argument passed as ``denom`` (+0.6 %). A helper of any other body is none."""
+    found = run_program(tmp_path, """
+        def divisible_by(numer, denom):
+            return (numer % denom) == 0
+        def is_even(n, m):
+            return n % 2 == m
+        class Trainer:
+            def __init__(self):
+                self.step, self.train_num_steps, self.save_and_sample_every = 0, 600, 200
+            def sample(self):
+                pass
+            def train(self, check):
+                while self.step < self.train_num_steps:
+                    step()
+                    self.step += 1
+                    if self.step != 0 and check(self.step, self.save_and_sample_every):
+                        self.sample()
+                    break
+        Trainer().train(divisible_by)
+        Trainer().train(is_even)
+    """)
+    assert [f.steps for f in found] == [600, 600]
+    assert found[0].every == 200
+    assert "check(self.step, self.save_and_sample_every)" in found[0].every_source
+    assert found[1].every is None
+
+
 def test_an_if_every_k_that_runs_the_model_on_test_data_is_periodic_work(tmp_path: Path) -> None:
     """MorvanZhou's CNN tests a 2 000-image batch `if step % 50 == 0:` - `cnn(test_x)`, a call
     named for nothing but its model: the data it runs on says evaluation. A print of a test
