@@ -48,16 +48,17 @@ class GoingOn:
 
     def _wait_for_periodic(self) -> bool:
         """The program does periodic work every K steps (an evaluation, a checkpoint) that the
-        probe has not reached yet: go on to step 2K + 1 to time two, where the budget affords it
-        - a first evaluation may warm up (Lightning validating every 120 steps: 1.42 s, then
-        1.03 s; Keras traces its test function at the first) - else to step K + 1, to time one.
-        Decided once, when the probe would stop."""
+        probe has not reached yet: go on to step 2K + 1 to time two, where half the budget
+        affords it - a first evaluation may warm up (Lightning validating every 120 steps:
+        1.42 s, then 1.03 s; Keras traces its test function at the first) - else to step K + 1,
+        to time one. Decided once, when the probe would stop."""
         k = self.every
-        if k and self._periodic_to is None:
-            self._periodic_to = next((to for to in (2 * k + 2, k + 2) if self.total_steps < to
+        if k and self._periodic_to is None:  # (the second within half the budget: a refinement)
+            budget = self._boundary_budget()
+            self._periodic_to = next((to for to, share in ((2 * k + 2, 0.5), (k + 2, 1.0))
+                                      if self.total_steps < to
                                       and self.policy.boundary_affordable(
-                                          to - self.total_steps, self._boundary_budget())
-                                      is not None), 0)
+                                          to - self.total_steps, share * budget) is not None), 0)
         if not k or self.total_steps >= (self._periodic_to or 0):
             if k and self._periodic_said and "periodic" not in self.policy.reason:
                 self.policy.reason += f"; went on to time the periodic work every {k} steps"

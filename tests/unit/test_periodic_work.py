@@ -50,8 +50,10 @@ def stopped_at(monkeypatch: pytest.MonkeyPatch, budget: float) -> tuple[int | No
 
 def test_the_probe_times_two_occurrences_where_its_budget_affords_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    stopped, said = stopped_at(monkeypatch, budget=60.0)  # step 241: 211 steps, ~11 s
+    stopped, said = stopped_at(monkeypatch, budget=24.0)  # step 241: 211 steps, ~11 s
     assert stopped == 241 and "going on to step 241" in said
+    stopped, said = stopped_at(monkeypatch, budget=20.0)  # the second past half the budget
+    assert stopped == 121 and "going on to step 121" in said
     stopped, said = stopped_at(monkeypatch, budget=6.0)  # step 121 only: 91 steps, ~5 s
     assert stopped == 121 and "going on to step 121" in said
     stopped, said = stopped_at(monkeypatch, budget=1.0)  # neither
