@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ..agent.steady import DEFAULT_STATISTIC, StepSeries
 from .events import (SCHEMA_VERSION, Block, Done, End, Epoch, Event, EventReader, Init, Log, Memory,
                      Phase, Plan, Sample, Start, Step, Val)
-from .linefit import line_fit
+from . import work
 from .phase_state import Periodic, PhaseTiming, merge, merge_plan
 
 MIN_EVERY = 10  # periodic work every fewer steps than this stays in the steady step time
@@ -273,51 +273,8 @@ class ProbeState:
         return self.steady.interval(statistic)
 
     def validation_times(self) -> tuple[float | None, float | None, bool]:
-        """(T_val1, T_val, partial) for a full validation pass of ``val_steps`` batches.
-
-        Whole passes are used as they are when the log has them. Partial passes (fewer batches)
-        are scaled up, but not naively: each pass has a per-call cost that does not grow with
-        the batches, and the first one also traces the test function. With later partial passes
-        of two different lengths, a line dt = a + b*steps through them separates the two, so
-        T_val = a + b*val_steps and T_val1 adds the first pass's excess over that line. With
-        passes of one length only, each is scaled by val_steps/steps (an upper bound).
-        """
-        if not self.vals:
-            return None, None, False
-        full = self.val_steps
-        whole = [v for v in self.vals if not full or v.steps >= full]
-        if whole:
-            t_val1 = whole[0].dt
-            later = [v.dt for v in whole[1:]]
-            if later:
-                return t_val1, sum(later) / len(later), False
-            partial_est = self._partial_validation()
-            if partial_est is not None:
-                return t_val1, min(t_val1, partial_est[1]), True
-            return t_val1, t_val1, False
-        est = self._partial_validation()
-        assert est is not None
-        return est[0], est[1], True
-
-    def _partial_validation(self) -> tuple[float, float] | None:
-        full = self.val_steps
-        parts = [v for v in self.vals if full and 0 < v.steps < full]
-        if not parts:
-            return None
-        first, later = parts[0], parts[1:]
-        sizes = {v.steps for v in later}
-        if len(sizes) >= 2:
-            a, b = line_fit([(v.steps, v.dt) for v in later])
-            t_val = a + b * full
-            return t_val + max(0.0, first.dt - (a + b * first.steps)), t_val
-        scale = full / first.steps
-        if not later:
-            return first.dt * scale, first.dt * scale
-        t_val = sum(v.dt * full / v.steps for v in later) / len(later)
-        same = [v.dt for v in later if v.steps == first.steps]
-        if same:
-            return t_val + max(0.0, first.dt - sum(same) / len(same)), t_val
-        return first.dt * scale, t_val
+        """(T_val1, T_val, partial) for a full validation pass (``work.validation_times``)."""
+        return work.validation_times(self.vals, self.val_steps)
 
     def full_epochs(self) -> list[tuple[int, float]]:
         """(epoch, wall time) of epochs seen whole: all N_it steps and an `epoch` event."""
@@ -327,34 +284,16 @@ class ProbeState:
 
     @property
     def vals_are_periodic(self) -> bool:
-        """Validation runs every K steps: within a pass (a step-budgeted job, Lightning's
-        val_check_interval), or across passes where each one seen came after a multiple of K
-        steps, not at a pass's end (Ignite's ITERATION_COMPLETED(every=120) over passes of 50:
-        counted per epoch, 18 for 7, +61 %)."""
-        k, per, seen = self._val_every, self.steps_per_epoch, [v.at_step for v in self.vals]
-        return bool(k) and (not per or k < per or bool(seen) and all(
-            s >= k and s % k == 0 for s in seen))
+        """Validation runs every K steps, not at each pass's end (``work.vals_are_periodic``)."""
+        return work.vals_are_periodic(self._val_every, self.steps_per_epoch, self.vals)
 
     def periodic(self, t_it: float) -> Periodic | None:
-        """The program's periodic work (the `plan`'s every K steps): each occurrence the probe
-        saw, in order - a slow step at step K·j (or just after) and a validation pass there. One
-        with no slow step cost nothing; step 0's is left out where a later one was seen (the
-        start is there too: DCGAN's 2nd step, 1.36 s of cuDNN autotuning; its step 101, 0.016 s)."""
-        k = self._every or (self._val_every if self.vals_are_periodic else 0)
-        if not k:  # (K under MIN_EVERY: its validation passes only, no slow steps judged)
-            return None
-        worst: dict[int, float] = {}  # by block of K steps: its slowest step
-        for index, dt in self.periodic_steps:
-            worst[index // k] = max(worst.get(index // k, 0.0), dt)
-        if len(worst) > 1:
-            worst.pop(0, None)
-        cost = {j: w - t_it if w - t_it > max(0.5 * t_it, 0.002) else 0.0 for j, w in worst.items()}
-        for v in self.vals if self.vals_are_periodic else ():  # a pass in a block: its cost too
-            if v.at_step > 1:
-                cost[v.at_step // k] = cost.get(v.at_step // k, 0.0) + v.dt
-        extra = [cost[j] for j in sorted(cost)]
+        """The program's periodic work every K steps, as the probe saw it (``work.periodic``)."""
+        by_k = self.vals_are_periodic
+        k = self._every or (self._val_every if by_k else 0)
         source = self.plan.every_source if self.plan is not None else ""
-        return Periodic(k, tuple(extra), self.steps > k + 1, source)
+        return work.periodic(k, self.periodic_steps, self.vals if by_k else [], self.steps,
+                             source, t_it)
 
     def boundary_overheads(self, t_it: float) -> list[float]:
         """Epoch-boundary cost of each later epoch: its first step minus a steady step."""
