@@ -24,7 +24,7 @@ from .index_break import index_break
 from .own_code import user_code
 from .siblings import beside_loops
 from .split_loops import training_splits
-from .periodic import periodic_in_callbacks, \
+from .periodic import once_a_pass, periodic_in_callbacks, \
     periodic_in_loop as _periodic, periodic_outside
 from .while_bounds import while_count as _while_count
 from .values import (Evaluator as _Evaluator, Unknown, call_name as _call_name, file_weight,
@@ -100,7 +100,7 @@ def loops_around(frame: FrameType | None, loader_loop: Callable[[Any], int | Non
             if not loops:  # the step's own loop: an `if step % K` there counts steps
                 loop.beside = beside_loops(node, _tree(user.f_code.co_filename), user, _count)
                 every = _periodic(node, user)
-                if every is not None and _once_a_pass(node, user, every[0], loop.count):
+                if every is not None and once_a_pass(node, user, every[0], loop.count):
                     every = None
                 if every is not None and loop.iterations and loop.count:  # K iterations: in
                     every = (max(1, round(every[0] * loop.count / loop.iterations)), every[1])
@@ -363,28 +363,6 @@ def _batches(obj: Any) -> int | None:
         except TypeError:  # an IterableDataset's, of no length
             return None
     return _length_of(obj)
-
-
-def _once_a_pass(loop: ast.For | ast.While, frame: FrameType, k: int, count: int | None) -> bool:
-    """``if i % K == 0`` on the loop's own index, K no less than a pass (DCGAN's ``i % 100``
-    over 16 batches): it holds at each pass's start only - the pass's work, not every K steps."""
-    if not isinstance(loop, ast.For) or not count or count > k:
-        return False
-    target, it = loop.target, loop.iter
-    if isinstance(it, ast.Call) and _call_name(it) == "enumerate" and isinstance(target, ast.Tuple):
-        target = target.elts[0] if target.elts else target
-    elif not (isinstance(it, ast.Call) and _call_name(it) == "range"):
-        return False
-    if not isinstance(target, ast.Name):
-        return False
-    ev = _Evaluator(frame)
-    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-            left = node.left.left if isinstance(node.left, ast.BinOp) else node.left
-            if isinstance(left, ast.Name) and left.id == target.id \
-                    and _maybe_int(node.right, ev) == k:
-                return True
-    return False
 
 
 _LOOPS: dict[tuple[Any, int], list[ast.For | ast.While]] = {}

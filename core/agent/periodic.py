@@ -154,6 +154,28 @@ def _skipped(loop: ast.For | ast.While, frame: FrameType,
     return None, None
 
 
+def once_a_pass(loop: ast.For | ast.While, frame: FrameType, k: int, count: int | None) -> bool:
+    """``if i % K == 0`` on the loop's own index, K no less than a pass (DCGAN's ``i % 100``
+    over 16 batches): it holds at each pass's start only - the pass's work, not every K steps."""
+    if not isinstance(loop, ast.For) or not count or count > k:
+        return False
+    target, it = loop.target, loop.iter
+    if isinstance(it, ast.Call) and call_name(it) == "enumerate" and isinstance(target, ast.Tuple):
+        target = target.elts[0] if target.elts else target
+    elif not (isinstance(it, ast.Call) and call_name(it) == "range"):
+        return False
+    if not isinstance(target, ast.Name):
+        return False
+    ev = Evaluator(frame)
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            left = node.left.left if isinstance(node.left, ast.BinOp) else node.left
+            if isinstance(left, ast.Name) and left.id == target.id \
+                    and maybe_int(node.right, ev) == k:
+                return True
+    return False
+
+
 def periodic_in_loop(loop: ast.For | ast.While, frame: FrameType) -> tuple[int, str] | None:
     """``if step % K == 0:`` (or ``(step + 1) % K == 0``) in the loop's body whose body
     evaluates or saves: periodic work every K steps."""
