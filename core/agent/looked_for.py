@@ -1,6 +1,6 @@
 """What the hook looks for in a program, said where a probe found no training step to time: at
 the first-step timeout, or when the program ran to its exit without one (its run is then the
-answer: core/model/estimate/runtime.py, ``untimed_run``)."""
+answer: core/model/estimate/seen_whole.py, ``untimed_run``)."""
 
 from __future__ import annotations
 

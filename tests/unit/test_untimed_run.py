@@ -1,5 +1,5 @@
 """A run with no training step to time that the probe saw to its exit: its run is the answer
-(core/model/estimate/runtime.py: ``untimed_run``), on a recorded probe of a public script."""
+(core/model/estimate/seen_whole.py: ``untimed_run``), on a recorded probe of a public script."""
 
 from __future__ import annotations
 
