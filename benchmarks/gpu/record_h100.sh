@@ -26,11 +26,10 @@
 #           whole runs under the agent; forward-forward probed again (the next lent GPU's check)
 # DEADLINE (epoch seconds): the device call's end - no job runs past it (lib.sh), no pair starts
 #   with under 60 s left; pack $OUT into one tar after it
-# Needs, in .gpu/ (ignored by git, carried to the device): probecast-agent.pyz (built here by
-#   python -c "from probecast.core.agent.bundle import build_zipapp; build_zipapp('.gpu/probecast-agent.pyz')")
-# and nanogpt/ (train.py, model.py, configurator.py, config/ from karpathy/nanoGPT; its
-# data/shakespeare_char/ made here with synthetic characters of the real data set's sizes - the
-# device cannot download). DEV=cpu runs the same plan tiny, here, to check the script.
+# Needs .gpu/ (ignored by git, carried to the device): the agent's zipapp and the public scripts
+# with synthetic data - benchmarks/gpu/prepare.sh lays it all out from the three repositories'
+# git directories (the device cannot download). DEV=cpu runs the same plan tiny, here, to check
+# the script: PATH=$PWD/.venv/bin:$PATH DEADLINE=... DEV=cpu OUT=/tmp/o PART=7 (PART=7: 2 min).
 set -u
 GN=0
 OUT=${OUT:-/tmp/gpu-out}; DEV=${DEV:-cuda}; PART=${PART:-1}; mkdir -p "$OUT"
