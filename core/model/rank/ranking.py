@@ -15,10 +15,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from ...agent.steady import DEFAULT_STATISTIC
-from ..epochs import EpochsInfo
 from ..estimate.batch_length import length_at
-from ..estimate.blocks import (RunLength, block_estimate, is_block_log, measured_blocks,
+from ..estimate.blocks import (block_estimate, is_block_log, measured_blocks,
                                merge_repeats, reached, run_lengths)
 from ..estimate.bounds import describe_mechanism
 from ..estimate.length import DEFAULT_EPOCHS, PER_STEPS, JobLength, resolve
@@ -27,69 +25,17 @@ from ..estimate.runtime import (Estimate, NoEstimate, estimate_runtime, measured
 from ..memory.forecast import ProgramMemory
 from ..memory.no_fit import add_memory, no_fit_groups, split_no_fit
 from ..predict.predicted import predicted_rows
-from ..pricing import Catalog, cost_usd
+from ..pricing import cost_usd
 from ..rows import Candidate, CrossingNote, Horizon, JsonValue, RankedRow
 from ..state import ProbeState
 from .one_length import one_unit_and_length
+from .options import EpochPlan, Pricing, RankOptions
 from .decisions import decision_lines, is_pareto, mark_undecided, undecided_pairs, verdict
 
 if TYPE_CHECKING:  # pandas costs ~0.2 s to import: only for exports
     import pandas as pd
 
-VIEWS = ("time", "cost", "weighted")
 YEAR_S = 365 * 86400.0
-EpochPlan = Mapping[tuple[str, int], EpochsInfo]
-
-
-@dataclass(frozen=True)
-class Pricing:
-    """How to price a probe: the catalog, user overrides and an optional billing override."""
-
-    catalog: Catalog
-    overrides: Mapping[str, float] | None = None
-    billing: str | None = None
-
-    def price_for(self, state: ProbeState) -> tuple[float | None, str, str]:
-        """($/h, source, billing rule) for a probe's instance: the one price lookup (its
-        precedence: core/cloud/price_lookup.py). The log's own price is the last resort."""
-        price, source, rule = self.price_of(state.start.instance if state.start else "")
-        if price is None and state.start and state.start.price_per_hour is not None:
-            return state.start.price_per_hour, "log", rule
-        return price, source, rule
-
-    def price_of(self, instance: str) -> tuple[float | None, str, str]:
-        """($/h, source, billing rule) for an instance by name: a user's override, else the
-        catalog's (a predicted row has no log to fall back on)."""
-        inst = self.catalog.get(instance)
-        rule = self.billing or (inst.billing if inst else "exact")
-        if self.overrides and instance in self.overrides:
-            return self.overrides[instance], "user", rule
-        return (*self.catalog.price(instance), rule)
-
-
-@dataclass(frozen=True)
-class RankOptions:
-    """Everything that changes a ranking besides the probes themselves."""
-
-    epochs: float | None = None  # N_ep; None: the epoch plan, the log's plan, else DEFAULT_EPOCHS
-    steps: int | None = None  # the job's total training steps (wins over epochs)
-    by: str = "time"  # time | cost | weighted
-    weight: float = 0.5  # weighted: score = weight*rel_time + (1-weight)*rel_cost
-    use_validation: bool = True
-    equation: str = "auto"
-    statistic: str = DEFAULT_STATISTIC
-    epoch_plan: EpochPlan | None = None  # methodology 1: N_ep per (workload, batch) from full runs
-    run_lengths: Mapping[tuple[str, int], RunLength] | None = None  # runs timed in blocks (same)
-    min_accuracy: float | None = None
-    workload: str | None = None  # rank only this workload
-    with_setup: bool = False  # add each host's measured setup to its job (a fresh instance pays it)
-    predict: tuple[str, ...] = ()  # instances nobody probed, predicted (predict/predicted.py)
-
-    def __post_init__(self) -> None:
-        if self.by not in VIEWS:
-            raise ValueError(f"--by must be one of {', '.join(VIEWS)}, got {self.by!r}")
-        if not 0.0 <= self.weight <= 1.0:
-            raise ValueError(f"the weight must be between 0 and 1, got {self.weight}")
 
 
 @dataclass
@@ -395,6 +341,7 @@ def build_ranking(candidates: Iterable[Candidate], pricing: Pricing,
 
 
 __all__ = ["DEFAULT_EPOCHS", "Candidate", "CrossingNote", "JsonValue", "Estimate", "EstimateCache",
-           "Horizon", "NoEstimate", "Pricing", "RankOptions", "RankedRow", "Ranking", "build_ranking",
+           "EpochPlan", "Horizon", "NoEstimate", "Pricing", "RankOptions", "RankedRow", "Ranking",
+           "build_ranking",
            "job_length", "estimate_row", "estimate_rows", "horizons_for", "is_pareto", "rank",
            "undecided_pairs", "decision_lines", "verdict"]
