@@ -15,7 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..model.events import Event, EventWriter
+from ..model.event_writer import EventWriter
+from ..model.events import Event
 from ..model.mlperf.runs import read_run, to_events
 from ..model.mlperf.cut import cut_run, parse_cut
 from ..model.pricing import Catalog

@@ -7,7 +7,8 @@ from collections import deque
 from pathlib import Path
 from typing import IO
 
-from ..model.events import End, Event, EventReader, EventWriter, LogWriteError
+from ..model.event_writer import EventWriter, LogWriteError
+from ..model.events import End, Event, EventReader
 from .status import RunnerStatus
 
 

@@ -5,7 +5,8 @@ import pytest
 import json
 from pathlib import Path
 
-from probecast.core.model.events import (End, EventReader, EventWriter, Init, Start, Step, Val, dumps,
+from probecast.core.model.event_writer import EventWriter
+from probecast.core.model.events import (End, EventReader, Init, Start, Step, Val, dumps,
                          parse_line, read_log)
 
 
