@@ -50,12 +50,22 @@ class ProbecastApp(App[None]):
             self.push_screen(SetupScreen(self.session, self.providers))
         else:
             self.push_screen(RunScreen(self.session))
-            if self.session.runners:  # after the first frame: 10 000 logs load behind it
-                self.call_after_refresh(self._play)
+            if self.session.runners:
+                self._play()
 
     def _play(self) -> None:
-        self.run_worker(self.session.play, exclusive=True, group="probes",
-                        exit_on_error=False, description="play the given runners")
+        """The given runners, in a worker made now - so whoever waits for the app's workers waits
+        for them (a loaded machine's first frame came after a test's wait: an empty ranking) -
+        that starts after the first frame: 10 000 logs load behind it."""
+        painted = asyncio.Event()
+        self.call_after_refresh(painted.set)
+
+        async def play() -> None:
+            await painted.wait()
+            await self.session.play()
+
+        self.run_worker(play(), exclusive=True, group="probes", exit_on_error=False,
+                        description="play the given runners")
 
     @property
     def launch(self) -> Launch | None:

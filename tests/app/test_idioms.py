@@ -177,3 +177,17 @@ async def test_the_palette_offers_the_actions_of_the_screen_it_is_opened_on() ->
     replay = make_replay_app(SEISMIC[:1], speed=0)
     async with replay.run_test(size=(80, 24)):
         assert any(t.startswith("Replay: pause") for t in await offered(replay.screen))
+
+
+async def test_a_replay_is_the_apps_worker_before_its_first_frame() -> None:
+    """The given logs play in a worker made when the app mounts, which waits for the first frame
+    before it reads them: whoever waits for the app's workers waits for the replay. Made only
+    after the first frame, a loaded CI machine's test waited before it existed and read an
+    empty ranking. Here the first frame never comes (the app's after-refresh calls are held)."""
+    app = make_replay_app(SEISMIC[:1], speed=0)
+    held: list[Any] = []
+    app.call_after_refresh = lambda callback, *args, **kwargs: held.append(callback)  # type: ignore[method-assign]
+    async with app.run_test(size=(80, 24)):
+        probes = [w for w in app.workers if w.group == "probes"]
+        assert len(probes) == 1 and not app.session.board.entries  # made, and waiting
+        held.clear()
