@@ -67,6 +67,8 @@ fi
 # to pass beside another suite (its own ports, folders and processes) and in any order, so an
 # idle worker takes tests from a busy one's queue (--dist worksteal: one module's 110 s test
 # does not hold its module's others behind it; a module's fixtures are made once per worker).
+# A PyTorch job a test starts then takes one OpenMP thread (tests/conftest.py: two jobs of two
+# threads on two cores waited for each other's descheduled threads, a 5 s probe taking 42 s).
 # PROBECAST_TEST_WORKERS=1 runs them all in one process.
 workers=${PROBECAST_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
 [ "$workers" -gt 4 ] && workers=4

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -175,6 +176,24 @@ def _agent_lines_checked_against_the_schema(monkeypatch: pytest.MonkeyPatch) -> 
     subprocesses - checks each line against core/agent/schema.py and fails loudly on a bad one
     (on a user's job it would write the line as made)."""
     monkeypatch.setenv("PROBECAST_STRICT_EVENTS", "1")
+
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@pytest.fixture(autouse=True)
+def _one_framework_thread_beside_other_test_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where several test workers share the machine's cores (scripts/test.sh runs one per core),
+    a PyTorch job a test starts takes one OpenMP thread, unless the environment says otherwise.
+    With one a core and another worker's job busy beside it, each of its small ops waited for a
+    thread the other had descheduled: a probe of 0.5 ms steps took 41.6 s, not 5.3 s (one
+    thread, the same neighbour) - the suite's slowest e2e tests were that wait. What a test
+    checks does not depend on the thread count; a real user's job keeps its own."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
+    if workers.isdigit() and int(workers) > 1:
+        for name in THREAD_VARIABLES:
+            if name not in os.environ:
+                monkeypatch.setenv(name, "1")
 
 
 @pytest.fixture(autouse=True)
