@@ -196,3 +196,25 @@ def test_progress_pairs_the_gpu_scripts_layouts_and_reads_pace_and_lag(tmp_path)
             run("benchmarks/progress.py", str(tmp_path), "--no-estimate").splitlines()}
     for job in ("a", "b-probe-2"):
         assert rows[job][1:6] == ["-", "+0.00s", "2.000", "2.000", "3"], rows[job]
+
+
+def test_gpu_timeline_pairs_each_job_with_its_cuda_context_and_stops_where_they_part(
+        tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """timeline.py on a made recording: gpu_watch's own device query, then a probe (wall 10 s)
+    whose CUDA context held 4-9.5 s of it, a plain run (wall 20 s) from 11.5 to 30, then a job
+    that made no context, so the next stretch is not its own: the table says so and stops."""
+    rows = []
+    for i in range(90):  # 45 s of samples, 500 ms apart
+        t = i * 0.5
+        held = t < 1.0 or 4.0 <= t <= 9.5 or 11.5 <= t <= 30.0 or 40.0 <= t <= 41.0
+        busy = 5.0 <= t <= 9.0 or 12.0 <= t <= 29.0
+        rows.append(f"2026/11/28 06:22:{int(t):02d}.{int(t % 1 * 1000):03d}, {50 if busy else 0}, "
+                    f"{900 if held else 0}, 1980")
+    (tmp_path / "nvidia-smi.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "jobs.txt").write_text("p probe rc=0 wall=7.0\np-plain plain rc=0 wall=20.0\n"
+                                       "cpu plain rc=0 wall=3.0\nlast plain rc=0 wall=5.0\n")
+    out = run("benchmarks/gpu/timeline.py", str(tmp_path)).splitlines()
+    assert out[2] == "| p | probe | 7.0 s | 1.0 s | 6.0 s | 4.5 s | 38 % |", out
+    assert out[3] == "| p-plain | plain | 20.0 s | 1.0 s | 19.0 s | 17.5 s | 46 % |", out
+    assert out[4].startswith("(from cpu plain on, the stretches do not follow the jobs"), out
+    assert len(out) == 5
