@@ -185,10 +185,10 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 def _one_framework_thread_beside_other_test_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where several test workers share the machine's cores (scripts/test.sh runs one per core),
     a PyTorch job a test starts takes one OpenMP thread, unless the environment says otherwise.
-    With one a core and another worker's job busy beside it, each of its small ops waited for a
-    thread the other had descheduled: a probe of 0.5 ms steps took 41.6 s, not 5.3 s (one
-    thread, the same neighbour) - the suite's slowest e2e tests were that wait. What a test
-    checks does not depend on the thread count; a real user's job keeps its own."""
+    With two threads on two cores and another worker's job busy beside it, each of its small
+    ops waited for a thread the other had descheduled: a probe of 0.5 ms steps took 41.6 s, not
+    5.3 s (one thread, the same neighbour) - the suite's slowest e2e tests were that wait. What
+    a test checks does not depend on the thread count; a real user's job keeps its own."""
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
     if workers.isdigit() and int(workers) > 1:
         for name in THREAD_VARIABLES:
