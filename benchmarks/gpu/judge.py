@@ -9,7 +9,6 @@ The estimate's accuracy on these runs is benchmarks/accuracy.py's (RESULTS §9 q
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import gzip
 import re
@@ -22,6 +21,7 @@ sys.path.insert(0, str(ROOT.parent))
 
 from probecast.core.model.events import Sample, Start, read_log  # noqa: E402
 from probecast.core.model.state import fold_all  # noqa: E402
+from timeline import smi_rows  # noqa: E402 - beside this script: nvidia-smi's samples
 
 ITER = re.compile(r"^iter (\d+): loss [\d.]+, time ([\d.]+)ms")
 
@@ -44,16 +44,6 @@ def printed_iterations(path: Path) -> list[list[float]]:
         elif it % 200 and runs:
             runs[-1].append(ms)
     return runs
-
-
-def smi_rows(path: Path) -> list[tuple[dt.datetime, float, float]]:
-    rows = []
-    with gzip.open(path, "rt") as f:
-        for ts, util, mem in csv.reader(f):
-            when = dt.datetime.strptime(ts.strip(), "%Y/%m/%d %H:%M:%S.%f").replace(
-                tzinfo=dt.timezone.utc)
-            rows.append((when, float(util), float(mem)))
-    return rows
 
 
 def nvml_vs_smi(log: Path, smi: list[tuple[dt.datetime, float, float]]) -> list[tuple[float, float]]:

@@ -57,23 +57,31 @@ class Job:
     wall: float
 
 
+def smi_rows(path: Path) -> list[tuple[dt.datetime, float, float]]:
+    """(when, utilisation %, memory used MiB) of each sample nvidia-smi wrote (gz or plain, with
+    or without the SM clock's column); a header or nvidia-smi's own message is left out."""
+    text = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
+    rows = []
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        try:
+            when = dt.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").replace(
+                tzinfo=dt.timezone.utc)
+            rows.append((when, float(parts[1]), float(parts[2])))
+        except (ValueError, IndexError):
+            continue
+    return rows
+
+
 def samples(folder: Path) -> list[tuple[float, float, float]]:
     """(seconds since the first sample, utilisation %, memory used MiB) per sample."""
     path = next((p for p in (folder / "nvidia-smi.csv.gz", folder / "nvidia-smi.csv")
                  if p.exists()), None)
     if path is None:
         raise SystemExit(f"no nvidia-smi.csv(.gz) in {folder}")
-    text = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
-    rows = []
-    for line in text.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        try:
-            when = dt.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
-            rows.append((when, float(parts[1]), float(parts[2])))
-        except (ValueError, IndexError):
-            continue  # a header, or nvidia-smi's own message
-    t0 = rows[0][0] if rows else 0.0
-    return [(t - t0, util, mem) for t, util, mem in rows]
+    rows = smi_rows(path)
+    t0 = rows[0][0] if rows else None
+    return [((when - t0).total_seconds(), util, mem) for when, util, mem in rows]
 
 
 def stretches(rows: list[tuple[float, float, float]]) -> list[Stretch]:
